@@ -1,0 +1,134 @@
+//! ntscope command line. Exit status: 0 ok, 1 data was lost (only with --strict),
+//! 2 fatal (nothing written under the final name).
+
+use ntscope::convert::{convert, default_out, ConvertOptions};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+const USAGE: &str = "usage:
+  ntscope convert TRACE.dat [--out DIR] [--salvage] [--strict] [--threads N] [--quiet]
+      trace.dat -> DIR/<system>/<event>.parquet + DIR/metadata.json
+      (DIR defaults to parquet/ beside the trace)
+      --salvage   skip damaged pages / truncated data instead of failing (loss recorded)
+      --strict    exit 1 when any event was lost or skipped
+  ntscope summary DIR
+      events per type, clock and losses of a converted directory";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.first().map(String::as_str) {
+        Some("convert") => cmd_convert(&args[1..]),
+        Some("summary") => cmd_summary(&args[1..]),
+        Some("--version") | Some("-V") => {
+            println!("ntscope {}", env!("CARGO_PKG_VERSION"));
+            ExitCode::SUCCESS
+        }
+        Some("-h") | Some("--help") | Some("help") => {
+            println!("{}", USAGE);
+            ExitCode::SUCCESS
+        }
+        _ => {
+            eprintln!("{}", USAGE);
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn usage_error(msg: &str) -> ExitCode {
+    eprintln!("ntscope: {}\n{}", msg, USAGE);
+    ExitCode::from(2)
+}
+
+fn cmd_convert(args: &[String]) -> ExitCode {
+    let mut opts = ConvertOptions::default();
+    let mut trace = None;
+    let mut out = None;
+    let mut strict = false;
+    let mut quiet = false;
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--out" | "-o" => match it.next() {
+                Some(v) => out = Some(PathBuf::from(v)),
+                None => return usage_error("--out needs a directory"),
+            },
+            "--threads" | "-j" => match it.next().and_then(|v| v.parse().ok()) {
+                Some(n) => opts.threads = n,
+                None => return usage_error("--threads needs a number"),
+            },
+            "--salvage" => opts.salvage = true,
+            "--strict" => strict = true,
+            "--quiet" | "-q" => quiet = true,
+            "--no-progress" => opts.progress = false,
+            s if s.starts_with('-') => return usage_error(&format!("unknown option {}", s)),
+            s => {
+                if trace.is_some() {
+                    return usage_error("convert takes one trace file");
+                }
+                trace = Some(s.to_string());
+            }
+        }
+    }
+    let Some(trace) = trace else { return usage_error("convert needs a trace.dat") };
+    let out = out.unwrap_or_else(|| default_out(&trace));
+    match convert(&trace, &out, &opts) {
+        Ok(r) => {
+            for note in &r.data_loss {
+                eprintln!("ntscope: warning: {}: {}", trace, note);
+            }
+            if !quiet {
+                eprintln!("{}: {} events -> {}", trace, r.events, out.display());
+            }
+            if strict && !r.data_loss.is_empty() {
+                ExitCode::from(1)
+            } else {
+                ExitCode::SUCCESS
+            }
+        }
+        Err(e) => {
+            eprintln!("ntscope: error: {}", e);
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn cmd_summary(args: &[String]) -> ExitCode {
+    let Some(dir) = args.first() else { return usage_error("summary needs a converted directory") };
+    let path = PathBuf::from(dir).join("metadata.json");
+    let md: serde_json::Value = match std::fs::read(&path).map_err(|e| e.to_string()).and_then(|b| serde_json::from_slice(&b).map_err(|e| e.to_string())) {
+        Ok(v) => v,
+        Err(e) => {
+            eprintln!("ntscope: error: cannot read {}: {}\n  fix: convert first (ntscope convert TRACE.dat --out {})", path.display(), e, dir);
+            return ExitCode::from(2);
+        }
+    };
+    println!(
+        "{}  clock={}  cpus={}  trace-cmd {}  {}",
+        md["source"]["path"].as_str().unwrap_or("?"),
+        md["trace_clock"].as_str().unwrap_or("?"),
+        md["cpu_count"],
+        md["tracecmd_version"].as_str().unwrap_or("?"),
+        md["uname"].as_str().unwrap_or("")
+    );
+    let mut rows: Vec<(String, u64)> = md["events"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|e| e["rows"].as_u64().unwrap_or(0) > 0)
+        .map(|e| {
+            let b = e["buffer"].as_str().unwrap_or("");
+            let name = format!("{}{}:{}", if b.is_empty() { String::new() } else { format!("[{}] ", b) }, e["system"].as_str().unwrap_or(""), e["event"].as_str().unwrap_or(""));
+            (name, e["rows"].as_u64().unwrap_or(0))
+        })
+        .collect();
+    rows.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    println!("{:>10}  event", "count");
+    for (name, n) in &rows {
+        println!("{:>10}  {}", n, name);
+    }
+    println!("{:>10}  total", md["total_events"]);
+    for note in ntscope::metadata::loss_notes(&md) {
+        println!("warning: {}", note);
+    }
+    ExitCode::SUCCESS
+}

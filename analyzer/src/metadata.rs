@@ -1,0 +1,203 @@
+//! metadata.json: what the trace file says about itself (clock, uname, versions, CPUs),
+//! per-CPU decode statistics and every kind of loss, so later stages can report it.
+
+use crate::tracedat::file::TraceFile;
+use serde_json::{json, Map, Value};
+use sha2::{Digest, Sha256};
+use std::collections::{BTreeMap, HashMap};
+use std::io::Read;
+
+/// What decoding one CPU of one buffer found.
+#[derive(Debug, Default)]
+pub struct CpuStats {
+    pub buffer: String,
+    pub cpu: u32,
+    pub pages: u64,
+    pub events: u64,
+    pub first_ts: Option<u64>,
+    pub last_ts: Option<u64>,
+    /// Records whose timestamp is below the previous one on the same CPU.
+    pub out_of_order: u64,
+    /// Pages flagged "events missed before this page", with a stored count.
+    pub missed_pages: u64,
+    pub missed_events: u64,
+    /// Pages flagged "events missed" without a count.
+    pub missed_pages_uncounted: u64,
+    pub short_records: u64,
+    pub unknown_ids: BTreeMap<u32, u64>,
+    /// (file offset, reason) of pages skipped under --salvage.
+    pub damaged_pages: Vec<(u64, String)>,
+    /// Bytes of CPU data beyond the end of a truncated file (--salvage).
+    pub missing_bytes: u64,
+    pub write_error: Option<String>,
+}
+
+impl CpuStats {
+    pub fn new(buffer: &str, cpu: u32) -> CpuStats {
+        CpuStats { buffer: buffer.to_string(), cpu, ..Default::default() }
+    }
+}
+
+pub fn sha256_file(path: &str) -> std::io::Result<String> {
+    let mut f = std::fs::File::open(path)?;
+    let mut h = Sha256::new();
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = f.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        h.update(&buf[..n]);
+    }
+    Ok(h.finalize().iter().map(|b| format!("{:02x}", b)).collect())
+}
+
+/// A CPUSTAT option ("CPU: 0\nentries: 0\noverrun: 0\n...") as an object with
+/// snake_case keys; numbers where the value is one.
+pub fn cpustat_json(text: &str) -> Value {
+    let mut m = Map::new();
+    for line in text.lines() {
+        if let Some((k, v)) = line.split_once(':') {
+            let key = k.trim().to_lowercase().replace(' ', "_");
+            let v = v.trim();
+            let val = v.parse::<u64>().map(Value::from).or_else(|_| v.parse::<f64>().map(Value::from)).unwrap_or(Value::from(v));
+            m.insert(if key == "cpu" { "cpu".into() } else { key }, val);
+        }
+    }
+    Value::Object(m)
+}
+
+#[allow(clippy::too_many_arguments)]
+pub fn build(
+    tf: &TraceFile,
+    stats: &[CpuStats],
+    rows: &HashMap<String, u64>,
+    sha256: &str,
+    short_records: u64,
+    bad_dynamic: u64,
+    invalid_utf8: u64,
+    seconds: f64,
+) -> Value {
+    let o = &tf.options;
+    let cpustats: Vec<Value> = o.cpustats.iter().map(|s| cpustat_json(s)).collect();
+    // Lost events per CPU of the top buffer: the kernel's own counters (overrun, dropped)
+    // and what the page flags told us; either may be the only one available.
+    let mut lost = Map::new();
+    for st in stats.iter().filter(|s| s.buffer.is_empty()) {
+        let ks = cpustats.iter().find(|c| c.get("cpu").and_then(Value::as_u64) == Some(st.cpu as u64));
+        let num = |k: &str| ks.and_then(|c| c.get(k)).and_then(Value::as_u64).unwrap_or(0);
+        let (overrun, dropped) = (num("overrun"), num("dropped_events"));
+        lost.insert(
+            st.cpu.to_string(),
+            json!({
+                "ring_overrun": overrun,
+                "dropped_events": dropped,
+                "missed_events_in_pages": st.missed_events,
+                "pages_with_missed_events": st.missed_pages + st.missed_pages_uncounted,
+                "lost_events": (overrun + dropped).max(st.missed_events),
+            }),
+        );
+    }
+    let mut event_rows: Vec<Value> = Vec::new();
+    let mut ids: Vec<_> = tf.events.values().collect();
+    ids.sort_by(|a, b| (&a.system, &a.name).cmp(&(&b.system, &b.name)));
+    for b in &tf.buffers {
+        for f in &ids {
+            let rel = crate::parquet_out::event_file(&b.name, &f.system, &f.name);
+            if let Some(n) = rows.get(&rel) {
+                event_rows.push(json!({"buffer": b.name, "system": f.system, "event": f.name, "id": f.id, "rows": n, "file": rel}));
+            }
+        }
+    }
+    let mut unknown_ids: BTreeMap<u32, u64> = BTreeMap::new();
+    for s in stats {
+        for (k, v) in &s.unknown_ids {
+            *unknown_ids.entry(*k).or_default() += v;
+        }
+    }
+    let cpus: Vec<Value> = stats
+        .iter()
+        .map(|s| {
+            json!({
+                "buffer": s.buffer, "cpu": s.cpu, "pages": s.pages, "events": s.events,
+                "first_ts": s.first_ts, "last_ts": s.last_ts, "out_of_order": s.out_of_order,
+                "missed_events_in_pages": s.missed_events,
+                "pages_with_missed_events": s.missed_pages + s.missed_pages_uncounted,
+                "damaged_pages": s.damaged_pages.iter().map(|(off, what)| json!({"offset": off, "what": what})).collect::<Vec<_>>(),
+                "missing_bytes": s.missing_bytes,
+                "short_records": s.short_records,
+            })
+        })
+        .collect();
+    json!({
+        "source": {"path": tf.src.path, "size_bytes": tf.src.len, "sha256": sha256},
+        "file_version": tf.version,
+        "compression": tf.compression,
+        "endian": format!("{:?}", tf.endian).to_lowercase(),
+        "page_size": tf.page_size,
+        "kernel_long_size": tf.long_size,
+        "user_long_size": tf.user_long_size,
+        "trace_clock": tf.trace_clock(),
+        "uname": o.uname,
+        "tracecmd_version": o.tracecmd_version,
+        "trace_id": o.trace_id,
+        "cpu_count": o.cpu_count.unwrap_or_else(|| tf.buffers.iter().map(|b| b.cpus.len() as u32).max().unwrap_or(0)),
+        "timestamp_corrections": {
+            "date": o.date, "offset": o.offset,
+            "tsc2nsec": o.tsc2nsec.map(|t| json!({"mult": t.mult, "shift": t.shift, "offset": t.offset})),
+            "time_shift_peer": o.time_shift.as_ref().map(|t| t.peer_trace_id),
+        },
+        "buffers": tf.buffers.iter().map(|b| json!({"name": b.name, "clock": b.clock, "page_size": b.page_size,
+            "cpus": b.cpus.len(), "compressed": b.compressed, "latency": b.latency})).collect::<Vec<_>>(),
+        "cpustats": cpustats,
+        "lost_events_per_cpu": lost,
+        "cpus": cpus,
+        "events": event_rows,
+        "total_events": stats.iter().map(|s| s.events).sum::<u64>(),
+        "unknown_event_ids": unknown_ids.iter().map(|(k, v)| (k.to_string(), json!(v))).collect::<Map<String, Value>>(),
+        "short_records": short_records + stats.iter().map(|s| s.short_records).sum::<u64>(),
+        "bad_dynamic_fields": bad_dynamic,
+        "invalid_utf8_strings": invalid_utf8,
+        "unknown_options": o.unknown.iter().map(|u| json!({"id": u.id, "size": u.size, "offset": u.offset})).collect::<Vec<_>>(),
+        "guests": o.guests,
+        "converter": {"name": "ntscope", "version": env!("CARGO_PKG_VERSION"), "seconds": (seconds * 1000.0).round() / 1000.0},
+    })
+}
+
+/// One line per kind of loss found in a metadata document (empty when none).
+pub fn loss_notes(md: &Value) -> Vec<String> {
+    let mut notes = Vec::new();
+    if let Some(lost) = md["lost_events_per_cpu"].as_object() {
+        for (cpu, v) in lost {
+            let n = v["lost_events"].as_u64().unwrap_or(0);
+            let pages = v["pages_with_missed_events"].as_u64().unwrap_or(0);
+            if n > 0 || pages > 0 {
+                notes.push(format!(
+                    "cpu {}: the kernel lost {} events ({} pages flagged) before they were recorded; fix: record with a bigger buffer (trace-cmd record -b) or fewer events",
+                    cpu, n, pages
+                ));
+            }
+        }
+    }
+    for c in md["cpus"].as_array().into_iter().flatten() {
+        let cpu = &c["cpu"];
+        for d in c["damaged_pages"].as_array().into_iter().flatten() {
+            notes.push(format!("cpu {}: skipped damaged page at offset {}: {}", cpu, d["offset"], d["what"].as_str().unwrap_or("")));
+        }
+        if c["missing_bytes"].as_u64().unwrap_or(0) > 0 {
+            notes.push(format!("cpu {}: {} bytes of event data missing (truncated file)", cpu, c["missing_bytes"]));
+        }
+    }
+    if let Some(u) = md["unknown_event_ids"].as_object() {
+        for (id, n) in u {
+            notes.push(format!("{} records of event id {} have no format in the file and were not converted", n, id));
+        }
+    }
+    if md["short_records"].as_u64().unwrap_or(0) > 0 {
+        notes.push(format!("{} records were shorter than their event format and were skipped", md["short_records"]));
+    }
+    for u in md["unknown_options"].as_array().into_iter().flatten() {
+        notes.push(format!("unknown option id {} ({} bytes at offset {}) was ignored", u["id"], u["size"], u["offset"]));
+    }
+    notes
+}

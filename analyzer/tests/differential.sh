@@ -1,0 +1,209 @@
+#!/usr/bin/env bash
+# Differential test: ntscope's trace.dat -> Parquet converter against
+# libtracecmd (the reference reader), event by event, field by field.
+#
+# Usage: analyzer/tests/differential.sh [--oracle-only] [TRACE.dat ...]
+#   no TRACE given: every file named trace.dat under ../shared/samples (beside
+#   the repo) and under fixtures/, recursively; plus, for each distinct one,
+#   trace-cmd-converted copies as file version 6 and as uncompressed version 7
+#   (set NTSCOPE_DIFF_VARIANTS=0 to skip those).
+#   --oracle-only: only the oracle's self-check (no converter needed).
+#
+# Per trace: tracecmd_dump (oracle/, C over libtracecmd) and
+# `$NTSCOPE_BIN convert TRACE --out TMP` + parquet_dump.py print canonical
+# lines (oracle/README.md); both are sorted (LC_ALL=C) and must be identical,
+# and so must the event counts per buffer and event. Self-check: the oracle's
+# line count equals the event lines of `trace-cmd report -R` (an independent
+# count), and the field values report -R prints equal the oracle's
+# (oracle/check_report_fields.py). Failing traces keep their dumps under
+# $NTSCOPE_CACHE/differential/.
+# Exit 0 when every trace passes; 1 when one fails or none was found;
+# 2 on a setup error.
+set -euo pipefail
+export LC_ALL=C
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+cache=${NTSCOPE_CACHE:-$HOME/.cache/ntscope}
+bin=${NTSCOPE_BIN:-${CARGO_TARGET_DIR:-$cache/target}/release/ntscope}
+oracle_src=$here/oracle/tracecmd_dump.c
+oracle_bin=$cache/oracle/tracecmd_dump
+parquet_dump=$here/oracle/parquet_dump.py
+keep_root=$cache/differential
+
+die() { echo "differential: $*" >&2; exit 2; }
+display_name() { # path relative to the repo's parent when possible
+    local p=$1
+    case $p in "$repo"/*) echo "${p#"$repo/"}" ;; "$(dirname "$repo")"/*) echo "../${p#"$(dirname "$repo")/"}" ;; *) echo "$p" ;; esac
+}
+
+oracle_only=0
+traces=()
+for arg in "$@"; do
+    case $arg in
+        --oracle-only) oracle_only=1 ;;
+        -h|--help) sed -n '2,22p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -*) die "unknown option '$arg'; usage: differential.sh [--oracle-only] [TRACE.dat ...]" ;;
+        *) [ -f "$arg" ] || die "no such trace file '$arg'"; traces+=("$(cd "$(dirname "$arg")" && pwd)/$(basename "$arg")") ;;
+    esac
+done
+explicit=${#traces[@]}
+
+# --- tools ---------------------------------------------------------------
+command -v trace-cmd >/dev/null || die "trace-cmd not found; fix: run ./setup.sh (or apt-get install trace-cmd)"
+command -v python3 >/dev/null || die "python3 not found; fix: apt-get install python3"
+python3 -c 'import pyarrow' 2>/dev/null || die "python3 cannot import pyarrow; fix: run ./setup.sh (or pip install pyarrow)"
+if [ ! -x "$oracle_bin" ] || [ "$oracle_src" -nt "$oracle_bin" ]; then
+    pkg-config --exists libtracecmd libtraceevent 2>/dev/null ||
+        die "libtracecmd/libtraceevent development files not found; fix: run ./setup.sh (or apt-get install libtracecmd-dev libtraceevent-dev pkg-config gcc)"
+    mkdir -p "$(dirname "$oracle_bin")"
+    # shellcheck disable=SC2046  # pkg-config prints several words on purpose
+    gcc -O2 -Wall -Wextra -o "$oracle_bin.tmp.$$" "$oracle_src" $(pkg-config --cflags --libs libtracecmd libtraceevent) ||
+        die "building the oracle $oracle_src failed (compiler output above)"
+    mv -f "$oracle_bin.tmp.$$" "$oracle_bin"
+fi
+if [ "$oracle_only" = 0 ] && [ ! -x "$bin" ]; then
+    die "converter binary $bin not found; fix: build it (just build), set NTSCOPE_BIN, or pass --oracle-only"
+fi
+
+# --- traces --------------------------------------------------------------
+if [ "$explicit" = 0 ]; then
+    for dir in "$repo/../shared/samples" "$repo/fixtures"; do
+        [ -d "$dir" ] || continue
+        dir=$(cd "$dir" && pwd)
+        while IFS= read -r -d '' t; do traces+=("$t"); done \
+            < <(find "$dir" -type f -name trace.dat -print0 | sort -z)
+    done
+fi
+if [ ${#traces[@]} = 0 ]; then
+    echo "differential: no trace.dat found under $repo/../shared/samples or $repo/fixtures" >&2
+    echo "0 passed, 0 failed"
+    exit 1
+fi
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/ntscope-differential.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+
+# File versions/compressions trace-cmd can rewrite a trace into: each copy
+# must decode to exactly the same events.
+variants=()
+if [ "$explicit" = 0 ] && [ "${NTSCOPE_DIFF_VARIANTS:-1}" != 0 ]; then
+    declare -A seen_variant=()
+    for t in "${traces[@]}"; do
+        sum=$(sha256sum "$t" | cut -c1-16)
+        [ -z "${seen_variant[$sum]:-}" ] || continue
+        seen_variant[$sum]=1
+        for v in "6 none" "7 none"; do
+            set -- $v
+            out=$work/variants/$sum/v$1-$2/trace.dat
+            mkdir -p "$(dirname "$out")"
+            if trace-cmd convert -i "$t" -o "$out" --file-version "$1" --compression "$2" >"$work/convert.log" 2>&1; then
+                variants+=("$out|$(display_name "$t") rewritten by trace-cmd convert as v$1, compression $2")
+            else
+                echo "differential: note: trace-cmd convert to v$1/$2 failed for $t, variant skipped:" >&2
+                tail -3 "$work/convert.log" >&2
+            fi
+        done
+    done
+fi
+
+
+# Per buffer and event, sorted: "<event>\t<count>", <event> being
+# system:event for the top buffer and <instance>/system:event otherwise.
+event_counts() { awk -F'\t' '{ n[($1 == "" ? "" : $1 "/") $6]++ } END { for (k in n) print k "\t" n[k] }' "$1" | sort; }
+
+passed=0
+failed=0
+declare -A result_by_sum=()
+
+check_trace() { # trace path, label
+    local t=$1 label=$2 d=$work/cur
+    rm -rf "$d"; mkdir -p "$d"
+
+    if ! "$oracle_bin" "$t" > "$d/oracle.txt" 2> "$d/oracle.err"; then
+        echo "FAIL $label: the oracle (libtracecmd) cannot decode it:"; sed 's/^/    /' "$d/oracle.err" | head -5
+        return 1
+    fi
+    local n_oracle n_report
+    n_oracle=$(wc -l < "$d/oracle.txt")
+    # Independent count: event lines of trace-cmd's own report ("comm-pid [cpu] ts: event:").
+    n_report=$(trace-cmd report -R -i "$t" 2>/dev/null | grep -cE '\[[0-9]+\] +[0-9]+\.[0-9]+: +[^ ]+:' || true)
+    if [ "$n_oracle" != "$n_report" ]; then
+        echo "FAIL $label: oracle self-check: tracecmd_dump printed $n_oracle events, trace-cmd report -R shows $n_report"
+        return 1
+    fi
+    # And every value report -R prints (through libtraceevent's printer) must match.
+    if ! python3 "$here/oracle/check_report_fields.py" "$oracle_bin" "$t" > "$d/report_check.txt" 2>&1; then
+        echo "FAIL $label: oracle self-check: its field values disagree with trace-cmd report -R:"
+        sed 's/^/    /' "$d/report_check.txt" | head -12
+        return 1
+    fi
+    if [ "$oracle_only" = 1 ]; then
+        echo "OK   $label: $n_oracle events (oracle self-check only)"
+        return 0
+    fi
+
+    if ! "$bin" convert "$t" --out "$d/out" > "$d/convert.log" 2>&1; then
+        echo "FAIL $label: ntscope convert failed:"; tail -5 "$d/convert.log" | sed 's/^/    /'
+        return 1
+    fi
+    if [ ! -d "$d/out" ]; then
+        echo "FAIL $label: ntscope convert exited 0 but wrote no $d/out directory"
+        return 1
+    fi
+    if ! python3 "$parquet_dump" "$d/out" > "$d/converter.txt" 2> "$d/parquet_dump.err"; then
+        echo "FAIL $label: parquet_dump.py cannot read the converter output:"; sed 's/^/    /' "$d/parquet_dump.err" | head -5
+        return 1
+    fi
+    sort -S 256M "$d/oracle.txt" > "$d/oracle.sorted"
+    sort -S 256M "$d/converter.txt" > "$d/converter.sorted"
+    event_counts "$d/oracle.txt" > "$d/oracle.counts"
+    event_counts "$d/converter.txt" > "$d/converter.counts"
+
+    if cmp -s "$d/oracle.sorted" "$d/converter.sorted" && cmp -s "$d/oracle.counts" "$d/converter.counts"; then
+        echo "OK   $label: $n_oracle events compared, identical ($(wc -l < "$d/oracle.counts") event types)"
+        return 0
+    fi
+
+    local n_conv only_o only_c keep
+    n_conv=$(wc -l < "$d/converter.txt")
+    comm -23 "$d/oracle.sorted" "$d/converter.sorted" > "$d/only_oracle"
+    comm -13 "$d/oracle.sorted" "$d/converter.sorted" > "$d/only_converter"
+    only_o=$(wc -l < "$d/only_oracle")
+    only_c=$(wc -l < "$d/only_converter")
+    echo "FAIL $label: oracle $n_oracle events, converter $n_conv; $only_o lines only in the oracle, $only_c only in the converter"
+    echo "  first differing lines ('-' oracle/libtracecmd, '+' converter):"
+    diff -U0 "$d/oracle.sorted" "$d/converter.sorted" | grep -E '^[-+][^-+]' | head -20 | sed 's/^/    /' || true
+    echo "  events per buffer/event (oracle | converter):"
+    join -t $'\t' -a1 -a2 -e 0 -o 0,1.2,2.2 "$d/oracle.counts" "$d/converter.counts" |
+        awk -F'\t' '{ printf "    %-45s %9s | %-9s%s\n", $1, $2, $3, ($2 == $3 ? "" : "  <-- differs") }'
+    echo "  differences per buffer/event (first differing fields of lines paired by buffer, cpu, ts):"
+    python3 "$here/oracle/diff_summary.py" "$d/only_oracle" "$d/only_converter" || true
+    keep=$keep_root/$(echo "$label" | tr -c 'A-Za-z0-9._-' '_' | cut -c1-120)
+    rm -rf "$keep"; mkdir -p "$keep"
+    mv "$d/oracle.sorted" "$d/converter.sorted" "$d/oracle.counts" "$d/converter.counts" "$keep/"
+    echo "  full sorted dumps kept in $keep/"
+    return 1
+}
+
+run_one() { # trace path, label
+    local t=$1 label=$2 sum
+    sum=$(sha256sum "$t" | cut -c1-64)
+    if [ -n "${result_by_sum[$sum]:-}" ]; then
+        # Byte-identical to a trace already compared (samples are copied to fixtures/).
+        printf '%-4s %s\n' "${result_by_sum[$sum]%% *}" "$label: same bytes as ${result_by_sum[$sum]#* }, result reused"
+        if [ "${result_by_sum[$sum]%% *}" = OK ]; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+        return
+    fi
+    if check_trace "$t" "$label"; then
+        passed=$((passed + 1)); result_by_sum[$sum]="OK $label"
+    else
+        failed=$((failed + 1)); result_by_sum[$sum]="FAIL $label"
+    fi
+}
+
+for t in "${traces[@]}"; do run_one "$t" "$(display_name "$t")"; done
+for v in "${variants[@]}"; do run_one "${v%%|*}" "${v#*|}"; done
+
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ]

@@ -1,0 +1,86 @@
+#!/usr/bin/env python3
+"""Cross-check tracecmd_dump against `trace-cmd report -R`, field by field.
+
+Usage: check_report_fields.py TRACECMD_DUMP TRACE.dat
+
+`trace-cmd report -R` prints each event's fields raw ("name=value"), through
+libtraceevent's printing code rather than the oracle's. Every value it prints
+must equal the oracle's value of the same event (matched by cpu, timestamp
+rounded to the microsecond, event name, in order). Known difference: u8/s8
+arrays, which report -R prints as a string when the bytes are printable (or
+empty when the first is 0) and the oracle as a list; those are compared only
+when report -R prints ARRAY[..]. Exit 0 when all agree, 1 otherwise.
+"""
+import re
+import subprocess
+import sys
+
+EVENT_RE = re.compile(r"^\s*(.*)-(\d+)\s+\[(\d+)\]\s+(\d+)\.(\d+):\s+(\S+):\s*(.*)$")
+FIELD_RE = re.compile(r"(\w+)=(ARRAY\[[^\]]*\]|\S*)")
+
+
+def main(argv):
+    if len(argv) != 3:
+        print("usage: check_report_fields.py TRACECMD_DUMP TRACE.dat", file=sys.stderr)
+        return 2
+    dump, trace = argv[1:]
+    oracle = subprocess.run([dump, trace], capture_output=True, text=True, check=True).stdout.splitlines()
+    report = subprocess.run(["trace-cmd", "report", "-R", "-i", trace],
+                            capture_output=True, text=True, check=True).stdout.splitlines()
+    raw = {}
+    nraw = 0
+    for line in report:
+        m = EVENT_RE.match(line)
+        if not m:
+            continue
+        comm, pid, cpu, sec, usec, event, rest = m.groups()
+        key = (int(cpu), int(sec) * 1_000_000 + int(usec), event)
+        raw.setdefault(key, []).append((comm.strip(), int(pid), dict(FIELD_RE.findall(rest))))
+        nraw += 1
+
+    bad = checked = 0
+
+    def mismatch(msg):
+        nonlocal bad
+        bad += 1
+        if bad <= 10:
+            print("MISMATCH " + msg)
+
+    for line in oracle:
+        cols = line.split("\t")
+        cpu, ts, pid, comm, event = int(cols[1]), int(cols[2]), int(cols[3]), cols[4], cols[5]
+        fields = dict(c.split("=", 1) for c in cols[6:])
+        candidates = raw.get((cpu, (ts + 500) // 1000, event.split(":", 1)[1]))
+        if not candidates:
+            mismatch(f"no report -R line for {line[:150]}")
+            continue
+        rcomm, rpid, rfields = candidates.pop(0)
+        if rpid != pid:
+            mismatch(f"{event} ts {ts}: pid oracle={pid} report={rpid}")
+        if comm != "<...>" and rcomm != comm:
+            mismatch(f"{event} ts {ts}: comm oracle={comm} report={rcomm}")
+        for name, rv in rfields.items():
+            ov = fields.get(name)
+            checked += 1
+            if ov is None:
+                mismatch(f"{event}: field {name} missing in the oracle")
+            elif rv.startswith("ARRAY["):
+                items = [str(int(x, 16)) for x in rv[6:-1].split(", ") if x]
+                if ov != "[" + ",".join(items) + "]":
+                    mismatch(f"{event} ts {ts}: {name} oracle={ov} report={rv}")
+            elif rv.startswith("0x"):
+                if int(rv, 16) != int(ov):
+                    mismatch(f"{event} ts {ts}: {name} oracle={ov} report={rv}")
+            elif ov.startswith("["):
+                pass  # a u8/s8 array that report -R printed as a string
+            elif rv != ov:
+                mismatch(f"{event} ts {ts}: {name} oracle={ov} report={rv}")
+    if len(oracle) != nraw:
+        mismatch(f"event count: oracle {len(oracle)}, report -R {nraw}")
+    print(f"{trace}: {len(oracle)} events, {checked} field values compared with trace-cmd report -R, "
+          f"{bad} mismatches")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

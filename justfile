@@ -1,0 +1,59 @@
+# ntscope front door. `just --list` shows every recipe.
+set shell := ["bash", "-euo", "pipefail", "-c"]
+set positional-arguments := false
+
+# Build outputs and kernel trees live outside git (2-core machines: cache them).
+export NTSCOPE_CACHE := env_var_or_default("NTSCOPE_CACHE", env_var("HOME") / ".cache/ntscope")
+export CARGO_TARGET_DIR := env_var_or_default("CARGO_TARGET_DIR", NTSCOPE_CACHE / "target")
+ntscope := CARGO_TARGET_DIR / "release/ntscope"
+runs := env_var_or_default("NTSCOPE_RUNS", justfile_directory() / "runs")
+
+import? 'kernel-patches/kernel.just'
+import? 'capture/capture.just'
+import? 'sql/sql.just'
+import? 'reports/reports.just'
+
+default:
+    @just --list
+
+# Build the Rust analyzer (release).
+build:
+    cargo build --quiet --release --manifest-path analyzer/Cargo.toml
+
+# Convert every host of a run (a name under runs/ or a path): <host>/trace.dat -> <host>/parquet/
+convert RUN: build
+    #!/usr/bin/env bash
+    set -euo pipefail
+    dir="{{RUN}}"; [ -d "$dir" ] || dir="{{runs}}/{{RUN}}"
+    [ -d "$dir" ] || { echo "convert: no run directory '{{RUN}}' (looked in . and {{runs}}); fix: pass a run name under runs/ or a path" >&2; exit 2; }
+    n=0
+    for t in "$dir"/*/trace.dat; do
+        [ -e "$t" ] || continue
+        "{{ntscope}}" convert "$t" --out "$(dirname "$t")/parquet"
+        n=$((n+1))
+    done
+    [ "$n" -gt 0 ] || { echo "convert: no <host>/trace.dat under $dir; fix: copy each host's trace.dat to $dir/<host>/trace.dat" >&2; exit 2; }
+
+# Main job on a bundled real capture.
+demo: build
+    #!/usr/bin/env bash
+    set -euo pipefail
+    run="{{runs}}/demo"
+    rm -rf "$run"; mkdir -p "$run"
+    cp -r fixtures/stock-randread-4k-qd8/initiator fixtures/stock-randread-4k-qd8/target "$run"/
+    just convert "$run"
+    if just --summary | tr ' ' '\n' | grep -qx analyze; then just analyze "$run"; else
+        for h in initiator target; do echo "== $h"; "{{ntscope}}" summary "$run/$h/parquet"; done
+    fi
+
+# Everything CI runs.
+test: build test-analyzer
+
+# Analyzer: unit tests, bad-input tests, the differential test against libtracecmd.
+test-analyzer:
+    cargo test --quiet --release --manifest-path analyzer/Cargo.toml
+    bash analyzer/tests/differential.sh
+
+# Throughput and memory of convert vs `trace-cmd report` and `cat`.
+bench-convert: build
+    bash analyzer/bench/bench_convert.sh
