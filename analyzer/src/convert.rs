@@ -38,6 +38,7 @@ impl Default for ConvertOptions {
     }
 }
 
+#[derive(Debug)]
 pub struct ConvertResult {
     pub metadata: Value,
     pub events: u64,

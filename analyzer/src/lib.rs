@@ -5,3 +5,4 @@ pub mod convert;
 pub mod metadata;
 pub mod parquet_out;
 pub mod tracedat;
+pub mod synth;

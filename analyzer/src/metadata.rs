@@ -167,6 +167,9 @@ pub fn build(
 /// One line per kind of loss found in a metadata document (empty when none).
 pub fn loss_notes(md: &Value) -> Vec<String> {
     let mut notes = Vec::new();
+    if md["total_events"].as_u64() == Some(0) {
+        notes.push("the trace holds no events; fix: check that the events were enabled (trace-cmd record -e ...) and that the workload ran while recording".to_string());
+    }
     if let Some(lost) = md["lost_events_per_cpu"].as_object() {
         for (cpu, v) in lost {
             let n = v["lost_events"].as_u64().unwrap_or(0);

@@ -215,7 +215,7 @@ impl TraceFile {
         }
         self.install_formats(all)?;
         self.parse_cmdlines(&cmdlines);
-        let clock = self.options.trace_clock.clone().unwrap_or_default();
+        let clock = selected_clock(&self.options.trace_clock.clone().unwrap_or_default());
         let top = self.read_v6_flyrecord(&kind, w.pos, cpus, "", &clock)?;
         self.buffers.push(top);
         for (name, off) in pending_buffers {
@@ -469,13 +469,16 @@ impl TraceFile {
                 return b.clock.clone();
             }
         }
-        // The TRACECLOCK option holds the trace_clock file: "[mono] local global ...".
-        let raw = self.options.trace_clock.clone().unwrap_or_default();
-        raw.split_whitespace()
-            .find(|w| w.starts_with('['))
-            .map(|w| w.trim_matches(|c| c == '[' || c == ']').to_string())
-            .unwrap_or(raw)
+        selected_clock(&self.options.trace_clock.clone().unwrap_or_default())
     }
+}
+
+/// The clock in use from the text of tracefs' trace_clock: "local global [mono] ...".
+fn selected_clock(raw: &str) -> String {
+    raw.split_whitespace()
+        .find(|w| w.starts_with('['))
+        .map(|w| w.trim_matches(|c| c == '[' || c == ']').to_string())
+        .unwrap_or_else(|| raw.trim().to_string())
 }
 
 fn u16_of(b: &[u8], e: Endian) -> u16 {

@@ -38,6 +38,8 @@ pub struct EventFormat {
     pub name: String,
     /// Every field in format order, common fields first.
     pub fields: Vec<Field>,
+    /// The format text as the file holds it.
+    pub text: String,
 }
 
 impl EventFormat {
@@ -164,7 +166,7 @@ pub fn parse_event_format(system: &str, text: &str, long_size: usize) -> Result<
         }
     }
     match (name, id) {
-        (Some(name), Some(id)) => Ok(EventFormat { id, system: system.to_string(), name, fields }),
+        (Some(name), Some(id)) => Ok(EventFormat { id, system: system.to_string(), name, fields, text: text.to_string() }),
         _ => Err(TraceError::new(format!(
             "event format in system {:?} has no name/ID line: {:?}",
             system,

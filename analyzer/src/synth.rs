@@ -1,0 +1,550 @@
+//! A trace.dat writer for tests and benchmarks: builds v6 or v7 files (compression none,
+//! zlib or zstd; any options; several instances; chained options sections) from event
+//! records, so every path of the reader can be checked against libtracecmd and against
+//! an exact known answer. Not used by conversion itself.
+
+use crate::tracedat::source::Codec;
+use std::io::Write;
+
+pub const HEADER_PAGE: &str = "\tfield: u64 timestamp;\toffset:0;\tsize:8;\tsigned:0;\n\tfield: local_t commit;\toffset:8;\tsize:8;\tsigned:1;\n\tfield: int overwrite;\toffset:8;\tsize:1;\tsigned:1;\n\tfield: char data;\toffset:16;\tsize:4080;\tsigned:1;\n";
+pub const HEADER_EVENT: &str = "# compressed entry header\n\ttype_len    :    5 bits\n\ttime_delta  :   27 bits\n\tarray       :   32 bits\n\n\tpadding     : type == 29\n\ttime_extend : type == 30\n\ttime_stamp : type == 31\n\tdata max type_len  == 28\n";
+
+const COMMON: &str = "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n";
+
+/// A format text with the standard common fields; `fields` are the event's own lines.
+pub fn format_text(name: &str, id: u32, fields: &[&str]) -> String {
+    let mut s = format!("name: {}\nID: {}\nformat:\n{}", name, id, COMMON);
+    for f in fields {
+        s.push('\t');
+        s.push_str(f);
+        s.push('\n');
+    }
+    s.push_str("\nprint fmt: \"synthetic\"\n");
+    s
+}
+
+/// Packs (timestamp, payload) records of one CPU into ring-buffer pages.
+pub struct PageWriter {
+    page_size: usize,
+    pages: Vec<u8>,
+    cur: Vec<u8>,
+    page_ts: u64,
+    last_ts: u64,
+    /// Set the "missed events" flag (with this count) on the next page started.
+    pub pending_missed: Option<u64>,
+    cur_missed: Option<u64>,
+}
+
+impl PageWriter {
+    pub fn new(page_size: usize) -> Self {
+        PageWriter { page_size, pages: Vec::new(), cur: Vec::new(), page_ts: 0, last_ts: 0, pending_missed: None, cur_missed: None }
+    }
+
+    fn capacity(&self) -> usize {
+        // Keep room for a stored missed-events count after the data.
+        self.page_size - 16 - 8
+    }
+
+    /// Ends the current page, so the next record starts a new one.
+    pub fn flush_page(&mut self) {
+        self.flush();
+    }
+
+    fn flush(&mut self) {
+        if self.cur.is_empty() && self.cur_missed.is_none() {
+            return;
+        }
+        let mut commit = self.cur.len() as u64;
+        let mut tail = Vec::new();
+        if let Some(n) = self.cur_missed.take() {
+            commit |= 1 << 31 | 1 << 30;
+            tail = n.to_le_bytes().to_vec();
+        }
+        let start = self.pages.len();
+        self.pages.extend_from_slice(&self.page_ts.to_le_bytes());
+        self.pages.extend_from_slice(&commit.to_le_bytes());
+        self.pages.extend_from_slice(&self.cur);
+        self.pages.extend_from_slice(&tail);
+        self.pages.resize(start + self.page_size, 0);
+        self.cur.clear();
+    }
+
+    /// Appends one record; timestamps must not go backwards.
+    pub fn push(&mut self, ts: u64, payload: &[u8]) {
+        let len = (payload.len() + 3) & !3;
+        let need = if len <= 112 { 4 + len } else { 8 + len } + 8;
+        if self.cur.is_empty() || self.cur.len() + need > self.capacity() {
+            self.flush();
+            self.page_ts = ts;
+            self.last_ts = ts;
+            self.cur_missed = self.pending_missed.take();
+        }
+        let mut delta = ts - self.last_ts;
+        if delta >= 1 << 27 {
+            let w = 30u32 | (((delta & ((1 << 27) - 1)) as u32) << 5);
+            self.cur.extend_from_slice(&w.to_le_bytes());
+            self.cur.extend_from_slice(&((delta >> 27) as u32).to_le_bytes());
+            delta = 0;
+        }
+        if len <= 112 && len > 0 {
+            let w = (len / 4) as u32 | ((delta as u32) << 5);
+            self.cur.extend_from_slice(&w.to_le_bytes());
+        } else {
+            self.cur.extend_from_slice(&((delta as u32) << 5).to_le_bytes());
+            self.cur.extend_from_slice(&((payload.len() + 4) as u32).to_le_bytes());
+        }
+        self.cur.extend_from_slice(payload);
+        self.cur.resize(self.cur.len() + (len - payload.len()), 0);
+        self.last_ts = ts;
+    }
+
+    pub fn finish(mut self) -> Vec<u8> {
+        self.flush();
+        self.pages
+    }
+}
+
+pub struct SynthBuffer {
+    pub name: String,
+    pub clock: String,
+    /// Page data per CPU (a whole number of pages each; may be empty).
+    pub cpus: Vec<Vec<u8>>,
+}
+
+pub struct SynthTrace {
+    pub version: u32,
+    pub codec: Codec,
+    pub page_size: usize,
+    /// (system, format text)
+    pub formats: Vec<(String, String)>,
+    pub cmdlines: String,
+    /// Extra options (id, data) written in the first options section.
+    pub options: Vec<(u16, Vec<u8>)>,
+    /// Options written in a second, chained options section (v7 only).
+    pub chained_options: Vec<(u16, Vec<u8>)>,
+    pub buffers: Vec<SynthBuffer>,
+    /// Pages per compressed chunk.
+    pub chunk_pages: usize,
+}
+
+fn compress(codec: Codec, data: &[u8]) -> Vec<u8> {
+    match codec {
+        Codec::None => data.to_vec(),
+        Codec::Zstd => zstd::bulk::compress(data, 1).expect("zstd"),
+        Codec::Zlib => {
+            let mut e = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::fast());
+            e.write_all(data).unwrap();
+            e.finish().unwrap()
+        }
+    }
+}
+
+fn cstr(out: &mut Vec<u8>, s: &str) {
+    out.extend_from_slice(s.as_bytes());
+    out.push(0);
+}
+
+fn align(out: &mut Vec<u8>, to: usize) {
+    let n = (out.len() + to - 1) / to * to;
+    out.resize(n, 0);
+}
+
+impl SynthTrace {
+    pub fn new(version: u32, codec: Codec) -> Self {
+        SynthTrace {
+            version,
+            codec,
+            page_size: 4096,
+            formats: Vec::new(),
+            cmdlines: String::new(),
+            options: Vec::new(),
+            chained_options: Vec::new(),
+            buffers: Vec::new(),
+            chunk_pages: 10,
+        }
+    }
+
+    pub fn to_bytes(&self) -> Vec<u8> {
+        if self.version == 6 {
+            self.v6()
+        } else {
+            self.v7()
+        }
+    }
+
+    fn preamble(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(b"\x17\x08\x44tracing");
+        cstr(out, &self.version.to_string());
+        out.push(0); // little endian
+        out.push(8); // long size
+        out.extend_from_slice(&(self.page_size as u32).to_le_bytes());
+    }
+
+    fn header_info(out: &mut Vec<u8>) {
+        out.extend_from_slice(b"header_page\0");
+        out.extend_from_slice(&(HEADER_PAGE.len() as u64).to_le_bytes());
+        out.extend_from_slice(HEADER_PAGE.as_bytes());
+        out.extend_from_slice(b"header_event\0");
+        out.extend_from_slice(&(HEADER_EVENT.len() as u64).to_le_bytes());
+        out.extend_from_slice(HEADER_EVENT.as_bytes());
+    }
+
+    fn event_formats(&self, out: &mut Vec<u8>) {
+        let mut systems: Vec<&str> = Vec::new();
+        for (s, _) in &self.formats {
+            if !systems.contains(&s.as_str()) {
+                systems.push(s);
+            }
+        }
+        out.extend_from_slice(&(systems.len() as u32).to_le_bytes());
+        for s in systems {
+            cstr(out, s);
+            let texts: Vec<&String> = self.formats.iter().filter(|(x, _)| x == s).map(|(_, t)| t).collect();
+            out.extend_from_slice(&(texts.len() as u32).to_le_bytes());
+            for t in texts {
+                out.extend_from_slice(&(t.len() as u64).to_le_bytes());
+                out.extend_from_slice(t.as_bytes());
+            }
+        }
+    }
+
+    fn option(out: &mut Vec<u8>, id: u16, data: &[u8]) {
+        out.extend_from_slice(&id.to_le_bytes());
+        out.extend_from_slice(&(data.len() as u32).to_le_bytes());
+        out.extend_from_slice(data);
+    }
+
+    fn v6(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        self.preamble(&mut out);
+        Self::header_info(&mut out);
+        out.extend_from_slice(&0u32.to_le_bytes()); // no ftrace formats
+        self.event_formats(&mut out);
+        out.extend_from_slice(&0u32.to_le_bytes()); // kallsyms
+        out.extend_from_slice(&0u32.to_le_bytes()); // printk
+        out.extend_from_slice(&(self.cmdlines.len() as u64).to_le_bytes());
+        out.extend_from_slice(self.cmdlines.as_bytes());
+        let top = &self.buffers[0];
+        let ncpu = top.cpus.len();
+        out.extend_from_slice(&(ncpu as u32).to_le_bytes());
+        out.extend_from_slice(b"options  \0");
+        for (id, d) in &self.options {
+            Self::option(&mut out, *id, d);
+        }
+        // Instance buffers: BUFFER option -> offset of their own "flyrecord" block.
+        let mut patch = Vec::new();
+        for b in &self.buffers[1..] {
+            let mut d = vec![0u8; 8];
+            cstr(&mut d, &b.name);
+            patch.push(out.len() + 6);
+            Self::option(&mut out, 3, &d);
+        }
+        out.extend_from_slice(&0u16.to_le_bytes());
+        let mut tables = Vec::new();
+        for (i, b) in self.buffers.iter().enumerate() {
+            if i > 0 {
+                let at = patch[i - 1];
+                let here = out.len() as u64;
+                out[at..at + 8].copy_from_slice(&here.to_le_bytes());
+            }
+            out.extend_from_slice(b"flyrecord\0");
+            tables.push(out.len());
+            out.resize(out.len() + 16 * ncpu, 0);
+            let _ = b;
+        }
+        for (i, b) in self.buffers.iter().enumerate() {
+            for (c, data) in b.cpus.iter().enumerate() {
+                align(&mut out, self.page_size);
+                let off = out.len() as u64;
+                out.extend_from_slice(data);
+                let t = tables[i] + 16 * c;
+                out[t..t + 8].copy_from_slice(&off.to_le_bytes());
+                out[t + 8..t + 16].copy_from_slice(&(data.len() as u64).to_le_bytes());
+            }
+        }
+        out
+    }
+
+    /// A v7 section: header then (optionally compressed) content. Returns its offset.
+    fn section(&self, out: &mut Vec<u8>, id: u16, content: &[u8], compressible: bool) -> u64 {
+        let at = out.len() as u64;
+        let comp = compressible && self.codec != Codec::None;
+        let body = if comp {
+            let z = compress(self.codec, content);
+            let mut b = Vec::new();
+            b.extend_from_slice(&(z.len() as u32).to_le_bytes());
+            b.extend_from_slice(&(content.len() as u32).to_le_bytes());
+            b.extend_from_slice(&z);
+            b
+        } else {
+            content.to_vec()
+        };
+        out.extend_from_slice(&id.to_le_bytes());
+        out.extend_from_slice(&(comp as u16).to_le_bytes());
+        out.extend_from_slice(&0u32.to_le_bytes());
+        out.extend_from_slice(&(body.len() as u64).to_le_bytes());
+        out.extend_from_slice(&body);
+        at
+    }
+
+    fn v7(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        self.preamble(&mut out);
+        match self.codec {
+            Codec::None => {
+                cstr(&mut out, "none");
+                cstr(&mut out, "");
+            }
+            Codec::Zstd => {
+                cstr(&mut out, "zstd");
+                cstr(&mut out, "1.5.4");
+            }
+            Codec::Zlib => {
+                cstr(&mut out, "zlib");
+                cstr(&mut out, "1.2.13");
+            }
+        }
+        let first_opt_patch = out.len();
+        out.extend_from_slice(&0u64.to_le_bytes());
+        let mut hi = Vec::new();
+        Self::header_info(&mut hi);
+        let hdr_off = self.section(&mut out, 16, &hi, true);
+        let ftrace_off = self.section(&mut out, 17, &0u32.to_le_bytes(), true);
+        let mut ev = Vec::new();
+        self.event_formats(&mut ev);
+        let ev_off = self.section(&mut out, 18, &ev, true);
+        let mut cl = (self.cmdlines.len() as u64).to_le_bytes().to_vec();
+        cl.extend_from_slice(self.cmdlines.as_bytes());
+        let cl_off = self.section(&mut out, 21, &cl, true);
+        // Flyrecord sections, page aligned per CPU.
+        let mut buffer_opts = Vec::new();
+        for b in &self.buffers {
+            let sec_at = out.len() as u64;
+            let comp = self.codec != Codec::None;
+            out.extend_from_slice(&3u16.to_le_bytes());
+            out.extend_from_slice(&(comp as u16).to_le_bytes());
+            out.extend_from_slice(&0u32.to_le_bytes());
+            let size_at = out.len();
+            out.extend_from_slice(&0u64.to_le_bytes());
+            let start = out.len();
+            let mut cpus = Vec::new();
+            for data in &b.cpus {
+                align(&mut out, self.page_size);
+                let off = out.len() as u64;
+                if comp {
+                    let chunks: Vec<&[u8]> = data.chunks(self.page_size * self.chunk_pages).collect();
+                    out.extend_from_slice(&(chunks.len() as u32).to_le_bytes());
+                    let mut size = 0u64;
+                    for ch in chunks {
+                        let z = compress(self.codec, ch);
+                        out.extend_from_slice(&(z.len() as u32).to_le_bytes());
+                        out.extend_from_slice(&(ch.len() as u32).to_le_bytes());
+                        out.extend_from_slice(&z);
+                        size += 8 + z.len() as u64;
+                    }
+                    cpus.push((off, size));
+                } else {
+                    out.extend_from_slice(data);
+                    cpus.push((off, data.len() as u64));
+                }
+            }
+            let sec_size = (out.len() - start) as u64;
+            out[size_at..size_at + 8].copy_from_slice(&sec_size.to_le_bytes());
+            let mut d = sec_at.to_le_bytes().to_vec();
+            cstr(&mut d, &b.name);
+            cstr(&mut d, &b.clock);
+            d.extend_from_slice(&(self.page_size as u32).to_le_bytes());
+            d.extend_from_slice(&(cpus.len() as u32).to_le_bytes());
+            for (i, (off, size)) in cpus.iter().enumerate() {
+                d.extend_from_slice(&(i as u32).to_le_bytes());
+                d.extend_from_slice(&off.to_le_bytes());
+                d.extend_from_slice(&size.to_le_bytes());
+            }
+            buffer_opts.push(d);
+        }
+        // Options section(s).
+        let mut opts = Vec::new();
+        for (id, off) in [(16u16, hdr_off), (17, ftrace_off), (18, ev_off), (21, cl_off)] {
+            Self::option(&mut opts, id, &off.to_le_bytes());
+        }
+        for (id, d) in &self.options {
+            Self::option(&mut opts, *id, d);
+        }
+        for d in &buffer_opts {
+            Self::option(&mut opts, 3, d);
+        }
+        let done_at = opts.len() + 6;
+        Self::option(&mut opts, 0, &0u64.to_le_bytes());
+        let first_opt = if self.chained_options.is_empty() {
+            self.section(&mut out, 0, &opts, false)
+        } else {
+            let mut second = Vec::new();
+            for (id, d) in &self.chained_options {
+                Self::option(&mut second, *id, d);
+            }
+            Self::option(&mut second, 0, &0u64.to_le_bytes());
+            let second_at = self.section(&mut out, 0, &second, true);
+            opts[done_at..done_at + 8].copy_from_slice(&second_at.to_le_bytes());
+            self.section(&mut out, 0, &opts, false)
+        };
+        out[first_opt_patch..first_opt_patch + 8].copy_from_slice(&first_opt.to_le_bytes());
+        out
+    }
+}
+
+/// Payload for an event with the standard common fields.
+pub fn common(id: u16, pid: i32) -> Vec<u8> {
+    let mut p = Vec::new();
+    p.extend_from_slice(&id.to_le_bytes());
+    p.push(1); // flags
+    p.push(0); // preempt count
+    p.extend_from_slice(&pid.to_le_bytes());
+    p
+}
+
+// ---------------- a trace with an exact known answer ----------------
+
+pub const ALL_KINDS_ID: u16 = 900;
+pub const TICK_ID: u16 = 901;
+
+/// Every kind of field the reader handles, with round values computed from (cpu, i).
+pub fn all_kinds_format() -> String {
+    format_text(
+        "all_kinds",
+        ALL_KINDS_ID as u32,
+        &[
+            "field:s8 a_s8;\toffset:8;\tsize:1;\tsigned:1;",
+            "field:short a_s16;\toffset:10;\tsize:2;\tsigned:1;",
+            "field:int a_s32;\toffset:12;\tsize:4;\tsigned:1;",
+            "field:long long a_s64;\toffset:16;\tsize:8;\tsigned:1;",
+            "field:u64 a_u64;\toffset:24;\tsize:8;\tsigned:0;",
+            "field:char name[8];\toffset:32;\tsize:8;\tsigned:0;",
+            "field:u8 raw[4];\toffset:40;\tsize:4;\tsigned:0;",
+            "field:s16 pair[2];\toffset:44;\tsize:4;\tsigned:1;",
+            "field:__data_loc char[] msg;\toffset:48;\tsize:4;\tsigned:0;",
+            "field:__data_loc u32[] vals;\toffset:52;\tsize:4;\tsigned:0;",
+            "field:__rel_loc char[] rel;\toffset:56;\tsize:4;\tsigned:0;",
+            "field:int pid;\toffset:60;\tsize:4;\tsigned:1;",
+        ],
+    )
+}
+
+pub fn tick_format() -> String {
+    format_text("tick", TICK_ID as u32, &["field:u32 seq;\toffset:8;\tsize:4;\tsigned:0;"])
+}
+
+/// The values of all_kinds record `i` on `cpu`.
+pub struct AllKinds {
+    pub a_s8: i8,
+    pub a_s16: i16,
+    pub a_s32: i32,
+    pub a_s64: i64,
+    pub a_u64: u64,
+    pub name: String,
+    pub raw: [u8; 4],
+    pub pair: [i16; 2],
+    pub msg: String,
+    pub vals: Vec<u32>,
+    pub rel: String,
+    pub pid: i32,
+    pub common_pid: i32,
+}
+
+pub fn all_kinds_values(cpu: u32, i: u64) -> AllKinds {
+    AllKinds {
+        a_s8: -((i % 100) as i8),
+        a_s16: -(i as i16),
+        a_s32: (i as i32).wrapping_mul(1000) - 5,
+        a_s64: -(i as i64) * 1_000_000_007,
+        a_u64: u64::MAX - i,
+        name: format!("n{}", i % 1000),
+        raw: [i as u8, 1, 2, 3],
+        pair: [-1, i as i16],
+        msg: format!("msg-{}-{}", cpu, i),
+        vals: (0..(i % 4) as u32).map(|k| i as u32 + k).collect(),
+        rel: format!("r{}", i),
+        pid: 1000 + cpu as i32,
+        // Every 7th record comes from a pid without a saved cmdline.
+        common_pid: if i % 7 == 6 { 999 } else { 100 + cpu as i32 },
+    }
+}
+
+pub fn all_kinds_payload(cpu: u32, i: u64) -> Vec<u8> {
+    let v = all_kinds_values(cpu, i);
+    let mut p = common(ALL_KINDS_ID, v.common_pid);
+    p.resize(64, 0);
+    p[8] = v.a_s8 as u8;
+    p[10..12].copy_from_slice(&v.a_s16.to_le_bytes());
+    p[12..16].copy_from_slice(&v.a_s32.to_le_bytes());
+    p[16..24].copy_from_slice(&v.a_s64.to_le_bytes());
+    p[24..32].copy_from_slice(&v.a_u64.to_le_bytes());
+    p[32..32 + v.name.len()].copy_from_slice(v.name.as_bytes());
+    p[40..44].copy_from_slice(&v.raw);
+    p[44..46].copy_from_slice(&v.pair[0].to_le_bytes());
+    p[46..48].copy_from_slice(&v.pair[1].to_le_bytes());
+    p[60..64].copy_from_slice(&v.pid.to_le_bytes());
+    // Dynamic area: msg\0, vals, rel\0.
+    let msg_at = p.len();
+    p.extend_from_slice(v.msg.as_bytes());
+    p.push(0);
+    let vals_at = p.len();
+    for x in &v.vals {
+        p.extend_from_slice(&x.to_le_bytes());
+    }
+    let rel_at = p.len();
+    p.extend_from_slice(v.rel.as_bytes());
+    p.push(0);
+    let loc = |at: usize, len: usize| ((len as u32) << 16 | at as u32).to_le_bytes();
+    p[48..52].copy_from_slice(&loc(msg_at, v.msg.len() + 1));
+    p[52..56].copy_from_slice(&loc(vals_at, v.vals.len() * 4));
+    // __rel_loc offsets count from the end of the field itself (56 + 4).
+    p[56..60].copy_from_slice(&loc(rel_at - 60, v.rel.len() + 1));
+    p
+}
+
+/// Raw timestamp of record `i` on `cpu`: 1.5 us apart, with a 2^28 ns gap every 1000
+/// records so that time-extend entries are exercised.
+pub fn raw_ts(cpu: u32, i: u64) -> u64 {
+    1_000_000_000 + i * 1500 + (i / 1000) * (1 << 28) + cpu as u64 * 7
+}
+
+/// Page data for one CPU: `n` records alternating all_kinds and tick.
+pub fn known_cpu_pages(cpu: u32, n: u64, page_size: usize, missed_at: Option<u64>) -> Vec<u8> {
+    let mut w = PageWriter::new(page_size);
+    for i in 0..n {
+        if Some(i) == missed_at {
+            w.pending_missed = Some(42);
+            w.flush_page();
+        }
+        if i % 2 == 0 {
+            w.push(raw_ts(cpu, i), &all_kinds_payload(cpu, i));
+        } else {
+            let mut p = common(TICK_ID, 100 + cpu as i32);
+            p.extend_from_slice(&(i as u32).to_le_bytes());
+            w.push(raw_ts(cpu, i), &p);
+        }
+    }
+    w.finish()
+}
+
+/// A known trace: `cpus` CPUs of `n` records each in the top buffer, and (optionally)
+/// one instance "inst" with `n / 2` records on CPU 0.
+pub fn known_trace(version: u32, codec: Codec, cpus: u32, n: u64, instance: bool) -> SynthTrace {
+    let mut t = SynthTrace::new(version, codec);
+    t.formats = vec![("ntscope_test".into(), all_kinds_format()), ("ntscope_test".into(), tick_format())];
+    t.cmdlines = "100 proc-a\n101 proc-b\n".into();
+    t.options.push((4, b"local global [mono] tai\0".to_vec()));
+    t.options.push((5, b"Linux synth 6.1.0 x86_64\0".to_vec()));
+    t.options.push((8, cpus.to_le_bytes().to_vec()));
+    t.buffers.push(SynthBuffer {
+        name: String::new(),
+        clock: "mono".into(),
+        cpus: (0..cpus).map(|c| known_cpu_pages(c, n, t.page_size, None)).collect(),
+    });
+    if instance {
+        let mut inst: Vec<Vec<u8>> = (0..cpus).map(|_| Vec::new()).collect();
+        inst[0] = known_cpu_pages(0, n / 2, t.page_size, None);
+        t.buffers.push(SynthBuffer { name: "inst".into(), clock: "mono".into(), cpus: inst });
+    }
+    t
+}
