@@ -12,13 +12,19 @@ const USAGE: &str = "usage:
       --salvage   skip damaged pages / truncated data instead of failing (loss recorded)
       --strict    exit 1 when any event was lost or skipped
   ntscope summary DIR
-      events per type, clock and losses of a converted directory";
+      events per type, clock and losses of a converted directory
+  ntscope synth known --out FILE [--version 6|7] [--codec none|zstd|zlib] [--cpus N]
+                      [--events N] [--instance] [--date US] [--offset NS]
+      a synthetic trace with an exact known answer (tests)
+  ntscope synth replicate REAL.dat --events N --out FILE [--codec none|zstd|zlib]
+      a large trace made of a real trace's pages, repeated (benchmarks)";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
         Some("convert") => cmd_convert(&args[1..]),
         Some("summary") => cmd_summary(&args[1..]),
+        Some("synth") => cmd_synth(&args[1..]),
         Some("--version") | Some("-V") => {
             println!("ntscope {}", env!("CARGO_PKG_VERSION"));
             ExitCode::SUCCESS
@@ -129,6 +135,67 @@ fn cmd_summary(args: &[String]) -> ExitCode {
     println!("{:>10}  total", md["total_events"]);
     for note in ntscope::metadata::loss_notes(&md) {
         println!("warning: {}", note);
+    }
+    ExitCode::SUCCESS
+}
+
+fn cmd_synth(args: &[String]) -> ExitCode {
+    use ntscope::synth::{known_trace, replicate};
+    use ntscope::tracedat::source::Codec;
+    let mut kind = None;
+    let mut input = None;
+    let (mut out, mut version, mut codec, mut cpus, mut events, mut instance) = (None, 7u32, Codec::Zstd, 2u32, 1000u64, false);
+    let mut extra: Vec<(u16, Vec<u8>)> = Vec::new();
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let mut val = || it.next().cloned().unwrap_or_default();
+        match a.as_str() {
+            "--out" => out = Some(val()),
+            "--version" => version = val().parse().unwrap_or(0),
+            "--codec" => match Codec::from_name(&val()) {
+                Ok(c) => codec = c,
+                Err(e) => return usage_error(&e.to_string()),
+            },
+            "--cpus" => cpus = val().parse().unwrap_or(0),
+            "--events" => events = val().parse().unwrap_or(0),
+            "--instance" => instance = true,
+            "--date" => extra.push((1, format!("{}\0", val()).into_bytes())),
+            "--offset" => extra.push((7, format!("{}\0", val()).into_bytes())),
+            s if s.starts_with('-') => return usage_error(&format!("unknown option {}", s)),
+            s if kind.is_none() => kind = Some(s.to_string()),
+            s => input = Some(s.to_string()),
+        }
+    }
+    let Some(out) = out else { return usage_error("synth needs --out FILE") };
+    let bytes = match kind.as_deref() {
+        Some("known") => {
+            if !(version == 6 || version == 7) || cpus == 0 || (version == 6 && codec != Codec::None) {
+                return usage_error("synth known: --version 6|7 (v6 has no compression), --cpus >= 1");
+            }
+            let mut t = known_trace(version, codec, cpus, events, instance);
+            t.options.extend(extra);
+            t.to_bytes()
+        }
+        Some("replicate") => {
+            let Some(input) = input else { return usage_error("synth replicate needs a real trace.dat") };
+            match replicate(&input, events, codec) {
+                Ok((t, n)) => {
+                    eprintln!("synth: {} events from {}", n, input);
+                    t.to_bytes()
+                }
+                Err(e) => {
+                    eprintln!("ntscope: error: {}", e);
+                    return ExitCode::from(2);
+                }
+            }
+        }
+        _ => return usage_error("synth: say `known` or `replicate`"),
+    };
+    let tmp = format!("{}.tmp-{}", out, std::process::id());
+    if let Err(e) = std::fs::write(&tmp, &bytes).and_then(|_| std::fs::rename(&tmp, &out)) {
+        eprintln!("ntscope: error: cannot write {}: {}", out, e);
+        let _ = std::fs::remove_file(&tmp);
+        return ExitCode::from(2);
     }
     ExitCode::SUCCESS
 }

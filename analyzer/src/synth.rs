@@ -548,3 +548,72 @@ pub fn known_trace(version: u32, codec: Codec, cpus: u32, n: u64, instance: bool
     }
     t
 }
+
+// ---------------- scale: replicate real pages ----------------
+
+/// Builds a large trace from a real one: the real pages of every CPU of the top buffer,
+/// repeated (each copy shifted later in time) until at least `min_events` records.
+/// Event formats, saved cmdlines, clock and uname are those of the real file.
+pub fn replicate(path: &str, min_events: u64, codec: Codec) -> crate::tracedat::error::Result<(SynthTrace, u64)> {
+    use crate::tracedat::file::TraceFile;
+    use crate::tracedat::pages::for_each_page;
+    use crate::tracedat::ringbuf::decode_page;
+    let tf = TraceFile::open(path)?;
+    let top = tf.buffers.iter().find(|b| b.name.is_empty() && !b.latency).ok_or_else(|| {
+        crate::tracedat::error::TraceError::new("no top buffer to replicate").file(path)
+    })?;
+    let mut per_cpu: Vec<Vec<u8>> = Vec::new();
+    let mut events = 0u64;
+    let (mut first, mut last) = (u64::MAX, 0u64);
+    for cpu in &top.cpus {
+        let mut pages = Vec::new();
+        for_each_page(&tf.src, tf.endian, tf.codec, top, cpu, false, |page, _| {
+            let mut n = 0;
+            let _ = decode_page(page, tf.page_header, tf.endian, |ts, _| {
+                first = first.min(ts);
+                last = last.max(ts);
+                n += 1;
+            });
+            if n > 0 {
+                events += n;
+                pages.extend_from_slice(page);
+            }
+            Ok(())
+        })?;
+        per_cpu.push(pages);
+    }
+    if events == 0 {
+        return Err(crate::tracedat::error::TraceError::new("the trace has no events to replicate").file(path));
+    }
+    let copies = min_events.div_ceil(events);
+    let span = last - first + 1_000_000;
+    let ps = top.page_size;
+    let mut t = SynthTrace::new(7, codec);
+    t.page_size = ps;
+    let mut systems: Vec<_> = tf.events.values().filter(|f| f.system != "ftrace").collect();
+    systems.sort_by_key(|f| f.id);
+    t.formats = systems.iter().map(|f| (f.system.clone(), f.text.clone())).collect();
+    let mut cl: Vec<_> = tf.cmdlines.iter().collect();
+    cl.sort();
+    t.cmdlines = cl.iter().map(|(p, c)| format!("{} {}\n", p, c)).collect();
+    if let Some(u) = &tf.options.uname {
+        t.options.push((5, format!("{}\0", u).into_bytes()));
+    }
+    t.options.push((4, format!("[{}]\0", tf.trace_clock()).into_bytes()));
+    let cpus = per_cpu
+        .iter()
+        .map(|pages| {
+            let mut out = Vec::with_capacity(pages.len() * copies as usize);
+            for k in 0..copies {
+                for page in pages.chunks_exact(ps) {
+                    let ts = u64::from_le_bytes(page[0..8].try_into().unwrap()) + k * span;
+                    out.extend_from_slice(&ts.to_le_bytes());
+                    out.extend_from_slice(&page[8..]);
+                }
+            }
+            out
+        })
+        .collect();
+    t.buffers.push(SynthBuffer { name: String::new(), clock: tf.trace_clock(), cpus });
+    Ok((t, events * copies))
+}

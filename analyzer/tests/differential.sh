@@ -107,6 +107,19 @@ if [ "$explicit" = 0 ] && [ "${NTSCOPE_DIFF_VARIANTS:-1}" != 0 ]; then
     done
 fi
 
+# Synthetic traces with what the real ones lack: an instance buffer, DATE and
+# OFFSET options, every field kind (__rel_loc, signed arrays ...), v6 instances.
+if [ "$explicit" = 0 ] && [ "$oracle_only" = 0 ] && [ "${NTSCOPE_DIFF_SYNTH:-1}" != 0 ]; then
+    for v in "6 none" "7 none" "7 zstd"; do
+        set -- $v
+        out=$work/synth/v$1-$2/trace.dat
+        mkdir -p "$(dirname "$out")"
+        "$bin" synth known --version "$1" --codec "$2" --cpus 2 --events 3001 --instance \
+            --date 0x10 --offset -500 --out "$out" ||
+            die "ntscope synth failed for v$1/$2"
+        variants+=("$out|synthetic v$1 $2 trace (instance, DATE, OFFSET, every field kind)")
+    done
+fi
 
 # Per buffer and event, sorted: "<event>\t<count>", <event> being
 # system:event for the top buffer and <instance>/system:event otherwise.

@@ -15,8 +15,10 @@ import re
 import subprocess
 import sys
 
-EVENT_RE = re.compile(r"^\s*(.*)-(\d+)\s+\[(\d+)\]\s+(\d+)\.(\d+):\s+(\S+):\s*(.*)$")
-FIELD_RE = re.compile(r"(\w+)=(ARRAY\[[^\]]*\]|\S*)")
+# Lines of an instance buffer start with "<instance>:" followed by blanks.
+EVENT_RE = re.compile(r"^(?:(\S+):(?=\s))?\s*(.*)-(\d+)\s+\[(\d+)\]\s+(\d+)\.(\d+):\s+(\S+):\s*(.*)$")
+# report -R pads some integers ("a_s16= 0") and prints empty strings as "x= y=...".
+FIELD_RE = re.compile(r"(\w+)= ?(ARRAY\[[^\]]*\]|[^\s=]*)(?=\s|$)")
 
 
 def main(argv):
@@ -33,8 +35,8 @@ def main(argv):
         m = EVENT_RE.match(line)
         if not m:
             continue
-        comm, pid, cpu, sec, usec, event, rest = m.groups()
-        key = (int(cpu), int(sec) * 1_000_000 + int(usec), event)
+        buf, comm, pid, cpu, sec, usec, event, rest = m.groups()
+        key = (buf or "", int(cpu), int(sec) * 1_000_000 + int(usec), event)
         raw.setdefault(key, []).append((comm.strip(), int(pid), dict(FIELD_RE.findall(rest))))
         nraw += 1
 
@@ -50,7 +52,7 @@ def main(argv):
         cols = line.split("\t")
         cpu, ts, pid, comm, event = int(cols[1]), int(cols[2]), int(cols[3]), cols[4], cols[5]
         fields = dict(c.split("=", 1) for c in cols[6:])
-        candidates = raw.get((cpu, (ts + 500) // 1000, event.split(":", 1)[1]))
+        candidates = raw.get((cols[0], cpu, (ts + 500) // 1000, event.split(":", 1)[1]))
         if not candidates:
             mismatch(f"no report -R line for {line[:150]}")
             continue
@@ -65,8 +67,16 @@ def main(argv):
             if ov is None:
                 mismatch(f"{event}: field {name} missing in the oracle")
             elif rv.startswith("ARRAY["):
-                items = [str(int(x, 16)) for x in rv[6:-1].split(", ") if x]
-                if ov != "[" + ",".join(items) + "]":
+                # report -R prints the array's bytes; compare the oracle's elements as
+                # little-endian bytes of the element size the byte count implies.
+                rbytes = [int(x, 16) for x in rv[6:-1].split(", ") if x]
+                elems = [int(x) for x in ov[1:-1].split(",") if x] if ov.startswith("[") else None
+                if elems is None:
+                    mismatch(f"{event} ts {ts}: {name} oracle={ov} report={rv}")
+                    continue
+                size = len(rbytes) // len(elems) if elems else 1
+                obytes = [b for e in elems for b in (e % (1 << (8 * size))).to_bytes(size, "little")]
+                if obytes != rbytes:
                     mismatch(f"{event} ts {ts}: {name} oracle={ov} report={rv}")
             elif rv.startswith("0x"):
                 if int(rv, 16) != int(ov):
