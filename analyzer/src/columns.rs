@@ -150,7 +150,7 @@ pub struct EventTable {
     ts: Vec<i64>,
     cpu: Vec<i32>,
     pid: Vec<i32>,
-    comm: StringDictionaryBuilder<Int32Type>,
+    comm: CommColumn,
     pid_field: Option<Field>,
     min_size: usize,
     endian: Endian,
@@ -176,7 +176,7 @@ impl EventTable {
             ts: Vec::new(),
             cpu: Vec::new(),
             pid: Vec::new(),
-            comm: StringDictionaryBuilder::new(),
+            comm: CommColumn::default(),
             endian,
             rows: 0,
             short_records: 0,
@@ -201,11 +201,7 @@ impl EventTable {
         self.ts.push(ts);
         self.cpu.push(cpu);
         self.pid.push(pid);
-        // Only trace-cmd's saved cmdlines name a pid (pid 0, the idle task, is never there).
-        match comms.get(&pid) {
-            Some(c) => self.comm.append_value(c.as_ref()),
-            None => self.comm.append_null(),
-        }
+        self.comm.push(pid, comms);
         for (f, col) in self.fields.iter().zip(self.cols.iter_mut()) {
             let off = f.offset;
             macro_rules! scalar {
@@ -286,7 +282,7 @@ impl EventTable {
             Arc::new(PrimitiveArray::<Int64Type>::from(std::mem::take(&mut self.ts))),
             Arc::new(PrimitiveArray::<Int32Type>::from(std::mem::take(&mut self.cpu))),
             Arc::new(PrimitiveArray::<Int32Type>::from(std::mem::take(&mut self.pid))),
-            Arc::new(self.comm.finish()),
+            self.comm.finish(),
         ];
         for (i, col) in self.cols.iter_mut().enumerate() {
             let item = match self.schema.field(4 + i).data_type() {
@@ -335,4 +331,54 @@ fn dyn_slice<'a>(data: &'a [u8], f: &Field, relative: bool, e: Endian) -> Option
         start += f.offset + f.size;
     }
     data.get(start..start + len)
+}
+
+/// `comm` as a dictionary column keyed by pid: a pid's name is looked up once per batch,
+/// not hashed as a string for every row. Only trace-cmd's saved cmdlines name a pid
+/// (pid 0, the idle task, is never there); unknown pids are null.
+#[derive(Default)]
+struct CommColumn {
+    keys: Vec<i32>,
+    values: Vec<Arc<str>>,
+    key_of_pid: HashMap<i32, i32>,
+    last: Option<(i32, i32)>,
+}
+
+impl CommColumn {
+    #[inline]
+    fn push(&mut self, pid: i32, comms: &HashMap<i32, Arc<str>>) {
+        let key = match self.last {
+            Some((p, k)) if p == pid => k,
+            _ => {
+                let k = match self.key_of_pid.get(&pid) {
+                    Some(k) => *k,
+                    None => {
+                        let k = match comms.get(&pid) {
+                            Some(c) => {
+                                self.values.push(c.clone());
+                                self.values.len() as i32 - 1
+                            }
+                            None => -1,
+                        };
+                        self.key_of_pid.insert(pid, k);
+                        k
+                    }
+                };
+                self.last = Some((pid, k));
+                k
+            }
+        };
+        self.keys.push(key);
+    }
+
+    fn finish(&mut self) -> ArrayRef {
+        let keys = std::mem::take(&mut self.keys);
+        let nulls = arrow_buffer::NullBuffer::from(keys.iter().map(|k| *k >= 0).collect::<Vec<bool>>());
+        let keys = PrimitiveArray::<Int32Type>::new(ScalarBuffer::from(keys.into_iter().map(|k| k.max(0)).collect::<Vec<i32>>()), Some(nulls));
+        let values = arrow_array::StringArray::from_iter_values(self.values.iter().map(|v| v.as_ref()));
+        self.values.clear();
+        self.key_of_pid.clear();
+        self.last = None;
+        Arc::new(arrow_array::DictionaryArray::<Int32Type>::try_new(keys, Arc::new(values)).expect("keys index values"))
+    }
 }

@@ -156,7 +156,7 @@ fn convert_into(tf: &TraceFile, dir: &Path, opts: &ConvertOptions) -> Result<Con
         let workers: Vec<_> = (0..nthreads)
             .map(|_| {
                 s.spawn(|| {
-                    let mut tables: HashMap<(usize, u32), EventTable> = HashMap::new();
+                    let mut tables = Tables::default();
                     loop {
                         let i = next.fetch_add(1, Ordering::Relaxed);
                         if i >= jobs.len() || shared.failed.load(Ordering::Relaxed) {
@@ -172,7 +172,7 @@ fn convert_into(tf: &TraceFile, dir: &Path, opts: &ConvertOptions) -> Result<Con
                     }
                     // Flush what is left, and gather per-table problem counts.
                     let mut counts = (0u64, 0u64, 0u64);
-                    for ((bi, id), mut t) in tables {
+                    for ((bi, id), mut t) in tables.drain() {
                         counts.0 += t.short_records;
                         counts.1 += t.bad_dynamic;
                         counts.2 += t.invalid_utf8;
@@ -218,7 +218,29 @@ fn convert_into(tf: &TraceFile, dir: &Path, opts: &ConvertOptions) -> Result<Con
     Ok(ConvertResult { metadata: md, events, data_loss })
 }
 
-fn decode_cpu(sh: &Shared, job: &Job, tables: &mut HashMap<(usize, u32), EventTable>) -> Result<CpuStats> {
+/// A decoding thread's tables, indexed by buffer then event id (a plain index: this
+/// lookup runs once per record).
+#[derive(Default)]
+struct Tables(Vec<Vec<Option<Box<EventTable>>>>);
+
+impl Tables {
+    fn slot(&mut self, buffer: usize, id: u32) -> &mut Option<Box<EventTable>> {
+        if self.0.len() <= buffer {
+            self.0.resize_with(buffer + 1, Vec::new);
+        }
+        let v = &mut self.0[buffer];
+        if v.len() <= id as usize {
+            v.resize_with(id as usize + 1, || None);
+        }
+        &mut v[id as usize]
+    }
+
+    fn drain(self) -> impl Iterator<Item = ((usize, u32), Box<EventTable>)> {
+        self.0.into_iter().enumerate().flat_map(|(b, v)| v.into_iter().enumerate().filter_map(move |(id, t)| t.map(|t| ((b, id as u32), t))))
+    }
+}
+
+fn decode_cpu(sh: &Shared, job: &Job, tables: &mut Tables) -> Result<CpuStats> {
     let tf = sh.tf;
     let buffer = &tf.buffers[job.buffer];
     let cpu = &buffer.cpus[job.cpu_index];
@@ -241,16 +263,17 @@ fn decode_cpu(sh: &Shared, job: &Job, tables: &mut HashMap<(usize, u32), EventTa
             }
             let id = endian.read_uint(data, sh.type_offset, sh.type_size) as u32;
             let key = (job.buffer, id);
-            let table = match tables.get_mut(&key) {
-                Some(t) => t,
-                None => match (tf.events.get(&id), sh.schemas.get(&id)) {
-                    (Some(f), Some(s)) => tables.entry(key).or_insert_with(|| EventTable::new(f.clone(), s.clone(), endian)),
+            let slot = tables.slot(job.buffer, id);
+            if slot.is_none() {
+                match (tf.events.get(&id), sh.schemas.get(&id)) {
+                    (Some(f), Some(s)) => *slot = Some(Box::new(EventTable::new(f.clone(), s.clone(), endian))),
                     _ => {
                         *unknown.entry(id).or_default() += 1;
                         return;
                     }
-                },
-            };
+                }
+            }
+            let table = slot.as_mut().unwrap();
             table.push(ts as i64, cpu_i32, data, &tf.cmdlines);
             st.events += 1;
             if last_ts.map_or(false, |l| ts < l) {

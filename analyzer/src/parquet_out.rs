@@ -3,7 +3,9 @@
 //! shared by the decoding threads. Knows Parquet, nothing of trace.dat or NVMe.
 
 use arrow_array::RecordBatch;
-use arrow_schema::SchemaRef;
+use arrow_schema::{DataType, SchemaRef};
+use parquet::basic::Encoding;
+use parquet::schema::types::ColumnPath;
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::properties::WriterProperties;
@@ -30,11 +32,26 @@ pub fn event_file(buffer: &str, system: &str, event: &str) -> String {
     }
 }
 
+/// Dictionary encoding only for strings (numbers compress well with zstd and hashing
+/// every ts would cost more than the whole decode); ts, monotonic per CPU, as deltas.
+fn props_for(base: &WriterProperties, schema: &SchemaRef) -> WriterProperties {
+    let mut b = base.clone().into_builder();
+    for f in schema.fields() {
+        let path = ColumnPath::from(f.name().as_str());
+        match f.data_type() {
+            DataType::Dictionary(_, _) | DataType::Utf8 => b = b.set_column_dictionary_enabled(path, true),
+            _ if f.name() == "ts" => b = b.set_column_encoding(path, Encoding::DELTA_BINARY_PACKED),
+            _ => {}
+        }
+    }
+    b.build()
+}
+
 impl ParquetSink {
     pub fn new(dir: &Path) -> ParquetSink {
         let props = WriterProperties::builder()
             .set_compression(Compression::ZSTD(ZstdLevel::try_new(1).unwrap()))
-            .set_dictionary_enabled(true)
+            .set_dictionary_enabled(false)
             .set_max_row_group_row_count(Some(1 << 20))
             .set_created_by(format!("ntscope {}", env!("CARGO_PKG_VERSION")))
             .build();
@@ -51,7 +68,7 @@ impl ParquetSink {
             std::fs::create_dir_all(parent)?;
         }
         let file = File::create(&path)?;
-        let w = ArrowWriter::try_new(file, schema.clone(), Some(self.props.clone())).map_err(std::io::Error::other)?;
+        let w = ArrowWriter::try_new(file, schema.clone(), Some(props_for(&self.props, schema))).map_err(std::io::Error::other)?;
         let w: Writer = Arc::new(Mutex::new(Some((w, 0))));
         map.insert(rel.to_string(), w.clone());
         Ok(w)
