@@ -57,3 +57,15 @@ test-analyzer:
 # Throughput and memory of convert vs `trace-cmd report` and `cat`.
 bench-convert: build
     bash analyzer/bench/bench_convert.sh
+
+# Fuzz the trace.dat reader for SECONDS (cargo-fuzz, nightly toolchain).
+fuzz-analyzer SECONDS="60": build
+    #!/usr/bin/env bash
+    set -euo pipefail
+    if ! rustup run nightly rustc --version >/dev/null 2>&1; then
+        echo "fuzz-analyzer: no nightly Rust toolchain (cargo-fuzz needs it); fix: rustup toolchain install nightly" >&2; exit 2
+    fi
+    command -v cargo-fuzz >/dev/null 2>&1 || cargo install --quiet --locked cargo-fuzz
+    bash analyzer/fuzz/seed_corpus.sh
+    cd analyzer/fuzz
+    cargo +nightly fuzz run --release decode corpus/decode -- -max_total_time={{SECONDS}} -timeout=10 -rss_limit_mb=4096 -print_final_stats=1 2>&1 | tail -20

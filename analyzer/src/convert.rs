@@ -341,3 +341,38 @@ pub fn default_out(trace: &str) -> PathBuf {
 pub fn cpustats(tf: &TraceFile) -> Value {
     json!(tf.options.cpustats.iter().map(|s| cpustat_json(s)).collect::<Vec<_>>())
 }
+
+/// Decodes every record of an in-memory trace into column tables without writing
+/// anything; returns the number of records. The fuzz target's entry point: it must
+/// return (Ok or a clean error) on any input, never panic or hang.
+pub fn decode_only(bytes: &[u8], salvage: bool) -> Result<u64> {
+    let tf = TraceFile::from_bytes(bytes.to_vec())?;
+    let mut n = 0u64;
+    for buffer in tf.buffers.iter().filter(|b| !b.latency) {
+        let mut tables = Tables::default();
+        for cpu in &buffer.cpus {
+            for_each_page(&tf.src, tf.endian, tf.codec, buffer, cpu, salvage, |page, _| {
+                let _ = decode_page(page, tf.page_header, tf.endian, |ts, data| {
+                    if data.len() < 2 {
+                        return;
+                    }
+                    let id = tf.endian.read_uint(data, 0, 2) as u32;
+                    if let Some(f) = tf.events.get(&id) {
+                        let slot = tables.slot(0, id);
+                        let t = slot.get_or_insert_with(|| Box::new(EventTable::new(f.clone(), schema_for(f), tf.endian)));
+                        t.push(ts as i64, cpu.cpu as i32, data, &tf.cmdlines);
+                        if t.rows >= 4096 {
+                            t.take_batch();
+                        }
+                        n += 1;
+                    }
+                });
+                Ok(())
+            })?;
+        }
+        for (_, mut t) in tables.drain() {
+            t.take_batch();
+        }
+    }
+    Ok(n)
+}

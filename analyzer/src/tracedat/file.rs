@@ -112,6 +112,11 @@ impl TraceFile {
         Self::parse(src).map_err(|e| e.file(path))
     }
 
+    /// Parses a trace held in memory (fuzzing, tests).
+    pub fn from_bytes(bytes: Vec<u8>) -> Result<TraceFile> {
+        Self::parse(Arc::new(TraceSource::from_bytes(bytes, "<memory>")))
+    }
+
     fn parse(src: Arc<TraceSource>) -> Result<TraceFile> {
         let head = src.read_at(0, 10.min(src.len as usize), "file magic")?;
         if head.as_slice() != MAGIC {

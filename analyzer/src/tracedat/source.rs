@@ -51,8 +51,14 @@ impl Codec {
 }
 
 /// The open trace file: positional reads that fail with a clear error past its end.
+/// Where the bytes are: the file (normal use) or memory (fuzzing, tests).
+pub enum Backing {
+    File(File),
+    Memory(Vec<u8>),
+}
+
 pub struct TraceSource {
-    pub file: File,
+    pub backing: Backing,
     pub len: u64,
     pub path: String,
 }
@@ -63,7 +69,11 @@ impl TraceSource {
             TraceError::new(format!("cannot open: {}", e)).fix("check the path; a run keeps one trace.dat per host under runs/<run>/<host>/")
         })?;
         let len = file.metadata().map_err(|e| TraceError::new(format!("cannot stat: {}", e)))?.len();
-        Ok(TraceSource { file, len, path: path.to_string() })
+        Ok(TraceSource { backing: Backing::File(file), len, path: path.to_string() })
+    }
+
+    pub fn from_bytes(bytes: Vec<u8>, name: &str) -> TraceSource {
+        TraceSource { len: bytes.len() as u64, backing: Backing::Memory(bytes), path: name.to_string() }
     }
 
     pub fn read_at(&self, offset: u64, n: usize, what: &str) -> Result<Vec<u8>> {
@@ -85,9 +95,15 @@ impl TraceSource {
             .at(offset)
             .fix(FIX_RECOPY));
         }
-        self.file
-            .read_exact_at(buf, offset)
-            .map_err(|e| TraceError::new(format!("read error in {}: {}", what, e)).at(offset))
+        match &self.backing {
+            Backing::File(f) => f
+                .read_exact_at(buf, offset)
+                .map_err(|e| TraceError::new(format!("read error in {}: {}", what, e)).at(offset)),
+            Backing::Memory(m) => {
+                buf.copy_from_slice(&m[offset as usize..offset as usize + buf.len()]);
+                Ok(())
+            }
+        }
     }
 
     /// Reads a compressed block (u32 compressed size, u32 uncompressed size, data) at `offset`.

@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Seeds the fuzz corpus with small real and synthetic traces (not committed).
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+bin=${NTSCOPE_BIN:-${CARGO_TARGET_DIR:-$HOME/.cache/ntscope/target}/release/ntscope}
+mkdir -p "$here/corpus/decode"
+for v in "6 none" "7 none" "7 zstd" "7 zlib"; do
+    set -- $v
+    "$bin" synth known --version "$1" --codec "$2" --cpus 2 --events 40 --instance --out "$here/corpus/decode/known-v$1-$2"
+done
