@@ -12,6 +12,7 @@ import? 'kernel-patches/kernel.just'
 import? 'capture/capture.just'
 import? 'sql/sql.just'
 import? 'reports/reports.just'
+import? 'reports/compare.just'
 
 default:
     @just --list
@@ -68,4 +69,5 @@ fuzz-analyzer SECONDS="60": build
     command -v cargo-fuzz >/dev/null 2>&1 || cargo install --quiet --locked cargo-fuzz
     bash analyzer/fuzz/seed_corpus.sh
     cd analyzer/fuzz
-    cargo +nightly fuzz run --release decode corpus/decode -- -max_total_time={{SECONDS}} -timeout=10 -rss_limit_mb=4096 -print_final_stats=1 2>&1 | tail -20
+    cargo +nightly fuzz run --release decode corpus/decode -- -max_total_time={{SECONDS}} -timeout=10 -rss_limit_mb=4096 -print_final_stats=1 > "$NTSCOPE_CACHE/fuzz.log" 2>&1 || { tail -40 "$NTSCOPE_CACHE/fuzz.log"; echo "fuzz-analyzer: the decoder crashed, hung or leaked; the input is under analyzer/fuzz/artifacts/" >&2; exit 1; }
+    grep -E "^Done [0-9]+ runs|stat::(number_of_executed_units|peak_rss_mb)" "$NTSCOPE_CACHE/fuzz.log"
