@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# Build (or reuse) the lab VMs' initramfs: busybox-static, trace-cmd, fio, nvme-cli,
+# iproute2's ip and tc, their shared libraries (from ldd), and capture/ itself.
+# In:  the host's Debian packages (installed if missing), capture/ (this folder's parent)
+# Out: ${NTSCOPE_CACHE}/lab/initramfs-<hash>.cpio.gz, path printed on stdout.
+#      <hash> covers capture/ and the package versions, so edits rebuild it (~10 s).
+set -euo pipefail
+
+die() { echo "build-initramfs: error: $*" >&2; exit 2; }
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+capture_dir=$(dirname "$here")
+cache=${NTSCOPE_CACHE:-$HOME/.cache/ntscope}/lab
+mkdir -p "$cache"
+
+# Debian packages that provide the guest tools.
+pkgs="busybox-static trace-cmd fio nvme-cli iproute2"
+bash "$here/ensure-packages.sh" $pkgs gcc || exit 2
+
+versions=$(for p in $pkgs; do dpkg-query -W -f '${Package}=${Version}\n' "$p"; done)
+hash=$( { echo "$versions"; cd "$capture_dir" && find . -type f ! -name '*.pyc' ! -path './lab/test-out/*' -print0 | sort -z | xargs -0 sha256sum; } | sha256sum | cut -c1-16)
+# none (default) or gzip: an uncompressed image is bigger on disk but skips the
+# in-guest decompression, which is slow under TCG.
+compress=${NTSCOPE_LAB_COMPRESS:-none}
+case "$compress" in gzip) ext=cpio.gz ;; none) ext=cpio ;; *) die "NTSCOPE_LAB_COMPRESS='$compress' is not gzip or none" ;; esac
+out="$cache/initramfs-$hash.$ext"
+if [ -s "$out" ]; then echo "$out"; exit 0; fi
+
+echo "build-initramfs: building $out" >&2
+root=$(mktemp -d "$cache/root.XXXXXX")
+trap 'rm -rf "$root"' EXIT
+mkdir -p "$root"/{bin,sbin,usr/bin,usr/sbin,lib64,proc,sys,dev,tmp,share,etc/nvme,opt/ntscope,root,run,var/tmp}
+
+# Full tools first (they win over busybox applets of the same name: ip, tc).
+tools="/usr/bin/trace-cmd /usr/bin/fio /usr/sbin/nvme /usr/sbin/tc /usr/sbin/ip"
+for t in $tools; do
+	[ -x "$t" ] || die "$t is missing; fix: apt-get install $pkgs"
+	install -D -m 0755 "$t" "$root$t"
+done
+# Shared libraries and the dynamic loader, at the paths ldd reports.
+for lib in $(ldd $tools | awk '/=>/ && $3 ~ /^\// {print $3} /^\t\/lib/ {print $1}' | sort -u); do
+	install -D -m 0755 "$(readlink -f "$lib")" "$root$lib"
+done
+[ -e "$root/lib64/ld-linux-x86-64.so.2" ] || install -D -m 0755 "$(readlink -f /lib64/ld-linux-x86-64.so.2)" "$root/lib64/ld-linux-x86-64.so.2"
+# Keep /lib -> usr-merged layout working: ldd printed /lib/x86_64-linux-gnu paths.
+if [ -d /usr/lib/x86_64-linux-gnu/traceevent/plugins ]; then
+	mkdir -p "$root/usr/lib/x86_64-linux-gnu/traceevent"
+	cp -a /usr/lib/x86_64-linux-gnu/traceevent/plugins "$root/usr/lib/x86_64-linux-gnu/traceevent/"
+	for so in "$root"/usr/lib/x86_64-linux-gnu/traceevent/plugins/*.so; do
+		for lib in $(ldd "$so" 2>/dev/null | awk '/=>/ && $3 ~ /^\// {print $3}'); do
+			[ -e "$root$lib" ] || install -D -m 0755 "$(readlink -f "$lib")" "$root$lib"
+		done
+	done
+fi
+
+# busybox applets for everything else (sh, mount, awk, sed, ...), without
+# shadowing the full tools copied above.
+install -m 0755 /bin/busybox "$root/bin/busybox"
+for a in $(/bin/busybox --list); do
+	[ "$a" = busybox ] && continue
+	for d in bin sbin usr/bin usr/sbin; do [ -e "$root/$d/$a" ] && continue 2; done
+	ln -s busybox "$root/bin/$a"
+done
+
+# fio needs SysV shared memory; the minimal lab kernels may lack CONFIG_SYSVIPC.
+command -v gcc >/dev/null || die "gcc is missing (needed for lab/shm_shim); fix: apt-get install gcc"
+mkdir -p "$root/usr/lib/ntscope"
+gcc -shared -fPIC -O2 -Wall -o "$root/usr/lib/ntscope/shm_shim.so" "$here/shm_shim/shm_shim.c" ||
+	die "cannot compile $here/shm_shim/shm_shim.c"
+
+# nvme-cli wants a host NQN; one fixed value is fine for a private lab.
+echo "nqn.2014-08.org.nvmexpress:uuid:6e74736f-0000-4000-8000-00006c616221" >"$root/etc/nvme/hostnqn"
+echo "6e74736f-0000-4000-8000-00006c616221" >"$root/etc/nvme/hostid"
+echo "root:x:0:0:root:/root:/bin/sh" >"$root/etc/passwd"
+echo "root:x:0:" >"$root/etc/group"
+
+# capture/ itself at /opt/ntscope/capture, with a justfile so that `just capture ...`
+# works in the VM as on a host (just is copied when it is an ELF binary here).
+mkdir -p "$root/opt/ntscope/capture"
+cp -a "$capture_dir/ntscope-capture" "$capture_dir/capture.just" "$capture_dir/README.md" \
+	"$capture_dir/lab" "$capture_dir/scenarios" "$root/opt/ntscope/capture/"
+cat >"$root/opt/ntscope/justfile" <<'EOF'
+# The lab VMs' justfile: only the capture recipes (busybox sh, no bash).
+set shell := ["sh", "-eu", "-c"]
+runs := env_var_or_default("NTSCOPE_RUNS", "/share")
+import 'capture/capture.just'
+EOF
+for cand in "$(pyenv which just 2>/dev/null || true)" "$(command -v just || true)"; do
+	if [ -n "$cand" ] && [ "$(head -c 4 "$cand" | od -An -c | tr -d ' ')" = '177ELF' ]; then
+		install -m 0755 "$cand" "$root/usr/bin/just"
+		for lib in $(ldd "$cand" | awk '/=>/ && $3 ~ /^\// {print $3}'); do
+			[ -e "$root$lib" ] || install -D -m 0755 "$(readlink -f "$lib")" "$root$lib"
+		done
+		break
+	fi
+done
+[ -x "$root/usr/bin/just" ] || echo "build-initramfs: note: no just binary found; the VMs call ntscope-capture directly" >&2
+install -m 0755 "$here/init" "$root/init"
+
+tmp="$out.tmp.$$"
+if [ "$compress" = gzip ]; then
+	(cd "$root" && find . -print0 | cpio --null -o -H newc --quiet | gzip -1 >"$tmp")
+else
+	(cd "$root" && find . -print0 | cpio --null -o -H newc --quiet >"$tmp")
+fi
+mv "$tmp" "$out"
+# keep the three newest images
+ls -t "$cache"/initramfs-*.cpio* | tail -n +5 | xargs -r rm -f
+echo "build-initramfs: $(du -h "$out" | cut -f1) ($versions)" | tr '\n' ' ' >&2
+echo >&2
+echo "$out"

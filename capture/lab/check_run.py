@@ -1,0 +1,262 @@
+#!/usr/bin/env python3
+"""Check that a lab run holds the events it must, with sane counts.
+
+Usage: check_run.py RUN_DIR [--tolerance-abs N] [--tolerance-rel F]
+
+Reads RUN_DIR/{initiator,target}/trace.dat with `trace-cmd report` (the reference
+reader), RUN_DIR/*/host.json, RUN_DIR/initiator/fio-*.json and RUN_DIR/truth.json.
+Prints one line per check ("ok   ..." / "FAIL ...") and exits 1 if any check failed.
+"""
+import argparse
+import collections
+import glob
+import json
+import os
+import re
+import subprocess
+import sys
+
+EVENT_RE = re.compile(r"\s(\d+\.\d+):\s+([a-z0-9_]+):\s+(.*)$")
+QID_RE = re.compile(r"\bqid=(\d+)")
+CID_RE = re.compile(r"\bcid=(\d+)")
+BLK_RE = re.compile(r"^(\d+,\d+) \S+ .*?(\d+) \+ \d+")
+CMD_EVENTS = ("nvme_setup_cmd", "nvme_complete_rq", "nvmet_req_init", "nvmet_req_complete")
+
+
+def read_events(trace):
+    """Counts per event name and, for nvme/nvmet command events, per qid."""
+    out = subprocess.run(["trace-cmd", "report", "-i", trace], capture_output=True, text=True)
+    if out.returncode != 0:
+        raise SystemExit(f"check_run: trace-cmd report -i {trace} failed: {out.stderr.strip()}")
+    counts = collections.Counter()
+    per_qid = collections.defaultdict(collections.Counter)
+    lost = 0
+    spans = collections.defaultdict(list)  # event -> [(ts_ns, key)] for latency checks
+    for line in out.stdout.splitlines():
+        if "events lost" in line.lower() or "lost events" in line.lower():
+            lost += 1
+        m = EVENT_RE.search(line)
+        if not m:
+            continue
+        name = m.group(2)
+        counts[name] += 1
+        ts = round(float(m.group(1)) * 1e9)
+        if name in CMD_EVENTS:
+            q = QID_RE.search(m.group(3))
+            cid = CID_RE.search(m.group(3))
+            if q:
+                per_qid[name][int(q.group(1))] += 1
+                if int(q.group(1)) > 0 and cid:
+                    spans[name].append((ts, (int(q.group(1)), int(cid.group(1)))))
+        elif name in ("block_rq_issue", "block_rq_complete"):
+            b = BLK_RE.search(m.group(3))
+            if b:
+                spans[name].append((ts, (b.group(1), int(b.group(2)))))
+    return counts, per_qid, spans
+
+
+def mean_latency_us(spans, start, end):
+    """Mean start->end time (us) pairing events with the same key in order; None if no pair."""
+    open_ = collections.defaultdict(collections.deque)
+    total, n = 0, 0
+    for ts, key, kind in sorted([(t, k, 0) for t, k in spans[start]] + [(t, k, 1) for t, k in spans[end]]):
+        if kind == 0:
+            open_[key].append(ts)
+        elif open_[key]:
+            total += ts - open_[key].popleft()
+            n += 1
+    return (total / n / 1000.0, n) if n else (None, 0)
+
+
+def netem_delay_us(netem):
+    m = re.search(r"delay\s+([\d.]+)\s*(us|ms|s)", netem or "")
+    if not m:
+        return None
+    return float(m.group(1)) * {"us": 1, "ms": 1000, "s": 1e6}[m.group(2)]
+
+
+class Checker:
+    def __init__(self):
+        self.failed = 0
+        self.passed = 0
+
+    def check(self, ok, what):
+        print(("ok   " if ok else "FAIL ") + what)
+        if ok:
+            self.passed += 1
+        else:
+            self.failed += 1
+        return ok
+
+
+def close(a, b, abs_tol, rel_tol):
+    return abs(a - b) <= max(abs_tol, rel_tol * max(a, b))
+
+
+def io_count(per_qid, name):
+    return sum(n for q, n in per_qid[name].items() if q > 0)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("run_dir")
+    ap.add_argument("--tolerance-abs", type=int, default=4, help="allowed count difference (commands in flight at start/stop)")
+    ap.add_argument("--tolerance-rel", type=float, default=0.02)
+    a = ap.parse_args()
+    d = a.run_dir.rstrip("/")
+    c = Checker()
+    name = os.path.basename(d)
+
+    truth = {}
+    if c.check(os.path.isfile(f"{d}/truth.json"), f"{name}: truth.json exists"):
+        truth = json.load(open(f"{d}/truth.json"))
+        c.check("cause" in truth and "scenario" in truth, f"{name}: truth.json has scenario and cause ({truth.get('scenario')}, {truth.get('cause')})")
+    c.check(os.path.isfile(f"{d}/scenario.sh"), f"{name}: scenario.sh exists")
+
+    ev = {}
+    hosts = {}
+    capture_opts = truth.get("capture") or {}  # capture keys the scenario set (filters, clock)
+    filtered = any("qid" in o or "dev" in o for o in capture_opts.values())
+    lossy = any(o.get("expect_lost_events") for o in capture_opts.values())
+    for role in ("initiator", "target"):
+        t = f"{d}/{role}/trace.dat"
+        if not c.check(os.path.isfile(t) and os.path.getsize(t) > 0, f"{name}: {role}/trace.dat exists"):
+            return finish(c)
+        hj = f"{d}/{role}/host.json"
+        if c.check(os.path.isfile(hj), f"{name}: {role}/host.json exists"):
+            h = json.load(open(hj))
+            hosts[role] = h
+            c.check(h.get("role") == role, f"{name}: {role}/host.json role is {h.get('role')!r}")
+            want = capture_opts.get(role, {})
+            clock = want.get("clock", "mono")
+            c.check(h.get("trace_clock") == clock, f"{name}: {role} trace clock {h.get('trace_clock')!r} (want {clock!r})")
+            if "qid" in want:
+                c.check((h.get("filters") or {}).get("qid") == want["qid"], f"{name}: {role} host.json filters.qid = {want['qid']}")
+            if "buffer_kb" in want:
+                c.check(h.get("buffer_kb_per_cpu") == want["buffer_kb"], f"{name}: {role} buffer_kb_per_cpu {h.get('buffer_kb_per_cpu')} = {want['buffer_kb']}")
+            lost = h.get("lost_events", {})
+            if want.get("expect_lost_events"):
+                c.check(lost.get("overrun", 0) + lost.get("dropped", 0) > 0,
+                        f"{name}: {role} host.json counts the lost events the scenario provokes (overrun {lost.get('overrun')}, dropped {lost.get('dropped')})")
+            else:
+                c.check(lost.get("overrun", 1) == 0 and lost.get("dropped", 1) == 0,
+                        f"{name}: {role} lost no events (overrun {lost.get('overrun')}, dropped {lost.get('dropped')})")
+        ev[role] = read_events(t)
+
+    ic, iq = ev["initiator"][:2]
+    tc, tq = ev["target"][:2]
+    tol = (a.tolerance_abs, a.tolerance_rel)
+    # Initiator: stock nvme + block events, balanced.
+    c.check(ic["nvme_setup_cmd"] > 0, f"{name}: initiator nvme_setup_cmd present ({ic['nvme_setup_cmd']})")
+    if lossy:  # events were lost on purpose: counts cannot balance
+        c.check(tc["nvmet_req_init"] > 0, f"{name}: target nvmet_req_init present ({tc['nvmet_req_init']})")
+        return finish(c)
+    c.check(close(ic["nvme_setup_cmd"], ic["nvme_complete_rq"], *tol),
+            f"{name}: initiator nvme_setup_cmd {ic['nvme_setup_cmd']} ~ nvme_complete_rq {ic['nvme_complete_rq']}")
+    c.check(ic["block_rq_issue"] > 0 and close(ic["block_rq_issue"], ic["block_rq_complete"], *tol),
+            f"{name}: initiator block_rq_issue {ic['block_rq_issue']} ~ block_rq_complete {ic['block_rq_complete']}")
+    c.check(ic["block_bio_queue"] > 0, f"{name}: initiator block_bio_queue present ({ic['block_bio_queue']})")
+    # Target: nvmet events balanced, and the backing device's block events.
+    c.check(tc["nvmet_req_init"] > 0, f"{name}: target nvmet_req_init present ({tc['nvmet_req_init']})")
+    c.check(close(tc["nvmet_req_init"], tc["nvmet_req_complete"], *tol),
+            f"{name}: target nvmet_req_init {tc['nvmet_req_init']} ~ nvmet_req_complete {tc['nvmet_req_complete']}")
+    c.check(tc["block_rq_issue"] > 0, f"{name}: target block_rq_issue (backing device) present ({tc['block_rq_issue']})")
+    # Both sides saw the same I/O commands. The target records from before the connect,
+    # so it also has the connect-time partition scan reads: allow a few dozen extra.
+    hi, ti = io_count(iq, "nvme_setup_cmd"), io_count(tq, "nvmet_req_init")
+    for role, per in (("initiator", iq), ("target", tq)):
+        q = capture_opts.get(role, {}).get("qid")
+        if q is not None:
+            seen = sorted(set(per["nvme_setup_cmd"]) | set(per["nvmet_req_init"]))
+            c.check(seen == [q], f"{name}: {role} qid filter kept only queue {q} (seen {seen})")
+    if not filtered:
+        c.check(hi > 0 and hi - a.tolerance_abs <= ti <= hi + 64 + a.tolerance_rel * hi,
+                f"{name}: I/O-queue commands: target nvmet_req_init {ti} ~ initiator nvme_setup_cmd {hi} (+ connect-time reads)")
+
+    # fio's own count of I/Os ~ the initiator's I/O commands.
+    fio_ios = 0
+    fio_files = sorted(glob.glob(f"{d}/initiator/fio-*.json"))
+    for f in fio_files:
+        try:
+            j = json.load(open(f))
+        except ValueError as e:
+            c.check(False, f"{name}: {f} is valid JSON ({e})")
+            continue
+        for job in j.get("jobs", []):
+            fio_ios += job["read"]["total_ios"] + job["write"]["total_ios"]
+    if c.check(bool(fio_files), f"{name}: fio results present ({len(fio_files)} file(s))"):
+        if filtered:  # a queue was filtered out: fio did more I/O than was traced
+            c.check(hi > 0 and fio_ios > hi, f"{name}: fio I/Os {fio_ios} > traced (filtered) initiator commands {hi}")
+        else:
+            c.check(fio_ios > 0 and close(fio_ios, hi, 8, 0.05),
+                    f"{name}: fio I/Os {fio_ios} ~ initiator I/O-queue nvme_setup_cmd {hi}")
+
+    # Patched kernels: the new transport events must be there too.
+    for role, sysname in (("initiator", "nvme_tcp"), ("target", "nvmet_tcp")):
+        h = hosts.get(role, {})
+        if h.get("patched_events"):
+            names = [e for e in h.get("events", []) if e.startswith(sysname + ":")]
+            n = sum(ev[role][0][e.split(":", 1)[1]] for e in names)
+            c.check(n > 0, f"{name}: {role} {sysname} events recorded ({n} over {len(names)} event types)")
+
+    # Write path (patched kernels): R2T per large write, none for in-capsule writes.
+    wp = truth.get("write_path")
+    fio_writes = 0
+    for f in fio_files:
+        try:
+            fio_writes += sum(j["write"]["total_ios"] for j in json.load(open(f)).get("jobs", []))
+        except ValueError:
+            pass
+    if wp and hosts.get("initiator", {}).get("patched_events") and hosts.get("target", {}).get("patched_events"):
+        r2t_host, r2t_tgt = ev["initiator"][0]["nvme_tcp_handle_r2t"], ev["target"][0]["nvmet_tcp_setup_r2t_pdu"]
+        if wp.get("in_capsule"):
+            c.check(r2t_host == 0 and r2t_tgt == 0 and fio_writes > 0,
+                    f"{name}: in-capsule writes: no R2T (initiator handle_r2t {r2t_host}, target setup_r2t_pdu {r2t_tgt}, fio writes {fio_writes})")
+        else:
+            c.check(fio_writes > 0 and r2t_host >= fio_writes - a.tolerance_abs and r2t_tgt >= fio_writes - a.tolerance_abs,
+                    f"{name}: R2T writes: initiator handle_r2t {r2t_host}, target setup_r2t_pdu {r2t_tgt} >= fio writes {fio_writes}")
+
+    # The injected knob is visible where it can be checked from counts alone.
+    inj = truth.get("injected") or {}
+    nq = inj.get("nvme_connect_nr_io_queues")
+    used = sorted(q for q, n in iq["nvme_setup_cmd"].items() if q > 0 and n > 0)
+    ctrls = hosts.get("initiator", {}).get("nvme_controllers") or []
+    if nq:
+        c.check(len(used) <= nq, f"{name}: initiator used {len(used)} I/O queue(s) {used} with nvme connect -i {nq}")
+    if ctrls:
+        c.check(all(isinstance(x.get("cntlid"), int) for x in ctrls),
+                f"{name}: initiator host.json has the cntlid of each controller ({[x.get('cntlid') for x in ctrls]})")
+    if truth.get("scenario") in ("interference-c1", "few-queues") and not nq:
+        c.check(len(used) >= 2, f"{name}: default connect spread I/O over {len(used)} queues {used}")
+
+    # The injected latency shows up where it was injected (raw timestamps, no analysis).
+    isp, tsp = ev["initiator"][2], ev["target"][2]
+    host_us, n_host = mean_latency_us(isp, "nvme_setup_cmd", "nvme_complete_rq")
+    tgt_us, _ = mean_latency_us(tsp, "nvmet_req_init", "nvmet_req_complete")
+    dev_us, n_dev = mean_latency_us(tsp, "block_rq_issue", "block_rq_complete")
+    if host_us is not None and tgt_us is not None and dev_us is not None:
+        # (R2T writes: 6.1's nvme_complete_rq shows a clobbered cid, so few pairs match)
+        print(f"info {name}: mean us: initiator setup->complete {host_us:.0f} (n={n_host}), "
+              f"target init->complete {tgt_us:.0f}, target device issue->complete {dev_us:.0f} (n={n_dev})")
+    nsec = inj.get("null_blk_completion_nsec")
+    if truth.get("cause") == "slow_device" and nsec:
+        c.check(dev_us is not None and dev_us >= 0.8 * nsec / 1000,
+                f"{name}: target device time {dev_us or 0:.0f} us >= 0.8 x injected {nsec / 1000:.0f} us")
+    delay = netem_delay_us(inj.get("netem"))
+    if delay and host_us is not None and tgt_us is not None:
+        c.check(host_us - tgt_us >= 0.8 * delay,
+                f"{name}: initiator minus target time {host_us - tgt_us:.0f} us >= 0.8 x netem delay {delay:.0f} us")
+    if truth.get("cause") == "busy_device":
+        busy = f"{d}/target/fio-local.json"
+        ok = os.path.isfile(busy) and sum(j["read"]["total_ios"] for j in json.load(open(busy))["jobs"]) > 0
+        c.check(ok, f"{name}: the target's local fio ran ({busy})")
+    return finish(c)
+
+
+def finish(c):
+    print(f"{c.passed} passed, {c.failed} failed")
+    return 1 if c.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,204 @@
+#!/usr/bin/env bash
+# Run one lab scenario in two QEMU VMs (target + initiator) and bring out runs/RUN/.
+#
+#   lab.sh RUN SCENARIO [kernel=6.1|6.12] [flavor=auto|patched|stock] [accel=tcg|kvm]
+#          [timeout=SECONDS] [force=1] [build=1] [PARAM=VALUE ...]
+#
+# SCENARIO is a file capture/scenarios/SCENARIO.sh; PARAM=VALUE pairs that are not lab
+# keys override the scenario's parameters (e.g. qd=8). flavor=auto takes the patched
+# kernel when it is built, else the stock one. build=1 builds a missing kernel with
+# kernel-patches/build_kernel.sh. --kernel X, --stock, --patched, --kvm are accepted too.
+#
+# In:  ${NTSCOPE_CACHE}/kernels/VERSION-FLAVOR/bzImage (from `just kernel`), the
+#      initramfs (built/cached by build-initramfs.sh), the scenario.
+# Out: RUNS/RUN/{initiator,target}/{trace.dat,host.json,fio-*.json}, RUNS/RUN/truth.json,
+#      RUNS/RUN/scenario.sh, RUNS/RUN/lab/{lab.json,*.console.log,*.qemu.log}.
+#      Built in RUNS/.RUN.staging and renamed at the end; on failure the staging folder
+#      stays for debugging and the consoles' tails are printed.
+set -euo pipefail
+
+die() { echo "lab: error: $*" >&2; exit 2; }
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+capture_dir=$(dirname "$here")
+cache=${NTSCOPE_CACHE:-$HOME/.cache/ntscope}
+runs=${NTSCOPE_RUNS:-$(dirname "$capture_dir")/runs}
+
+[ $# -ge 2 ] || die "usage: lab.sh RUN SCENARIO [kernel=6.1|6.12] [flavor=auto|patched|stock] [accel=tcg|kvm] [timeout=S] [PARAM=VALUE ...]; scenarios: $(cd "$capture_dir/scenarios" && ls *.sh | sed 's/\.sh$//' | tr '\n' ' ')"
+run=$1 scenario=$2
+shift 2
+case "$run" in *[!A-Za-z0-9._-]* | .*) die "run name '$run' may only use A-Z a-z 0-9 . _ - (not starting with .)" ;; esac
+scenario_file="$capture_dir/scenarios/$scenario.sh"
+[ -f "$scenario_file" ] || die "no scenario '$scenario' ($scenario_file); fix: pick one of: $(cd "$capture_dir/scenarios" && ls *.sh | sed 's/\.sh$//' | tr '\n' ' ')"
+
+kernel=6.1 flavor=auto accel=tcg timeout=300 force=0 mem=768 smp=2 build=0
+params=()
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--kernel) [ $# -ge 2 ] || die "--kernel needs a version (6.1 or 6.12)"; kernel=$2; shift ;;
+	--kernel=*) kernel=${1#--kernel=} ;;
+	--stock) flavor=stock ;;
+	--patched) flavor=patched ;;
+	--kvm) accel=kvm ;;
+	kernel=*) kernel=${1#kernel=} ;;
+	flavor=*) flavor=${1#flavor=} ;;
+	accel=*) accel=${1#accel=} ;;
+	timeout=*) timeout=${1#timeout=} ;;
+	force=*) force=${1#force=} ;;
+	mem=*) mem=${1#mem=} ;;
+	build=*) build=${1#build=} ;;
+	[a-z_]*=*)
+		k=${1%%=*}
+		case "$k" in *[!a-z0-9_]*) die "parameter name '$k' must be lower-case snake_case" ;; esac
+		params+=("$1") ;;
+	*) die "unexpected argument '$1'; fix: lab keys are kernel= flavor= accel= timeout= force= mem= build=, scenario parameters are NAME=VALUE" ;;
+	esac
+	shift
+done
+case "$kernel" in 6.1 | 6.12) ;; *) die "kernel '$kernel' is not 6.1 or 6.12" ;; esac
+case "$accel" in tcg | kvm) ;; *) die "accel '$accel' is not tcg or kvm" ;; esac
+[[ "$timeout" =~ ^[0-9]+$ ]] || die "timeout '$timeout' is not a number of seconds"
+if [ "$accel" = kvm ] && ! [ -w /dev/kvm ]; then die "accel=kvm but /dev/kvm is not usable; fix: use accel=tcg"; fi
+
+kdir="$cache/kernels"
+case "$flavor" in
+auto) # patched when built, else stock when built, else build patched
+	if [ -s "$kdir/$kernel-patched/bzImage" ]; then flavor=patched
+	elif [ -s "$kdir/$kernel-stock/bzImage" ]; then flavor=stock
+	else flavor=patched; fi ;;
+patched | stock) ;;
+*) die "flavor '$flavor' is not auto, patched or stock" ;;
+esac
+bzimage="$kdir/$kernel-$flavor/bzImage"
+if [ ! -s "$bzimage" ]; then
+	builder="$(dirname "$capture_dir")/kernel-patches/build_kernel.sh"
+	[ "$build" = 1 ] && [ -f "$builder" ] ||
+		die "no lab kernel $bzimage; fix: just kernel $kernel $flavor (~15 min on 2 cores), or add build=1"
+	echo "lab: no $bzimage yet: building it (just kernel $kernel $flavor; ~15 min on 2 cores)" >&2
+	bash "$builder" "$kernel" "$flavor" || die "kernel build failed (see above)"
+fi
+bash "$here/ensure-packages.sh" qemu-system-x86 || die "qemu-system-x86_64 is missing; fix: apt-get install qemu-system-x86"
+
+final="$runs/$run"
+if [ -e "$final" ]; then
+	[ "$force" = 1 ] || die "$final already exists; fix: pick another RUN or add force=1 to replace it"
+fi
+stage="$runs/.$run.staging"
+rm -rf "$stage"
+mkdir -p "$stage/$run/lab" "$stage/.sync"
+
+# scenario.sh of the run = parameter overrides + the scenario (self-contained, reproducible)
+{
+	echo "# lab scenario '$scenario' as run by lab.sh on $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+	echo "# parameter overrides (from the lab command line):"
+	for p in ${params[@]+"${params[@]}"}; do printf '%s=%q\n' "${p%%=*}" "${p#*=}"; done
+	echo "# --- capture/scenarios/$scenario.sh"
+	cat "$scenario_file"
+} >"$stage/$run/scenario.sh"
+
+# truth.json: the scenario's truth() with its parameters, plus the lab facts. Sourcing
+# a scenario only defines variables and functions.
+truth=$( cd "$stage" && bash -c 'set -e; runtime=3; . "$1"; truth' _ "$stage/$run/scenario.sh" ) ||
+	die "scenario $scenario: truth() failed"
+initramfs=$(bash "$here/build-initramfs.sh") || die "initramfs build failed (see above)"
+kernel_release=$(sed -n 's/^kernelrelease=//p' "$kdir/$kernel-$flavor/build-info.txt" 2>/dev/null || true)
+
+# Two free UDP ports on 127.0.0.1 for the dgram link (one per VM).
+pick_port() {
+	local p
+	for _ in $(seq 50); do
+		p=$((20000 + RANDOM % 20000))
+		if ! ss -Huln "sport = :$p or sport = :$((p + 1))" 2>/dev/null | grep -q .; then echo $p; return; fi
+	done
+	die "no free UDP port pair found on 127.0.0.1"
+}
+port=$(pick_port)
+
+accel_opt="tcg,thread=multi" cpu=max
+[ "$accel" = kvm ] && accel_opt=kvm cpu=host
+start_vm() { # start_vm ROLE LOCAL_PORT REMOTE_PORT MAC_SUFFIX EXTRA_CMDLINE
+	local role=$1
+	qemu-system-x86_64 -name "ntscope-$role" -machine pc -accel "$accel_opt" -cpu "$cpu" \
+		-smp "$smp" -m "$mem" -nodefaults -display none -no-reboot \
+		-kernel "$bzimage" -initrd "$initramfs" \
+		-append "console=ttyS0 panic=-1 loglevel=4 ntscope.role=$role ntscope.run=$run ntscope.epoch=$(date +%s) $5" \
+		-serial "file:$stage/$run/lab/$role.console.log" \
+		-netdev "dgram,id=link,local.type=inet,local.host=127.0.0.1,local.port=$2,remote.type=inet,remote.host=127.0.0.1,remote.port=$3" \
+		-device "virtio-net-pci,netdev=link,mac=52:54:00:6e:74:$4" \
+		-virtfs "local,path=$stage,mount_tag=share,security_model=none,id=share" \
+		>"$stage/$run/lab/$role.qemu.log" 2>&1 &
+	echo $!
+}
+
+console_tails() {
+	local r
+	for r in target initiator; do
+		echo "---- $r console (last 25 lines of $stage/$run/lab/$r.console.log):" >&2
+		tail -n 25 "$stage/$run/lab/$r.console.log" >&2 2>/dev/null || true
+		if [ -s "$stage/$run/lab/$r.qemu.log" ]; then
+			echo "---- $r qemu:" >&2
+			tail -n 5 "$stage/$run/lab/$r.qemu.log" >&2
+		fi
+	done
+}
+
+echo "lab: run=$run scenario=$scenario kernel=$kernel-$flavor ($kernel_release) accel=$accel ${params[*]+params: ${params[*]}}" >&2
+t0=$(date +%s.%N)
+# null_blk is built in: no default device; the target makes /dev/nullb0 via configfs
+tpid=$(start_vm target "$port" "$((port + 1))" 02 "null_blk.nr_devices=0")
+ipid=$(start_vm initiator "$((port + 1))" "$port" 01 "null_blk.nr_devices=0")
+pids="$tpid $ipid"
+kill_vms() { for p in $pids; do kill "$p" 2>/dev/null || true; done; sleep 1; for p in $pids; do kill -9 "$p" 2>/dev/null || true; done; }
+trap 'kill_vms; exit 130' INT TERM
+
+deadline=$(( $(date +%s) + timeout ))
+while kill -0 "$tpid" 2>/dev/null || kill -0 "$ipid" 2>/dev/null; do
+	if [ "$(date +%s)" -ge "$deadline" ]; then
+		kill_vms
+		console_tails
+		die "the VMs did not finish within timeout=$timeout s (killed); staging kept in $stage"
+	fi
+	# one VM failed: the other would wait for it until the timeout, stop now
+	for r in target initiator; do
+		if grep -q '^fail' "$stage/.sync/$r.status" 2>/dev/null; then
+			sleep 2; kill_vms; console_tails
+			die "$r VM failed: $(cat "$stage/.sync/$r.status"); staging kept in $stage"
+		fi
+	done
+	sleep 0.5
+done
+trap - INT TERM
+t1=$(date +%s.%N)
+for r in target initiator; do
+	st=$(cat "$stage/.sync/$r.status" 2>/dev/null || echo "no status (the VM stopped before the end)")
+	if [ "$st" != ok ]; then
+		console_tails
+		[ "$accel" = kvm ] && echo "lab: hint: accel=kvm fails where nested KVM does not work (assertions in the qemu log above); retry with accel=tcg" >&2
+		die "$r VM: $st; staging kept in $stage"
+	fi
+	[ -s "$stage/$run/$r/trace.dat" ] || { console_tails; die "$r VM wrote no trace.dat"; }
+done
+
+# Boot time: kernel timestamp of the guest's first ntscope-lab line.
+boot_s() { sed -n 's/.*ntscope-lab\[[a-z-]* \([0-9.]*\)s\].*/\1/p' "$stage/$run/lab/$1.console.log" | head -n 1; }
+wall=$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.1f", b - a}')
+python3 - "$stage/$run" "$truth" ${params[@]+"${params[@]}"} <<EOF || die "could not write truth.json / lab.json"
+import json, os, sys
+d, truth = sys.argv[1], sys.argv[2]
+t = json.loads(truth)
+lab = {"scenario": "$scenario", "run": "$run", "kernel": "$kernel", "flavor": "$flavor",
+       "kernel_release": "$kernel_release", "accel": "$accel", "smp": $smp, "mem_mib": $mem,
+       "params": dict(p.split("=", 1) for p in sys.argv[3:]),
+       "initramfs": os.path.basename("$initramfs"), "wall_s": round($wall, 1),
+       "first_guest_line_s": {"target": "$(boot_s target)", "initiator": "$(boot_s initiator)"}}
+t["lab"] = lab
+for name, obj in (("truth.json", t), ("lab/lab.json", lab)):
+    p = os.path.join(d, name)
+    with open(p + ".tmp", "w") as f:
+        json.dump(obj, f, indent=2); f.write("\n")
+    os.rename(p + ".tmp", p)
+EOF
+
+rm -rf "$final"
+mv "$stage/$run" "$final"
+rm -rf "$stage"
+echo "lab: $final ready in ${wall%.*} s: $(cd "$final" && ls -d */trace.dat | tr '\n' ' ')" >&2

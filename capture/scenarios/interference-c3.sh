@@ -1,0 +1,19 @@
+# Interference c3: B on another CPU but the same queue (nvme connect -i 1): A waits behind B in the shared transport queue
+# Stream A is a 4 KiB qd1 random reader pinned to CPU 0.
+# Stream B is a 128 KiB qd4 random reader pinned to CPU 1.
+: "${runtime:=3}"
+connect="-i 1"
+workload() {
+	run_fio a_4k --rw=randread --bs=4k --iodepth=1 --cpus_allowed=0 \
+		--name=b_128k --rw=randread --bs=128k --iodepth=4 --cpus_allowed=1
+}
+truth() {
+	cat <<JSON
+{"scenario": "interference-c3", "family": "interference", "cause": "interference",
+ "injected": {"stream_b": {"rw": "randread", "bs_bytes": 131072, "iodepth": 4, "cpu": 1}, "nvme_connect_nr_io_queues": 1, "shares_cpu_with_a": false, "shares_queue_with_a": true},
+ "expected_bottleneck": {"stock": "fabric_total", "ntprof": "nvme_tcp_submission", "paper": "S2 initiator transport queue (shared queue)"},
+ "workload": [{"job": "a_4k", "rw": "randread", "bs_bytes": 4096, "iodepth": 1, "cpu": 0, "runtime_s": $runtime},
+              {"job": "b_128k", "rw": "randread", "bs_bytes": 131072, "iodepth": 4, "cpu": 1, "runtime_s": $runtime}],
+ "expect": "B on another CPU but the same queue (nvme connect -i 1): A waits behind B in the shared transport queue"}
+JSON
+}

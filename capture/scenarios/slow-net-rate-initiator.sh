@@ -1,0 +1,15 @@
+# Slow network, rate limit on the initiator's egress (write data, H2C): 128 KiB writes.
+: "${netem:=rate 20mbit}"
+: "${qd:=4}"
+: "${runtime:=3}"
+initiator_netem=$netem
+workload() { run_fio write128k --rw=write --bs=128k --iodepth="$qd"; }
+truth() {
+	cat <<JSON
+{"scenario": "slow-net-rate-initiator", "family": "slow_network", "cause": "slow_network",
+ "injected": {"netem": "$netem", "interface": "initiator eth0 egress", "direction": "initiator_to_target"},
+ "expected_bottleneck": {"stock": "fabric_total", "ntprof": "network_transmission", "paper": "S3-S5 network substrate", "direction": "initiator_to_target"},
+ "workload": [{"job": "write128k", "rw": "write", "bs_bytes": 131072, "iodepth": $qd, "cpu": null, "runtime_s": $runtime}],
+ "expect": "write data (H2C) is throttled: network time dominates and throughput is capped near the rate"}
+JSON
+}

@@ -1,0 +1,15 @@
+# Slow network, rate limit on the target's egress (read data, C2H): 128 KiB reads.
+: "${netem:=rate 20mbit}"
+: "${qd:=4}"
+: "${runtime:=3}"
+target_netem=$netem
+workload() { run_fio randread128k --rw=randread --bs=128k --iodepth="$qd"; }
+truth() {
+	cat <<JSON
+{"scenario": "slow-net-rate-target", "family": "slow_network", "cause": "slow_network",
+ "injected": {"netem": "$netem", "interface": "target eth0 egress", "direction": "target_to_initiator"},
+ "expected_bottleneck": {"stock": "fabric_total", "ntprof": "network_transmission", "paper": "S3-S5 network substrate", "direction": "target_to_initiator"},
+ "workload": [{"job": "randread128k", "rw": "randread", "bs_bytes": 131072, "iodepth": $qd, "cpu": null, "runtime_s": $runtime}],
+ "expect": "read data (C2H) is throttled: network time dominates and throughput is capped near the rate"}
+JSON
+}

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Smoke-boot a built lab kernel: boot_check.sh VERSION [FLAVOR]
+# Boots ${NTSCOPE_CACHE}/kernels/VERSION-FLAVOR/bzImage in QEMU (TCG, no
+# network, serial console) with a busybox initramfs that lists the trace
+# events under /sys/kernel/tracing/events, then checks the list:
+#   stock and patched: systems nvme and nvmet exist;
+#   patched: every event of EVENTS.md exists (and no other nvme_tcp/nvmet_tcp one).
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+version=${1:-}; flavor=${2:-patched}
+[ -n "$version" ] || die "usage: boot_check.sh VERSION [stock|patched]"
+check_version "$version"
+kernel="$KERNELS_DIR/$version-$flavor/bzImage"
+[ -f "$kernel" ] || die "boot_check: $kernel missing; fix: just kernel $version $flavor"
+busybox=$(command -v busybox) || die "boot_check: busybox not found; fix: apt-get install busybox-static"
+file -L "$busybox" | grep -q 'statically linked' || die "boot_check: $busybox is not static; fix: apt-get install busybox-static"
+
+work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
+mkdir -p "$work/root/bin" "$work/root/proc" "$work/root/sys" "$work/root/dev"
+cp "$busybox" "$work/root/bin/busybox"
+cat > "$work/root/init" <<'EOF'
+#!/bin/busybox sh
+B=/bin/busybox
+$B mount -t proc proc /proc
+$B mount -t sysfs sysfs /sys
+$B mount -t tracefs tracefs /sys/kernel/tracing
+echo "BOOTCHECK release $($B uname -r)"
+for d in /sys/kernel/tracing/events/*/*/; do
+  echo "BOOTCHECK event $($B basename $($B dirname $d)):$($B basename $d)"
+done
+echo "BOOTCHECK done"
+$B poweroff -f
+EOF
+chmod +x "$work/root/init"
+(cd "$work/root" && find . | cpio -o -H newc 2>/dev/null | gzip > "$work/initramfs.gz")
+
+t0=$(date +%s)
+timeout 300 qemu-system-x86_64 -m 512 -smp 1 -nographic -no-reboot -net none \
+    -kernel "$kernel" -initrd "$work/initramfs.gz" \
+    -append "console=ttyS0 panic=-1 quiet" > "$work/console.log" 2>&1 || true
+secs=$(( $(date +%s) - t0 ))
+# Keep the BOOTCHECK lines only (the console may prefix them with escape codes).
+tr -d '\r' < "$work/console.log" | grep -ao 'BOOTCHECK .*' > "$work/console.txt" || true
+grep -q '^BOOTCHECK done' "$work/console.txt" || {
+    tr -d '\r' < "$work/console.log" | tail -30 >&2
+    die "boot_check: $kernel did not reach the end of the init script in ${secs} s (console tail above)"
+}
+release=$(sed -n 's/^BOOTCHECK release //p' "$work/console.txt")
+sed -n 's/^BOOTCHECK event //p' "$work/console.txt" | sort -u > "$work/events"
+
+fail=0
+for sys in nvme nvmet; do
+    grep -q "^$sys:" "$work/events" || { echo "boot_check: trace system $sys missing" >&2; fail=1; }
+done
+n_new=$(grep -cE '^(nvme_tcp|nvmet_tcp):' "$work/events" || true)
+if [ "$flavor" = patched ]; then
+    grep -oE '^### (nvme_tcp|nvmet_tcp)_[a-z0-9_]+' "$KP_DIR/EVENTS.md" | cut -c5- |
+        sed -E 's/^(nvmet?_tcp)_(.*)$/\1:\1_\2/' | sort -u > "$work/want"
+    grep -E '^(nvme_tcp|nvmet_tcp):' "$work/events" > "$work/have" || true
+    missing=$(comm -23 "$work/want" "$work/have" | tr '\n' ' ')
+    extra=$(comm -13 "$work/want" "$work/have" | tr '\n' ' ')
+    [ -z "$missing" ] || { echo "boot_check: events of EVENTS.md missing in the booted kernel: $missing" >&2; fail=1; }
+    [ -z "$extra" ] || { echo "boot_check: events in the booted kernel not in EVENTS.md: $extra" >&2; fail=1; }
+else
+    [ "$n_new" = 0 ] || { echo "boot_check: stock kernel has $n_new nvme_tcp/nvmet_tcp events" >&2; fail=1; }
+fi
+[ "$fail" = 0 ] || exit 1
+echo "boot_check: $version-$flavor ($release) booted in ${secs} s; $n_new nvme_tcp/nvmet_tcp events, nvme and nvmet present"

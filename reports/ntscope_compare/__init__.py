@@ -1,0 +1,1 @@
+"""ntscope compare and interference reports: load runs, run sql/compare/*.sql, render."""

@@ -1,0 +1,60 @@
+"""Read the report views of a loaded run into one plain dict (the report.json document).
+Only SELECTs of sql/ views here: no arithmetic on the data."""
+import json
+
+STAT_COLS = ["count", "mean_ns", "p10_ns", "p50_ns", "p70_ns", "p80_ns", "p90_ns", "p95_ns",
+             "p99_ns", "p999_ns", "p9999_ns", "min_ns", "max_ns"]
+
+
+def rows(con, sql, params=None):
+    cur = con.execute(sql, params or [])
+    names = [d[0] for d in cur.description]
+    return [dict(zip(names, r)) for r in cur.fetchall()]
+
+
+def build(con, spec):
+    stage_sets = [r["stage_set"] for r in rows(con, "SELECT DISTINCT stage_set FROM io_stages ORDER BY 1")]
+    if spec.stage_sets:
+        stage_sets = [s for s in stage_sets if s in spec.stage_sets]
+    mode = rows(con, "SELECT mode FROM analysis_mode")[0]["mode"]
+    stats = [dict(r, value=json.loads(r["value"])) for r in
+             rows(con, "SELECT name, severity, value, meaning FROM pipeline_stats ORDER BY seq, name")]
+    clock = rows(con, "SELECT offset_ns, uncertainty_ns, drift_ppm, t0_ns, method FROM clock_offset")
+    clock = clock[0] if clock else {"offset_ns": None, "uncertainty_ns": None, "drift_ppm": None,
+                                    "t0_ns": None, "method": "no matched command pairs"}
+    window = rows(con, "SELECT start_ts, end_ts, dur AS dur_ns FROM report_window")[0]
+    groups = []
+    for g in rows(con, "SELECT * FROM report_groups ORDER BY count DESC, group_key"):
+        stages = rows(con, "SELECT stage_set, stage, parent, direction, " + ", ".join(STAT_COLS) +
+                      " FROM report_stage_stats WHERE group_key = ? ORDER BY stage_set, seq", [g["group_key"]])
+        stages = [s for s in stages if s["stage_set"] in stage_sets]
+        hist = rows(con, "SELECT stage_set, stage, bucket, lo_ns, hi_ns, count FROM report_stage_histogram "
+                         "WHERE group_key = ? ORDER BY stage_set, seq, bucket", [g["group_key"]])
+        cdf = rows(con, "SELECT stage_set, stage, list(dur_ns ORDER BY pct) AS dur_ns FROM report_stage_cdf "
+                        "WHERE group_key = ? GROUP BY stage_set, stage, seq ORDER BY stage_set, seq",
+                   [g["group_key"]])
+        groups.append({
+            "key": json.loads(g["group_json"]), "key_text": g["group_key"],
+            "count": g["count"], "matched": g["matched"], "bytes": g["bytes"],
+            "iops": g["iops"], "mb_s": g["mb_s"],
+            "stages": [{"name": s["stage"], **{k: s[k] for k in ["stage_set", "parent", "direction"] + STAT_COLS}}
+                       for s in stages],
+            "histograms": [h for h in hist if h["stage_set"] in stage_sets],
+            "cdf_pct_1_to_100": [c for c in cdf if c["stage_set"] in stage_sets],
+        })
+    ts = rows(con, "SELECT queue, bin, bin_start_ns, bin_ns, completions, bytes, iops, mb_s, inflight_avg "
+                   "FROM report_timeseries ORDER BY queue, bin")
+    defs = rows(con, "SELECT stage_set, stage, seq, parent, side, from_ms, to_ms, minus_from_ms, minus_to_ms, "
+                     "direction, meaning FROM stage_definitions ORDER BY stage_set, seq")
+    return {
+        "schema": "ntscope.report/1",
+        "mode": mode,
+        "spec": spec.describe(),
+        "stage_sets": stage_sets,
+        "pipeline_stats": stats,
+        "clock": clock,
+        "window": window,
+        "groups": groups,
+        "timeseries": ts,
+        "stage_definitions": [d for d in defs if d["stage_set"] in stage_sets],
+    }

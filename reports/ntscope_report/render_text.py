@@ -1,0 +1,72 @@
+"""report.txt: pipeline_stats, clock, then per group the stage table in microseconds
+(fits a 100-column terminal) and a log2 histogram of end_to_end."""
+
+COLS = [("n", "count"), ("avg", "mean_ns"), ("p10", "p10_ns"), ("p50", "p50_ns"), ("p70", "p70_ns"),
+        ("p80", "p80_ns"), ("p90", "p90_ns"), ("p95", "p95_ns"), ("p99", "p99_ns"),
+        ("p99.9", "p999_ns"), ("max", "max_ns")]
+
+
+def us(ns):
+    if ns is None:
+        return "-"
+    v = ns / 1000.0
+    if abs(v) >= 100000:
+        return f"{v / 1000:.0f}ms"
+    return f"{v:.0f}" if abs(v) >= 100 else f"{v:.1f}"
+
+
+def stage_table(stages, stage_set):
+    title = "stage (" + stage_set + ", us)"
+    out = [f"  {title:<20}" + "".join(f"{h:>7}" for h, _ in COLS)]
+    for s in stages:
+        if s["stage_set"] != stage_set:
+            continue
+        name = ("  " + s["name"]) if s["parent"] else s["name"]
+        cells = [str(s["count"])] + [us(s[k]) for _, k in COLS[1:]]
+        out.append(f"  {name[:20]:<20}" + "".join(f"{c:>7}" for c in cells))
+    return out
+
+
+def histogram(hist, stage_set, stage):
+    h = [x for x in hist if x["stage_set"] == stage_set and x["stage"] == stage]
+    if not h:
+        return []
+    top = max(x["count"] for x in h)
+    out = [f"  {stage} histogram ({stage_set}):", f"  {'usecs':>22} : {'count':<8} distribution"]
+    for x in h:
+        if x["bucket"] == -2:
+            rng = "negative"
+        else:
+            rng = f"{x['lo_ns'] // 1000} -> {x['hi_ns'] // 1000 - 1}"
+        bar = "*" * max(1, round(40 * x["count"] / top))
+        out.append(f"  {rng:>22} : {x['count']:<8} |{bar:<40}|")
+    return out
+
+
+def render(doc, run_dir):
+    L = [f"ntscope report: {run_dir}", f"mode: {doc['mode']}   stage sets: {', '.join(doc['stage_sets']) or '-'}", ""]
+    L.append("pipeline_stats")
+    for s in doc["pipeline_stats"]:
+        v = s["value"]
+        L.append(f"  {s['severity']:<8} {s['name'][:44]:<44} {str(v)[:40]}")
+    c = doc["clock"]
+    L += ["", "clock"]
+    if c["offset_ns"] is not None:
+        L.append(f"  target - initiator = {c['offset_ns'] / 1e9:.6f} s  +- {c['uncertainty_ns'] / 1000:.1f} us"
+                 f"   drift {c['drift_ppm']:.2f} ppm")
+    else:
+        L.append("  no offset: no matched command pairs")
+    w = doc["window"]
+    L.append(f"  window: {(w['dur_ns'] or 0) / 1e9:.3f} s of selected I/O")
+    for g in doc["groups"]:
+        L += ["", f"group: {g['key_text']}   count {g['count']} (matched {g['matched']})   "
+                  f"IOPS {g['iops']:.1f}   MB/s {g['mb_s']:.2f}"]
+        for ss in doc["stage_sets"]:
+            if any(s["stage_set"] == ss for s in g["stages"]):
+                L += stage_table(g["stages"], ss)
+        for ss in doc["stage_sets"]:
+            L += histogram(g["histograms"], ss, "end_to_end")
+            break
+    L += ["", "Times in microseconds (ms where marked). Indented stages subdivide the stage above;",
+          "top-level stages sum to end_to_end per I/O, percentiles do not add up."]
+    return "\n".join(L) + "\n"

@@ -1,0 +1,167 @@
+"""Report tests: spec parsing, `analyze` on a real capture (text, JSON schema, filters,
+timeline), and the HTML page rendered by headless Chromium."""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPORTS = os.path.dirname(HERE)
+REPO = os.path.dirname(REPORTS)
+sys.path.insert(0, REPORTS)
+from ntscope_report import spec as specmod  # noqa: E402
+
+NTSCOPE = os.environ.get("NTSCOPE_BIN") or os.path.join(
+    os.environ.get("CARGO_TARGET_DIR", os.path.expanduser("~/.cache/ntscope/target")), "release", "ntscope")
+
+
+# ---------------------------------------------------------------- spec
+@pytest.mark.parametrize("text,cond", [
+    ("4k", "size_bytes = 4096"), ("4096", "size_bytes = 4096"), ("128KiB", "size_bytes = 131072"),
+    ("4k-128k", "size_bytes BETWEEN 4096 AND 131072"), (">=32k", "size_bytes >= 32768"), ("<8k", "size_bytes < 8192"),
+])
+def test_size_conditions(text, cond):
+    assert specmod.size_condition(text) == cond
+
+
+@pytest.mark.parametrize("bad", ["4q", "big", "-"])
+def test_bad_size_is_a_clear_error(bad):
+    with pytest.raises(specmod.SpecError, match="is not a size"):
+        specmod.size_condition(bad)
+
+
+def test_unknown_group_field_is_an_error():
+    with pytest.raises(specmod.SpecError, match="group-by field 'colour' is unknown"):
+        specmod.Spec(group_by="type,colour")
+
+
+def test_toml_spec_and_flag_override(tmp_path):
+    p = tmp_path / "spec.toml"
+    p.write_text('[filter]\ntype = ["read"]\nsize = ">=8k"\nqueue = [1]\n[group]\nby = ["type", "queue"]\n')
+    s = specmod.Spec.from_toml(str(p))
+    assert s.where() == "io_type IN ('read') AND (size_bytes >= 8192) AND qid IN (1)"
+    assert s.group_by == ["type", "queue"]
+    s2 = specmod.Spec.from_toml(str(p), types="write")
+    assert s2.types == ["write"]
+    p.write_text("[filters]\n")
+    with pytest.raises(specmod.SpecError, match=r"unknown table \[filters\]"):
+        specmod.Spec.from_toml(str(p))
+
+
+# ---------------------------------------------------------------- analyze on real captures
+def copy_sample(name, dst):
+    src = os.path.join(REPO, "fixtures", name)
+    for host in ("initiator", "target"):
+        shutil.copytree(os.path.join(src, host), os.path.join(dst, host))
+    return dst
+
+
+def analyze(run, *flags):
+    env = dict(os.environ, NTSCOPE_BIN=NTSCOPE)
+    return subprocess.run([sys.executable, "-m", "ntscope_report", run, "--quiet", *flags],
+                          cwd=REPORTS, env=env, capture_output=True, text=True)
+
+
+@pytest.fixture(scope="module")
+def randread(tmp_path_factory):
+    run = copy_sample("stock-randread-4k-qd8", str(tmp_path_factory.mktemp("rr") / "run"))
+    r = analyze(run)
+    assert r.returncode == 0, r.stderr
+    return run
+
+
+@pytest.fixture(scope="module")
+def mixed(tmp_path_factory):
+    run = copy_sample("stock-randrw-mixed", str(tmp_path_factory.mktemp("mx") / "run"))
+    r = analyze(run)
+    assert r.returncode == 0, r.stderr
+    return run
+
+
+def test_report_txt(randread):
+    text = open(os.path.join(randread, "report", "report.txt")).read()
+    lines = text.splitlines()
+    assert lines[3] == "pipeline_stats"
+    assert max(len(l) for l in lines) <= 100
+    m = re.search(r"group: type=read, size=4096\s+count (\d+) \(matched (\d+)\)\s+IOPS ([\d.]+)", text)
+    assert m and int(m.group(1)) == 6389 and int(m.group(2)) == 6389
+    assert abs(float(m.group(3)) - 1064) < 15  # fio.log: IOPS=1064
+
+
+def test_report_json_schema(randread):
+    doc = json.load(open(os.path.join(randread, "report", "report.json")))
+    assert doc["mode"] == "stock"
+    stats = {s["name"]: s for s in doc["pipeline_stats"]}
+    for k in ("initiator_commands", "target_commands", "matched_commands"):
+        assert set(stats[k]) == {"name", "severity", "value", "meaning"}
+    assert stats["initiator_commands"]["value"] == 6389
+    assert stats["matched_commands"]["value"] == 6389
+    assert set(doc["clock"]) >= {"offset_ns", "uncertainty_ns", "method"}
+    assert isinstance(doc["clock"]["offset_ns"], int)
+    [g] = doc["groups"]
+    assert g["key"] == {"type": "read", "size_bytes": 4096}
+    assert g["count"] == 6389 and g["iops"] > 1000 and g["mb_s"] > 4
+    names = [s["name"] for s in g["stages"]]
+    assert names[0] == "end_to_end" and "fabric_total" in names and "target_device" in names
+    for s in g["stages"]:
+        for k in ("count", "mean_ns", "p10_ns", "p50_ns", "p70_ns", "p80_ns", "p90_ns", "p95_ns",
+                  "p99_ns", "p999_ns", "max_ns"):
+            assert isinstance(s[k], int), (s["name"], k)
+        assert s["p10_ns"] <= s["p50_ns"] <= s["p99_ns"] <= s["max_ns"]
+
+
+def test_filters_and_grouping(mixed):
+    r = analyze(mixed, "--type", "write", "--size", "4k-16k", "--group-by", "type,queue")
+    assert r.returncode == 0, r.stderr
+    doc = json.load(open(os.path.join(mixed, "report", "report.json")))
+    keys = [g["key"] for g in doc["groups"]]
+    assert keys and all(k["type"] == "write" and k["queue"] in (1, 2) for k in keys)
+    total = sum(g["count"] for g in doc["groups"])
+    assert 0 < total < 1439  # fio issued 1439 writes of 4k-128k
+    r = analyze(mixed, "--size", "huge")
+    assert r.returncode == 2 and "size 'huge' is not a size" in r.stderr
+
+
+def test_missing_run_is_fatal():
+    r = analyze("/nonexistent/run")
+    assert r.returncode == 2 and "no run directory" in r.stderr
+
+
+def test_timeline_export(randread):
+    doc = json.load(open(os.path.join(randread, "report", "timeline.json")))
+    ev = doc["traceEvents"]
+    tracks = {e["args"]["name"] for e in ev if e["ph"] == "M"}
+    assert "initiator q1" in tracks and any(t.startswith("target cntlid 1") for t in tracks)
+    begins = [e for e in ev if e["ph"] == "b"]
+    ends = [e for e in ev if e["ph"] == "e"]
+    assert len(begins) == len(ends) > 6389
+    assert {e["name"] for e in begins} >= {"host_queue", "fabric_total", "target_exec", "host_completion"}
+
+
+def test_html_renders_in_chromium(mixed):
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    assert chromium, "chromium is not installed (apt-get install chromium)"
+    r = analyze(mixed)  # default grouping (another test re-ran it with filters)
+    assert r.returncode == 0, r.stderr
+    page = os.path.join(mixed, "report", "report.html")
+    assert "http://" not in open(page).read().replace("http://www.w3.org/2000/svg", "")
+    with tempfile.TemporaryDirectory() as prof:
+        r = subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu",
+                            "--disable-background-networking", "--no-first-run",
+                            f"--user-data-dir={prof}", "--dump-dom", "file://" + page],
+                           capture_output=True, text=True, timeout=120)
+    dom = r.stdout
+    doc = json.load(open(os.path.join(mixed, "report", "report.json")))
+    n_groups = len(doc["groups"])
+    # stacked breakdown: one bar per group, one segment per top-level stock stage (4)
+    assert dom.count('class="seg"') == 4 * n_groups
+    assert dom.count('class="cdf-line"') == 12          # every stock stage of the first group
+    assert dom.count('class="ts-line"') == 2 * 3        # MB/s and in-flight: all, q1, q2
+    # elements only the script creates (the data itself is embedded as JSON text)
+    assert "<td>matched_commands</td>" in dom
+    assert ">type=read, size=4096</text>" in dom

@@ -1,0 +1,37 @@
+-- raw_contract: the columns the views below read from each trace system's Parquet
+-- files, as the converter writes them (analyzer/: <host>/parquet/<system>/<event>.parquet).
+-- One row = one (system, column). The loader (sql/load_views.py) builds one view
+-- raw_<system> per system: every event file of every host, union by column name, plus
+-- `host` (the <host> directory name) and `event` (the file name without .parquet);
+-- a contract column an event does not have is NULL, a system with no file at all is an
+-- empty view with exactly these columns. Adding a column here makes it visible upstream.
+--   system       trace system (directory under parquet/)
+--   column_name  column name in the Parquet file
+--   column_type  DuckDB type the views rely on (values are cast to it)
+CREATE OR REPLACE TABLE raw_contract AS
+SELECT * FROM (VALUES
+    -- common to every event
+    ('*', 'ts', 'BIGINT'), ('*', 'cpu', 'INTEGER'), ('*', 'pid', 'INTEGER'), ('*', 'comm', 'VARCHAR'),
+    -- nvme: host driver (nvme_setup_cmd, nvme_complete_rq, nvme_sq)
+    ('nvme', 'disk', 'VARCHAR'), ('nvme', 'ctrl_id', 'BIGINT'), ('nvme', 'qid', 'BIGINT'),
+    ('nvme', 'cid', 'BIGINT'), ('nvme', 'opcode', 'BIGINT'), ('nvme', 'fctype', 'BIGINT'),
+    ('nvme', 'nsid', 'BIGINT'), ('nvme', 'cdw10', 'UTINYINT[]'), ('nvme', 'status', 'BIGINT'),
+    ('nvme', 'retries', 'BIGINT'), ('nvme', 'result', 'UBIGINT'),
+    -- nvmet: target core (nvmet_req_init, nvmet_req_complete)
+    ('nvmet', 'disk', 'VARCHAR'), ('nvmet', 'ctrl_id', 'BIGINT'), ('nvmet', 'qid', 'BIGINT'),
+    ('nvmet', 'cid', 'BIGINT'), ('nvmet', 'opcode', 'BIGINT'), ('nvmet', 'fctype', 'BIGINT'),
+    ('nvmet', 'nsid', 'BIGINT'), ('nvmet', 'cdw10', 'UTINYINT[]'), ('nvmet', 'status', 'BIGINT'),
+    ('nvmet', 'result', 'UBIGINT'),
+    -- block layer, both hosts
+    ('block', 'dev', 'BIGINT'), ('block', 'sector', 'UBIGINT'), ('block', 'nr_sector', 'BIGINT'),
+    ('block', 'bytes', 'BIGINT'), ('block', 'rwbs', 'VARCHAR'), ('block', 'error', 'BIGINT'),
+    -- patched kernels: nvme_tcp (initiator) and nvmet_tcp (target); see kernel-patches/EVENTS.md
+    ('nvme_tcp', 'ctrl_instance', 'BIGINT'), ('nvme_tcp', 'cntlid', 'BIGINT'), ('nvme_tcp', 'qid', 'BIGINT'),
+    ('nvme_tcp', 'cid', 'BIGINT'), ('nvme_tcp', 'tag', 'BIGINT'), ('nvme_tcp', 'opcode', 'BIGINT'),
+    ('nvme_tcp', 'is_write', 'BIGINT'), ('nvme_tcp', 'data_len', 'BIGINT'),
+    ('nvme_tcp', 'req_list_len', 'BIGINT'), ('nvme_tcp', 'send_list_len', 'BIGINT'),
+    ('nvmet_tcp', 'cntlid', 'BIGINT'), ('nvmet_tcp', 'qid', 'BIGINT'), ('nvmet_tcp', 'queue_idx', 'BIGINT'),
+    ('nvmet_tcp', 'cid', 'BIGINT'), ('nvmet_tcp', 'opcode', 'BIGINT'), ('nvmet_tcp', 'is_write', 'BIGINT'),
+    ('nvmet_tcp', 'data_len', 'BIGINT'), ('nvmet_tcp', 'status', 'BIGINT'),
+    ('nvmet_tcp', 'resp_list_len', 'BIGINT'), ('nvmet_tcp', 'send_list_len', 'BIGINT')
+) AS t(system, column_name, column_type);

@@ -1,0 +1,250 @@
+-- block_requests: one row per block request lifetime on one host (block_rq_issue paired
+-- with the next block_rq_complete of the same (host, dev, sector)), with the bio that
+-- created it.
+--   req_key      unique id: '<host>/<dev>/<sector>/<issue ts>'
+--   host, role   where it was traced
+--   dev          dev_t (major << 20 | minor);  sector  first 512 B sector;  nr_sector  length
+--   bytes        data bytes (block_rq_issue), 0 for flush
+--   rwbs         block layer op flags string (R, W, WS, FWS, D ...)
+--   io_type      'read', 'write', 'flush', 'discard', 'other' (from rwbs)
+--   queue_ts     block_bio_queue of the same sector on that device before the issue (ns)
+--   getrq_ts     block_getrq, likewise (ns)
+--   issue_ts, complete_ts   block_rq_issue and block_rq_complete (ns)
+--   complete_cpu CPU of block_rq_complete
+--   issue_cpu, issue_pid, issue_comm   context of block_rq_issue
+--   queue_pid, queue_comm  process that queued the bio (the application on the initiator)
+--   queue_cpu    CPU of block_bio_queue
+--   error        block_rq_complete error code
+--   state        'complete' or 'no_completion' or 'no_issue'
+CREATE OR REPLACE VIEW block_requests AS
+WITH e AS (
+    SELECT host, role, event, ts, cpu, pid, comm, dev, sector, nr_sector, bytes, rwbs,
+           CASE WHEN event = 'block_rq_issue' THEN 0 ELSE 1 END AS phase
+    FROM events WHERE event IN ('block_rq_issue', 'block_rq_complete')
+), ordered AS (
+    SELECT *, lead(phase) OVER w AS next_phase, lead(ts) OVER w AS next_ts,
+           lead(cpu) OVER w AS next_cpu, lag(phase) OVER w AS prev_phase
+    FROM e WINDOW w AS (PARTITION BY host, dev, sector ORDER BY ts, phase)
+), issued AS (
+    SELECT host, role, dev, sector, nr_sector, bytes, rwbs, ts AS issue_ts,
+           CASE WHEN next_phase = 1 THEN next_ts END AS complete_ts,
+           CASE WHEN next_phase = 1 THEN next_cpu END AS complete_cpu,
+           cpu AS issue_cpu, pid AS issue_pid, comm AS issue_comm,
+           CASE WHEN next_phase = 1 THEN 'complete' ELSE 'no_completion' END AS state
+    FROM ordered WHERE phase = 0
+    UNION ALL
+    SELECT host, role, dev, sector, nr_sector, NULL, rwbs, NULL, ts, cpu, NULL, NULL, NULL, 'no_issue'
+    FROM ordered WHERE phase = 1 AND prev_phase IS DISTINCT FROM 0
+), bios AS (
+    SELECT host, dev, sector, ts, cpu, pid, comm FROM events WHERE event = 'block_bio_queue'
+), getrqs AS (
+    SELECT host, dev, sector, ts FROM events WHERE event = 'block_getrq'
+)
+SELECT i.host || '/' || i.dev || '/' || i.sector || '/' || coalesce(i.issue_ts, i.complete_ts) AS req_key,
+       i.host, i.role, i.dev, i.sector, i.nr_sector, i.bytes, i.rwbs,
+       CASE WHEN i.rwbs LIKE '%D%' THEN 'discard' WHEN i.rwbs LIKE '%R%' THEN 'read'
+            WHEN i.rwbs LIKE '%W%' AND coalesce(i.nr_sector, 0) > 0 THEN 'write'
+            WHEN i.rwbs LIKE 'F%' OR (i.rwbs LIKE '%W%' AND i.nr_sector = 0) THEN 'flush'
+            ELSE 'other' END AS io_type,
+       b.ts AS queue_ts, g.ts AS getrq_ts, i.issue_ts, i.complete_ts, i.complete_cpu,
+       i.issue_cpu, i.issue_pid, i.issue_comm, b.pid AS queue_pid, b.comm AS queue_comm,
+       b.cpu AS queue_cpu, NULL::BIGINT AS error, i.state
+FROM issued i
+ASOF LEFT JOIN bios b ON b.host = i.host AND b.dev = i.dev AND b.sector = i.sector AND b.ts <= i.issue_ts
+ASOF LEFT JOIN getrqs g ON g.host = i.host AND g.dev = i.dev AND g.sector = i.sector AND g.ts <= i.issue_ts;
+
+-- lba_shift: one row per host: how NVMe LBAs map to 512 B block sectors there
+-- (sector = slba << lba_shift), chosen as the shift under which more NVMe commands find a
+-- block request starting at their sector.
+--   host       host directory name
+--   lba_shift  0 (512 B LBAs) or 3 (4 KiB LBAs)
+--   matches    commands that matched under that shift
+CREATE OR REPLACE VIEW lba_shift AS
+WITH c AS (SELECT DISTINCT host, slba FROM events
+           WHERE slba IS NOT NULL AND event IN ('nvme_setup_cmd', 'nvmet_req_init')),
+b AS (SELECT DISTINCT host, sector FROM block_requests),
+cand AS (
+    SELECT c.host, 0 AS shift, count(*) AS matches FROM c JOIN b ON b.host = c.host AND b.sector = c.slba GROUP BY ALL
+    UNION ALL
+    SELECT c.host, 3, count(*) FROM c JOIN b ON b.host = c.host AND b.sector = c.slba * 8 GROUP BY ALL
+)
+SELECT host, arg_max(shift, matches) AS lba_shift, max(matches) AS matches FROM cand GROUP BY host;
+
+-- host_block_link: one row per initiator nvme_setup_cmd linked to the block request it
+-- carries. nvme_setup_cmd runs inside blk-mq dispatch just before block_rq_issue on the
+-- same CPU: the link is the first block_rq_issue at or after the setup on that CPU whose
+-- sector is the command's (flush: any flush request).
+--   submit_key   '<host>/<cpu>/<setup ts>' of the nvme_setup_cmd
+--   req_key      block_requests.req_key
+--   gap_ns       block_rq_issue ts - nvme_setup_cmd ts (ns)
+CREATE OR REPLACE VIEW host_block_link AS
+WITH c AS (
+    SELECT e.host, e.cpu, e.ts, e.slba, e.qid, coalesce(s.lba_shift, 0) AS lba_shift
+    FROM events e LEFT JOIN lba_shift s USING (host)
+    WHERE e.event = 'nvme_setup_cmd' AND e.qid > 0
+)
+SELECT c.host || '/' || c.cpu || '/' || c.ts AS submit_key, b.req_key, b.issue_ts - c.ts AS gap_ns
+FROM c ASOF JOIN block_requests b
+  ON b.host = c.host AND b.issue_cpu = c.cpu AND b.issue_ts >= c.ts
+WHERE (c.slba IS NULL AND b.io_type = 'flush') OR b.sector = c.slba << c.lba_shift;
+
+-- nvme_commands: one row per NVMe command lifetime on one host (command ids are reused:
+-- each submit is paired with the next completion of the same (host, ctrl_id, qid, cid)).
+-- Initiator: nvme_setup_cmd -> nvme_complete_rq; target: nvmet_req_init -> nvmet_req_complete.
+-- On the initiator, a command linked to its block request takes the nvme_complete_rq
+-- that ran just before that request's block_rq_complete on the same CPU: on 6.1 the
+-- completion event of a write that needed R2T reports the transfer tag, not the cid
+-- (the H2C data PDU header is written over the command PDU); complete_cid shows it.
+--   cmd_key      unique id of this lifetime: '<host>/<ctrl_id>/<qid>/<cid>/<submit or complete ts>'
+--   host, role   where it was traced
+--   ctrl_id      initiator: host instance (nvmeN); target: cntlid
+--   qid, cid     queue id (0 = admin) and command id as on the wire
+--   opcode, fctype  NVMe opcode; fabrics type when opcode = 127
+--   kind         'io' (qid > 0, not fabrics), 'admin' (qid = 0), 'fabrics' (opcode 127)
+--   io_type      'read', 'write', 'flush', 'write_zeroes', 'other' (by opcode; io only)
+--   slba, nlb    start LBA and LBA count (read/write), NULL otherwise
+--   disk         device name the event names
+--   submit_ts, complete_ts  ns, this host's clock (NULL when that side is missing)
+--   dur          complete_ts - submit_ts (ns)
+--   submit_cpu, submit_pid, submit_comm   context of the submit event
+--   complete_cpu   CPU of the completion event
+--   status       NVMe status of the completion (0 = success)
+--   complete_cid the cid the completion event reported (differs from cid: see above)
+--   pairing      'block' (completion found through the block request) or 'cid'
+--   state        'complete'; 'no_completion' (submit never completed in the trace: trace
+--                ended, lost events, or a later submit reused the id); 'no_submission'
+--                (completion of a command submitted before tracing started)
+CREATE OR REPLACE VIEW nvme_commands AS
+WITH raw_cmd_events AS (
+    SELECT host, role, event, ts, cpu, pid, comm, ctrl_id, qid, cid, opcode, fctype, slba, nlb,
+           disk, status,
+           CASE WHEN event IN ('nvme_setup_cmd', 'nvmet_req_init') THEN 0 ELSE 1 END AS phase
+    FROM events
+    WHERE event IN ('nvme_setup_cmd', 'nvme_complete_rq', 'nvmet_req_init', 'nvmet_req_complete')
+), target_completes AS (
+    SELECT host, cid, ts, ctrl_id, qid FROM raw_cmd_events WHERE event = 'nvmet_req_complete'
+), connects AS (
+    SELECT * FROM raw_cmd_events WHERE event = 'nvmet_req_init' AND opcode = 127 AND fctype = 1
+), fixed AS (
+    -- nvmet_req_init of a fabrics connect reports ctrl_id 0 and qid 0 (controller not
+    -- allocated yet): take both from the next completion of that cid on that host.
+    SELECT e.* REPLACE (coalesce(tc.ctrl_id, e.ctrl_id) AS ctrl_id, coalesce(tc.qid, e.qid) AS qid)
+    FROM connects e
+    ASOF LEFT JOIN target_completes tc ON tc.host = e.host AND tc.cid = e.cid AND tc.ts >= e.ts
+    UNION ALL
+    SELECT * FROM raw_cmd_events WHERE NOT (event = 'nvmet_req_init' AND opcode = 127 AND fctype = 1)
+), ordered AS (
+    SELECT *,
+           lead(phase) OVER w AS next_phase, lead(ts) OVER w AS next_ts,
+           lead(cpu) OVER w AS next_cpu
+    FROM fixed
+    WINDOW w AS (PARTITION BY host, ctrl_id, qid, cid ORDER BY ts, phase)
+) , by_cid AS (
+    SELECT host, role, ctrl_id, qid, cid, opcode, fctype, slba, nlb, disk,
+           ts AS submit_ts, cpu AS submit_cpu, pid AS submit_pid, comm AS submit_comm,
+           CASE WHEN next_phase = 1 THEN next_ts END AS cid_complete_ts,
+           CASE WHEN next_phase = 1 THEN next_cpu END AS cid_complete_cpu
+    FROM ordered WHERE phase = 0
+), completes AS (
+    SELECT host, ctrl_id, qid, cid, ts, cpu, status FROM fixed WHERE phase = 1
+), via_block AS (
+    -- initiator: the nvme_complete_rq just before the linked request's block_rq_complete
+    SELECT s.host, s.submit_ts, s.submit_cpu, c.ts AS complete_ts, c.cpu AS complete_cpu, c.cid AS complete_cid
+    FROM (SELECT bc.*, b.complete_ts AS blk_complete_ts, b.complete_cpu AS blk_complete_cpu
+          FROM by_cid bc
+          JOIN host_block_link l ON l.submit_key = bc.host || '/' || bc.submit_cpu || '/' || bc.submit_ts
+          JOIN block_requests b ON b.req_key = l.req_key
+          WHERE bc.role = 'initiator' AND b.complete_ts IS NOT NULL) s
+    ASOF JOIN (SELECT * FROM completes WHERE ts IS NOT NULL) c
+      ON c.host = s.host AND c.cpu = s.blk_complete_cpu AND c.ctrl_id = s.ctrl_id AND c.qid = s.qid
+     AND c.ts <= s.blk_complete_ts
+    WHERE c.ts >= s.submit_ts
+), chosen AS (
+    SELECT bc.*,
+           coalesce(vb.complete_ts, bc.cid_complete_ts) AS complete_ts,
+           coalesce(vb.complete_cpu, bc.cid_complete_cpu) AS complete_cpu,
+           CASE WHEN vb.complete_ts IS NOT NULL THEN 'block' WHEN bc.cid_complete_ts IS NOT NULL THEN 'cid' END AS pairing
+    FROM by_cid bc LEFT JOIN via_block vb
+      ON vb.host = bc.host AND vb.submit_ts = bc.submit_ts AND vb.submit_cpu = bc.submit_cpu
+), claimed AS (
+    -- a completion is used once: the block-based claim wins over a cid-based one
+    SELECT * FROM chosen
+    QUALIFY complete_ts IS NULL
+         OR row_number() OVER (PARTITION BY host, complete_ts, complete_cpu
+                               ORDER BY pairing = 'block' DESC, submit_ts DESC) = 1
+), lifetimes AS (
+    SELECT cl.host, cl.role, cl.ctrl_id, cl.qid, cl.cid, cl.opcode, cl.fctype, cl.slba, cl.nlb, cl.disk,
+           cl.submit_ts, cl.complete_ts, cl.submit_cpu, cl.submit_pid, cl.submit_comm, cl.complete_cpu,
+           c.status, c.cid AS complete_cid, cl.pairing,
+           CASE WHEN cl.complete_ts IS NOT NULL THEN 'complete' ELSE 'no_completion' END AS state
+    FROM claimed cl
+    LEFT JOIN completes c ON c.host = cl.host AND c.ts = cl.complete_ts AND c.cpu = cl.complete_cpu
+                          AND c.ctrl_id = cl.ctrl_id AND c.qid = cl.qid
+    QUALIFY row_number() OVER (PARTITION BY cl.host, cl.submit_ts, cl.submit_cpu, cl.ctrl_id, cl.qid, cl.cid
+                               ORDER BY c.cid = cl.cid DESC) = 1
+    UNION ALL
+    -- submits that lost their cid-paired completion to a block-based claim
+    SELECT ch.host, ch.role, ch.ctrl_id, ch.qid, ch.cid, ch.opcode, ch.fctype, ch.slba, ch.nlb, ch.disk,
+           ch.submit_ts, NULL, ch.submit_cpu, ch.submit_pid, ch.submit_comm, NULL, NULL, NULL, NULL,
+           'no_completion'
+    FROM chosen ch ANTI JOIN claimed cl
+      ON cl.host = ch.host AND cl.submit_ts = ch.submit_ts AND cl.submit_cpu = ch.submit_cpu
+     AND cl.qid = ch.qid AND cl.cid = ch.cid
+    UNION ALL
+    SELECT c.host, h.role, c.ctrl_id, c.qid, c.cid, NULL, NULL, NULL, NULL, NULL,
+           NULL, c.ts, NULL, NULL, NULL, c.cpu, c.status, c.cid, NULL, 'no_submission'
+    FROM completes c JOIN hosts h USING (host)
+    ANTI JOIN claimed cl ON cl.host = c.host AND cl.complete_ts = c.ts AND cl.complete_cpu = c.cpu
+)
+SELECT host || '/' || ctrl_id || '/' || qid || '/' || cid || '/' || coalesce(submit_ts, complete_ts) AS cmd_key,
+       host, role, ctrl_id, qid, cid, opcode, fctype,
+       CASE WHEN opcode = 127 THEN 'fabrics' WHEN qid = 0 THEN 'admin'
+            WHEN opcode IS NULL THEN 'unknown' ELSE 'io' END AS kind,
+       CASE WHEN opcode = 127 OR qid = 0 OR opcode IS NULL THEN NULL
+            WHEN opcode = 2 THEN 'read' WHEN opcode = 1 THEN 'write' WHEN opcode = 0 THEN 'flush'
+            WHEN opcode = 8 THEN 'write_zeroes' ELSE 'other' END AS io_type,
+       slba, nlb, disk, submit_ts, complete_ts, complete_ts - submit_ts AS dur,
+       submit_cpu, submit_pid, submit_comm, complete_cpu, status, complete_cid, pairing, state
+FROM lifetimes;
+
+-- target_device_link: one row per (target NVMe command, backing-device block request)
+-- that served it: same host, the request's first sector inside the command's LBA range,
+-- queued after nvmet_req_init and completed before nvmet_req_complete. A large command
+-- split by the block layer links to several requests.
+--   cmd_key      nvme_commands.cmd_key (target side);  req_key  block_requests.req_key
+CREATE OR REPLACE VIEW target_device_link AS
+WITH c AS (
+    SELECT c.cmd_key, c.host, c.submit_ts, c.complete_ts,
+           c.slba << coalesce(s.lba_shift, 0) AS sector_start,
+           (c.slba + c.nlb) << coalesce(s.lba_shift, 0) AS sector_end
+    FROM nvme_commands c LEFT JOIN lba_shift s USING (host)
+    WHERE c.role = 'target' AND c.kind = 'io' AND c.state = 'complete' AND c.slba IS NOT NULL
+), cb AS (
+    -- equality keys keep the join linear: 1 MiB sector buckets x 1 s time buckets the
+    -- command covers (usually one of each)
+    SELECT *, unnest(range((sector_start >> 11)::BIGINT, ((sector_end - 1) >> 11)::BIGINT + 1)) AS sb
+    FROM c
+), cbt AS (
+    SELECT *, unnest(range(submit_ts // 1000000000, complete_ts // 1000000000 + 1)) AS tb FROM cb
+), b AS (
+    SELECT *, (sector >> 11)::BIGINT AS sb, coalesce(queue_ts, issue_ts) // 1000000000 AS tb
+    FROM block_requests WHERE role = 'target' AND state = 'complete'
+)
+SELECT c.cmd_key, b.req_key
+FROM cbt c JOIN b
+  ON b.host = c.host AND b.sb = c.sb AND b.tb = c.tb
+ AND b.sector >= c.sector_start AND b.sector < c.sector_end
+ AND coalesce(b.queue_ts, b.issue_ts) >= c.submit_ts AND b.complete_ts <= c.complete_ts;
+
+-- target_device: one row per target command with backing-device requests.
+--   cmd_key        nvme_commands.cmd_key (target side)
+--   requests       block requests linked
+--   queue_ts       first block_bio_queue (ns, target clock)
+--   issue_ts       first block_rq_issue (ns, target clock)
+--   complete_ts    last block_rq_complete (ns, target clock)
+--   bytes          sum of request bytes
+CREATE OR REPLACE VIEW target_device AS
+SELECT l.cmd_key, count(*) AS requests, min(b.queue_ts) AS queue_ts, min(b.issue_ts) AS issue_ts,
+       max(b.complete_ts) AS complete_ts, sum(b.bytes)::BIGINT AS bytes
+FROM target_device_link l JOIN block_requests b USING (req_key)
+GROUP BY l.cmd_key;

@@ -1,0 +1,161 @@
+-- io_selected: one row per io the report covers, with its group. The report CLI replaces
+-- this view with its filters and grouping (reports/ntscope_report/spec.py); this default
+-- keeps every io and groups by type and size, like ntprof's "group: type=read, size=4096".
+--   (all io columns)
+--   group_key    display key, e.g. 'type=read, size=4096'
+--   group_json   the same as a JSON object, e.g. {"type":"read","size_bytes":4096}
+CREATE OR REPLACE VIEW io_selected AS
+SELECT *, 'type=' || coalesce(io_type, '?') || ', size=' || size_bytes AS group_key,
+       json_object('type', io_type, 'size_bytes', size_bytes) AS group_json
+FROM io;
+
+-- report_window: one row: the time the selected io span, used for rates.
+--   start_ts, end_ts   first submit and last completion (ns, initiator clock)
+--   dur                end_ts - start_ts (ns)
+CREATE OR REPLACE VIEW report_window AS
+SELECT min(coalesce(i_bio_queue_ts, i_setup_ts)) AS start_ts,
+       max(coalesce(i_rq_complete_ts, i_complete_rq_ts)) AS end_ts,
+       greatest(max(coalesce(i_rq_complete_ts, i_complete_rq_ts)) - min(coalesce(i_bio_queue_ts, i_setup_ts)), 1) AS dur
+FROM io_selected;
+
+-- report_groups: one row per group of selected io.
+--   group_key, group_json   as in io_selected
+--   count        io in the group;  matched  io joined to a target command
+--   bytes        sum of io sizes
+--   iops         count / report_window.dur (per second)
+--   mb_s         bytes / report_window.dur (10^6 bytes per second)
+CREATE OR REPLACE VIEW report_groups AS
+SELECT group_key, any_value(group_json) AS group_json, count(*) AS count,
+       count(*) FILTER (WHERE match_state = 'matched') AS matched,
+       sum(size_bytes)::BIGINT AS bytes,
+       count(*) * 1e9 / any_value(w.dur) AS iops,
+       sum(size_bytes) * 1e3 / any_value(w.dur) AS mb_s
+FROM io_selected, report_window w
+GROUP BY group_key;
+
+-- report_stage_stats: one row per (group, stage set, stage) over selected io whose stage
+-- duration is known. Percentiles are of that stage alone (they do not add up).
+--   group_key, stage_set, stage, seq, parent, direction   (see stage_definitions)
+--   count                 io with a known duration
+--   mean_ns, min_ns, max_ns
+--   p10_ns p50_ns p70_ns p80_ns p90_ns p95_ns p99_ns p999_ns   (nearest-rank, ns)
+--   p9999_ns              p99.99 when count >= 10000, else NULL
+CREATE OR REPLACE VIEW report_stage_stats AS
+WITH q AS (
+    SELECT s.*, sel.group_key FROM io_stages s JOIN io_selected sel USING (io_id) WHERE s.dur IS NOT NULL
+)
+SELECT group_key, stage_set, stage, any_value(seq) AS seq, any_value(parent) AS parent,
+       any_value(direction) AS direction, count(*) AS count,
+       round(avg(dur))::BIGINT AS mean_ns, min(dur) AS min_ns, max(dur) AS max_ns,
+       quantile_disc(dur, 0.10) AS p10_ns, quantile_disc(dur, 0.50) AS p50_ns,
+       quantile_disc(dur, 0.70) AS p70_ns, quantile_disc(dur, 0.80) AS p80_ns,
+       quantile_disc(dur, 0.90) AS p90_ns, quantile_disc(dur, 0.95) AS p95_ns,
+       quantile_disc(dur, 0.99) AS p99_ns, quantile_disc(dur, 0.999) AS p999_ns,
+       CASE WHEN count(*) >= 10000 THEN quantile_disc(dur, 0.9999) END AS p9999_ns
+FROM q GROUP BY group_key, stage_set, stage;
+
+-- report_stage_histogram: one row per (group, stage set, stage, log2 bucket), bcc style.
+--   group_key, stage_set, stage, seq
+--   bucket      k: durations in [2^k, 2^(k+1)) microseconds (k = -1: below 1 us,
+--               negative durations, possible for offset-based stages, in bucket -2)
+--   lo_ns, hi_ns  bucket bounds (ns)
+--   count       io in the bucket
+CREATE OR REPLACE VIEW report_stage_histogram AS
+WITH q AS (
+    SELECT s.stage_set, s.stage, s.seq, sel.group_key,
+           CASE WHEN s.dur < 0 THEN -2 WHEN s.dur < 1000 THEN -1
+                ELSE floor(log2(s.dur / 1000.0))::INTEGER END AS bucket
+    FROM io_stages s JOIN io_selected sel USING (io_id) WHERE s.dur IS NOT NULL
+)
+SELECT group_key, stage_set, stage, any_value(seq) AS seq, bucket,
+       CASE WHEN bucket = -2 THEN NULL WHEN bucket = -1 THEN 0 ELSE (1000 * 2 ^ bucket)::BIGINT END AS lo_ns,
+       CASE WHEN bucket = -2 THEN 0 WHEN bucket = -1 THEN 1000 ELSE (1000 * 2 ^ (bucket + 1))::BIGINT END AS hi_ns,
+       count(*) AS count
+FROM q GROUP BY group_key, stage_set, stage, bucket;
+
+-- report_stage_cdf: one row per (group, stage set, stage, percent 1..100): the points of
+-- each stage's cumulative distribution, for plotting.
+--   group_key, stage_set, stage, seq
+--   pct        1..100 (percent of io at or below dur_ns)
+--   dur_ns     that percentile (nearest-rank, ns)
+CREATE OR REPLACE VIEW report_stage_cdf AS
+WITH q AS (
+    SELECT s.stage_set, s.stage, s.seq, sel.group_key, s.dur
+    FROM io_stages s JOIN io_selected sel USING (io_id) WHERE s.dur IS NOT NULL
+), l AS (
+    SELECT group_key, stage_set, stage, any_value(seq) AS seq,
+           quantile_disc(dur, [0.01, 0.02, 0.03, 0.04, 0.05, 0.06, 0.07, 0.08, 0.09, 0.1,
+                               0.11, 0.12, 0.13, 0.14, 0.15, 0.16, 0.17, 0.18, 0.19, 0.2,
+                               0.21, 0.22, 0.23, 0.24, 0.25, 0.26, 0.27, 0.28, 0.29, 0.3,
+                               0.31, 0.32, 0.33, 0.34, 0.35, 0.36, 0.37, 0.38, 0.39, 0.4,
+                               0.41, 0.42, 0.43, 0.44, 0.45, 0.46, 0.47, 0.48, 0.49, 0.5,
+                               0.51, 0.52, 0.53, 0.54, 0.55, 0.56, 0.57, 0.58, 0.59, 0.6,
+                               0.61, 0.62, 0.63, 0.64, 0.65, 0.66, 0.67, 0.68, 0.69, 0.7,
+                               0.71, 0.72, 0.73, 0.74, 0.75, 0.76, 0.77, 0.78, 0.79, 0.8,
+                               0.81, 0.82, 0.83, 0.84, 0.85, 0.86, 0.87, 0.88, 0.89, 0.9,
+                               0.91, 0.92, 0.93, 0.94, 0.95, 0.96, 0.97, 0.98, 0.99, 1.0]) AS qs
+    FROM q GROUP BY group_key, stage_set, stage
+)
+SELECT group_key, stage_set, stage, seq, pct, qs[pct] AS dur_ns
+FROM l, range(1, 101) r(pct);
+
+-- report_timeseries: one row per (queue, time bin) over the selected io: throughput and
+-- in-flight commands (nvme_setup_cmd .. nvme_complete_rq) over time. About 100 bins.
+--   queue        '<initiator host>/q<qid>', or 'all'
+--   bin          bin number from the start of report_window
+--   bin_start_ns offset of the bin from report_window.start_ts (ns)
+--   bin_ns       bin width (ns)
+--   completions  io completing in the bin;  bytes  their bytes
+--   iops, mb_s   completions and bytes per second in the bin (MB = 10^6 bytes)
+--   inflight_avg time-averaged commands outstanding in the bin
+CREATE OR REPLACE VIEW report_timeseries AS
+WITH w AS (
+    SELECT start_ts, greatest(dur // 100, 1000000) AS bin_ns FROM report_window
+), x AS (
+    SELECT initiator_host || '/q' || qid AS queue, i_setup_ts AS s, i_complete_rq_ts AS e, size_bytes
+    FROM io_selected WHERE i_setup_ts IS NOT NULL AND i_complete_rq_ts IS NOT NULL
+), per_io AS (
+    SELECT x.*, w.start_ts, w.bin_ns,
+           unnest(range((x.s - w.start_ts) // w.bin_ns, (x.e - w.start_ts) // w.bin_ns + 1)) AS bin
+    FROM x, w
+), q AS (
+    SELECT queue, bin, any_value(bin_ns) AS bin_ns,
+           count(*) FILTER (WHERE (e - start_ts) // bin_ns = bin) AS completions,
+           coalesce(sum(size_bytes) FILTER (WHERE (e - start_ts) // bin_ns = bin), 0)::BIGINT AS bytes,
+           sum(least(e, start_ts + (bin + 1) * bin_ns) - greatest(s, start_ts + bin * bin_ns)) * 1.0
+               / any_value(bin_ns) AS inflight_avg
+    FROM per_io GROUP BY queue, bin
+), t AS (
+    SELECT queue, bin, bin_ns, completions, bytes, inflight_avg FROM q
+    UNION ALL
+    SELECT 'all', bin, any_value(bin_ns), sum(completions)::BIGINT, sum(bytes)::BIGINT, sum(inflight_avg)
+    FROM q GROUP BY bin
+)
+SELECT queue, bin, bin * bin_ns AS bin_start_ns, bin_ns, completions, bytes,
+       completions * 1e9 / bin_ns AS iops, bytes * 1e3 / bin_ns AS mb_s, inflight_avg
+FROM t;
+
+-- timeline_ios: one row per io the timeline export covers: the first 10000 selected io by
+-- submit time (a Perfetto UI stays responsive). Columns as io_selected.
+CREATE OR REPLACE VIEW timeline_ios AS
+SELECT * FROM io_selected ORDER BY i_setup_ts LIMIT 10000;
+
+-- timeline_slices: one row per (io, stage) slice for the timeline export: every known
+-- stage of every set of the timeline_ios, on the initiator clock, on its host queue's track.
+--   io_id, stage_set, stage, parent
+--   track        '<host> q<qid>' (initiator stages) or '<target host> cntlid <c> q<qid>'
+--   ts           slice start (ns, initiator clock; target stages shifted by the offset)
+--   dur          slice length (ns)
+--   io_type, size_bytes, cid
+CREATE OR REPLACE VIEW timeline_slices AS
+SELECT s.io_id, s.stage_set, s.stage, s.parent,
+       CASE WHEN d.side = 'target' THEN sel.target_host || ' cntlid ' || sel.cntlid || ' q' || sel.qid
+            ELSE sel.initiator_host || ' q' || sel.qid END AS track,
+       f.ts AS ts, CASE WHEN d.minus_from_ms IS NULL THEN s.dur ELSE t.ts - f.ts END AS dur,
+       sel.io_type, sel.size_bytes, sel.cid
+FROM io_stages s
+JOIN timeline_ios sel USING (io_id)
+JOIN stage_definitions d ON d.stage_set = s.stage_set AND d.stage = s.stage
+JOIN io_milestones f ON f.io_id = s.io_id AND f.milestone = d.from_ms
+JOIN io_milestones t ON t.io_id = s.io_id AND t.milestone = d.to_ms
+WHERE s.dur IS NOT NULL AND s.stage <> 'end_to_end';

@@ -1,0 +1,139 @@
+-- analysis_mode: one row: 'patched' when the trace has nvme_tcp or nvmet_tcp events,
+-- else 'stock'.
+--   mode   'patched' or 'stock'
+CREATE OR REPLACE VIEW analysis_mode AS
+SELECT CASE WHEN count(*) FILTER (WHERE system IN ('nvme_tcp', 'nvmet_tcp')) > 0
+            THEN 'patched' ELSE 'stock' END AS mode
+FROM host_event_counts;
+
+-- pipeline_stats: one row per fact about the analysis itself, printed first in every
+-- report: what was read, what was lost, what was matched, what is odd. Nothing is
+-- dropped silently: every command not in the stage tables is counted here by reason.
+--   seq       display order
+--   name      stable identifier (e.g. 'matched_commands', 'events:initiator')
+--   severity  'info', 'warning' (results may be incomplete) or 'error' (results wrong)
+--   value     JSON number or string
+--   meaning   one sentence: what the value is and what to do about it
+CREATE OR REPLACE VIEW pipeline_stats AS
+WITH ic AS (SELECT * FROM nvme_commands WHERE role = 'initiator' AND kind = 'io'),
+tc AS (SELECT * FROM nvme_commands WHERE role = 'target' AND kind = 'io'),
+counts AS (
+    SELECT (SELECT count(*) FROM ic) AS initiator_commands,
+           (SELECT count(*) FROM tc) AS target_commands,
+           (SELECT count(*) FROM io WHERE match_state = 'matched') AS matched_commands
+), rows AS (
+    SELECT 1 AS seq, 'mode' AS name, 'info' AS severity, to_json((SELECT mode FROM analysis_mode)) AS value,
+           'stock: nvme/nvmet/block events only (coarser stages); patched: nvme_tcp/nvmet_tcp events present' AS meaning
+    UNION ALL
+    SELECT 10, 'role:' || host, CASE WHEN role_source = 'inferred' THEN 'warning' ELSE 'info' END,
+           to_json(role),
+           CASE WHEN role_source = 'inferred' THEN 'role inferred from the events (no host.json from capture)'
+                ELSE 'role from host.json' END
+    FROM hosts
+    UNION ALL
+    SELECT 11, 'events:' || host, 'info', to_json(events), 'events read on this host (all systems)' FROM hosts
+    UNION ALL
+    SELECT 12, 'trace_clock:' || host, CASE WHEN trace_clock = 'local' THEN 'warning' ELSE 'info' END,
+           to_json(coalesce(trace_clock, 'unknown')),
+           CASE WHEN trace_clock = 'local' THEN 'local clock: not comparable across CPUs; record with -C mono'
+                ELSE 'trace clock of this host' END
+    FROM hosts
+    UNION ALL
+    SELECT 13, 'lost_events:' || host,
+           CASE WHEN lost_events IS NULL THEN 'info' WHEN lost_events > 0 THEN 'warning' ELSE 'info' END,
+           CASE WHEN lost_events IS NULL THEN to_json('unknown') ELSE to_json(lost_events) END,
+           CASE WHEN lost_events > 0 THEN 'events the kernel dropped (buffer overrun): unmatched commands follow; record with a bigger buffer'
+                WHEN lost_events IS NULL THEN 'lost-event count not recorded (no metadata.json/host.json figure)'
+                ELSE 'no events lost' END
+    FROM hosts
+    UNION ALL
+    SELECT 20, 'initiator_commands', 'info', to_json(initiator_commands),
+           'I/O commands (qid > 0) seen on the initiator (nvme_setup_cmd or nvme_complete_rq)' FROM counts
+    UNION ALL
+    SELECT 21, 'target_commands', 'info', to_json(target_commands),
+           'I/O commands (qid > 0) seen on the target (nvmet_req_init or nvmet_req_complete)' FROM counts
+    UNION ALL
+    SELECT 22, 'matched_commands', 'info', to_json(matched_commands),
+           'initiator I/O commands joined to their target command' FROM counts
+    UNION ALL
+    SELECT 23, 'matched_pct',
+           CASE WHEN initiator_commands > 0 AND matched_commands * 100.0 / initiator_commands < 99 THEN 'warning' ELSE 'info' END,
+           to_json(round(CASE WHEN initiator_commands > 0 THEN matched_commands * 100.0 / initiator_commands END, 2)),
+           'matched_commands / initiator_commands in percent (below 99: see the unmatched rows)' FROM counts
+    UNION ALL
+    SELECT 30, 'unmatched_initiator:' || match_state,
+           CASE WHEN match_state = 'outside_target_trace' THEN 'info' ELSE 'warning' END, to_json(count(*)),
+           CASE match_state
+               WHEN 'initiator_incomplete' THEN 'initiator commands missing their submit or completion event (trace edges or lost events)'
+               WHEN 'no_target_controller' THEN 'initiator controller not mapped to a target cntlid (target not traced?)'
+               WHEN 'outside_target_trace' THEN 'initiator commands issued while the target was not tracing'
+               ELSE 'no target command with this (cntlid, qid, cid) inside the lifetime (lost target events?)' END
+    FROM io WHERE match_state <> 'matched' GROUP BY match_state
+    UNION ALL
+    SELECT 31, 'unmatched_target:' || reason,
+           CASE WHEN reason = 'outside_initiator_trace' THEN 'info' ELSE 'warning' END, to_json(count(*)),
+           CASE reason
+               WHEN 'target_incomplete' THEN 'target commands missing their init or completion event'
+               WHEN 'no_initiator_controller' THEN 'target controllers no traced initiator controller maps to'
+               WHEN 'outside_initiator_trace' THEN 'target commands outside the initiator trace window (e.g. partition scan at connect)'
+               ELSE 'target commands no initiator command matched (lost initiator events?)' END
+    FROM unmatched_target_commands GROUP BY reason
+    UNION ALL
+    SELECT 32, 'non_io_commands:' || role || ':' || kind, 'info', to_json(count(*)),
+           'admin/fabrics commands (not I/O): counted, not analyzed'
+    FROM nvme_commands WHERE kind <> 'io' GROUP BY role, kind
+    UNION ALL
+    SELECT 33, 'incomplete_commands:' || role || ':' || state, 'info', to_json(count(*)),
+           'I/O commands with only one end in the trace (started before or ended after tracing)'
+    FROM nvme_commands WHERE kind = 'io' AND state <> 'complete' GROUP BY role, state
+    UNION ALL
+    SELECT 34, 'nvme_errors', 'warning', to_json(count(*)), 'initiator I/O commands completed with a non-zero NVMe status'
+    FROM ic WHERE status <> 0 HAVING count(*) > 0
+    UNION ALL
+    SELECT 35, 'completion_cid_differs', 'info', to_json(count(*)),
+           'initiator completions reporting another cid (6.1: R2T writes report the transfer tag); paired through the block request'
+    FROM ic WHERE complete_cid <> cid HAVING count(*) > 0
+    UNION ALL
+    SELECT 40, 'ctrl_map:' || initiator_host || '/nvme' || ctrl_id,
+           CASE WHEN source = 'host.json' THEN 'info' ELSE 'warning' END,
+           to_json(target_host || ' cntlid ' || cntlid),
+           CASE WHEN source = 'host.json' THEN 'initiator controller -> target cntlid, from host.json'
+                WHEN source = 'single controller' THEN 'inferred: one I/O controller on each side (no host.json)'
+                ELSE 'inferred: target controller sharing the most command fingerprints (' || score || ')' END
+    FROM ctrl_map
+    UNION ALL
+    SELECT 50, 'clock_offset_ns', 'info', to_json(offset_ns),
+           'target clock minus initiator clock (' || method || ')' FROM clock_offset
+    UNION ALL
+    SELECT 51, 'clock_uncertainty_ns', 'info', to_json(uncertainty_ns),
+           'half-width of the offset interval all agreeing commands allow; one-way network times carry this error' FROM clock_offset
+    UNION ALL
+    SELECT 52, 'clock_drift_ppm', CASE WHEN abs(drift_ppm) > 100 THEN 'warning' ELSE 'info' END, to_json(round(drift_ppm, 3)),
+           'change of the offset over the run (ns per ms), fit over ten time slices' FROM clock_offset
+    UNION ALL
+    SELECT 53, 'clock_pairs_agreeing',
+           CASE WHEN pairs_agreeing < 0.9 * pairs THEN 'warning' ELSE 'info' END,
+           to_json(pairs_agreeing::BIGINT || ' of ' || pairs),
+           'candidate command pairs consistent with the offset (few: ambiguous join, check ctrl_map)' FROM clock_offset
+    UNION ALL
+    SELECT 60, 'stage_sum_mismatch:' || stage_set, 'error', to_json(count(*)),
+           'io whose top-level stages do not sum to end_to_end (a bug: report it)'
+    FROM io_stage_check WHERE reason LIKE 'sum differs%' GROUP BY stage_set
+    UNION ALL
+    SELECT 61, 'stage_incomplete:' || stage_set || ':' || reason, 'info', to_json(count(*)),
+           'io left out of some stages of this set because a milestone is missing (e.g. unmatched, no block request)'
+    FROM io_stage_check WHERE reason LIKE 'missing%' GROUP BY stage_set, reason
+    UNION ALL
+    SELECT 61, 'negative_stage:' || stage_set || ':' || stage, 'warning', to_json(count(*)),
+           'io with a negative duration here: a clock-offset stage beyond the uncertainty, or a send-side event stamped after the peer received the bytes'
+    FROM io_stages WHERE dur < 0 GROUP BY stage_set, stage
+    UNION ALL
+    SELECT 62, 'host_block_unlinked', 'warning', to_json(count(*)),
+           'initiator I/O commands without their block request (block events not traced?)'
+    FROM io WHERE i_rq_issue_ts IS NULL HAVING count(*) > 0
+    UNION ALL
+    SELECT 63, 'target_device_unlinked', 'info', to_json(count(*)),
+           'matched commands without a backing-device request on the target (block events not traced, or not a block backend)'
+    FROM io WHERE match_state = 'matched' AND t_dev_issue_ts IS NULL HAVING count(*) > 0
+)
+SELECT seq, name, severity, value, meaning FROM rows;

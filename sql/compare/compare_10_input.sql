@@ -1,0 +1,42 @@
+-- Compare layer, input. The loader (reports/ntscope_compare/load.py) loads each run with
+-- sql/load_views.py and copies its per-I/O stages here unchanged, as table cmp_source:
+--   run          'base' or 'run'
+--   io_id        io.io_id of that run
+--   io_type, size_bytes, qid, cpu, pid, comm   io columns (size in bytes)
+--   stage_set, stage, seq, parent, direction   as in stage_definitions
+--   dur          ns (NULL when a milestone was missing)
+--   queue_ahead_cmds, queue_other_cpu_cmds, queue_other_bytes, device_other_bytes
+--                what was in flight ahead of the I/O at submit (intf_io_ahead of that run)
+-- plus cmp_run_info (run, run_dir, offset_uncertainty_ns, trace_clocks) and cmp_params.
+
+-- cmp_params: one row: the knobs of the comparison (edit to taste, then re-run the views).
+--   resamples       bootstrap resamples per (run, group, stage)
+--   seed            hash seed: same seed, same intervals
+--   max_draws       at most this many samples per resample (large runs: the CI is then
+--                   that of a max_draws subsample, i.e. wider, never narrower)
+--   min_rel_change  |LAD - 1| below this is "no significant change" even when the CI
+--                   excludes 1 (two runs of the same workload in the lab differ by up to
+--                   this much, see reports/ntscope_compare/README.md)
+--   min_abs_change_ns  the same for the absolute change of the mean (ns)
+CREATE OR REPLACE TABLE cmp_params AS
+SELECT 200 AS resamples, 42 AS seed, 4000 AS max_draws,
+       0.10 AS min_rel_change, 20000 AS min_abs_change_ns;
+
+-- cmp_io_stage: one row per (run, io, stage) with a known duration, with its group.
+--   run, io_id, stage_set, stage, seq, parent, direction, dur (ns)
+--   group_key    'type=<io_type>, size=<bytes>' (the same key as the analyze report)
+--   qid, cpu, pid, comm   as in io
+CREATE OR REPLACE VIEW cmp_io_stage AS
+SELECT run, io_id, 'type=' || coalesce(io_type, '?') || ', size=' || size_bytes AS group_key,
+       stage_set, stage, seq, parent, direction, dur, qid, cpu, pid, comm
+FROM cmp_source
+WHERE dur IS NOT NULL;
+
+-- cmp_stage_set: one row: the stage set the verdict uses: the most detailed set both
+-- runs have for every io ('ntprof' on patched kernels, else 'stock').
+--   stage_set
+CREATE OR REPLACE VIEW cmp_stage_set AS
+SELECT stage_set FROM cmp_io_stage
+GROUP BY stage_set HAVING count(DISTINCT run) = 2
+ORDER BY CASE stage_set WHEN 'ntprof' THEN 0 WHEN 'stock' THEN 1 ELSE 2 END
+LIMIT 1;

@@ -1,0 +1,1 @@
+SELECT * EXCLUDE (req_key) FROM block_requests ORDER BY host, issue_ts

@@ -1,0 +1,1 @@
+SELECT * FROM clock_candidates ORDER BY i_cmd, t_cmd

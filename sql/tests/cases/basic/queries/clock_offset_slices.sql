@@ -1,0 +1,1 @@
+SELECT * FROM clock_offset_slices ORDER BY slice

@@ -1,0 +1,1 @@
+SELECT * FROM command_match ORDER BY i_cmd

@@ -1,0 +1,1 @@
+SELECT * FROM stage_sums

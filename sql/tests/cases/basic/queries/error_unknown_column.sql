@@ -1,0 +1,1 @@
+SELECT no_such_column FROM io

@@ -1,0 +1,1 @@
+SELECT * FROM host_block_link ORDER BY submit_key

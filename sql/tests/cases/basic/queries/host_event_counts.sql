@@ -1,0 +1,1 @@
+SELECT * FROM host_event_counts ORDER BY host, system, event

@@ -1,0 +1,1 @@
+SELECT * FROM io ORDER BY io_id

@@ -1,0 +1,1 @@
+SELECT * FROM io_milestones ORDER BY io_id, ts, milestone

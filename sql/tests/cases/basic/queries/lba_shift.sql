@@ -1,0 +1,1 @@
+SELECT * FROM lba_shift ORDER BY host

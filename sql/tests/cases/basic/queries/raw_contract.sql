@@ -1,0 +1,1 @@
+SELECT system, count(*) AS columns FROM raw_contract GROUP BY system ORDER BY system

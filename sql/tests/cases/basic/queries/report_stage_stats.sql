@@ -1,0 +1,1 @@
+SELECT * FROM report_stage_stats ORDER BY group_key, seq

@@ -1,0 +1,1 @@
+SELECT * FROM target_device ORDER BY cmd_key

@@ -1,0 +1,1 @@
+SELECT * FROM target_device_link ORDER BY cmd_key

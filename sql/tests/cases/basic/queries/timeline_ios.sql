@@ -1,0 +1,1 @@
+SELECT count(*) AS ios FROM timeline_ios

@@ -1,0 +1,1 @@
+SELECT * FROM timeline_slices ORDER BY io_id, ts, stage

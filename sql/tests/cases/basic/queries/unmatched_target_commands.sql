@@ -1,0 +1,1 @@
+SELECT * FROM unmatched_target_commands ORDER BY t_cmd

@@ -1,0 +1,1 @@
+SELECT count(*) AS rows FROM clock_offset

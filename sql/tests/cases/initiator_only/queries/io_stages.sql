@@ -1,0 +1,1 @@
+SELECT stage, parent, dur, missing FROM io_stages ORDER BY seq

@@ -1,0 +1,1 @@
+SELECT * FROM ctrl_map

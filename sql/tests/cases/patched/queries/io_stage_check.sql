@@ -1,0 +1,1 @@
+SELECT * FROM io_stage_check ORDER BY stage_set

@@ -1,0 +1,163 @@
+"""Checks of the SQL views on the real two-VM captures in fixtures/ (stock 6.1 kernels):
+join coverage, stage sums, per-host durations against trace-cmd's own output, and
+command counts against fio's log. Needs the converter (just build; NTSCOPE_BIN)."""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.dirname(HERE))
+import load_views  # noqa: E402
+
+NTSCOPE = os.environ.get("NTSCOPE_BIN") or os.path.join(
+    os.environ.get("CARGO_TARGET_DIR", os.path.expanduser("~/.cache/ntscope/target")), "release", "ntscope")
+SAMPLES = ["stock-randread-4k-qd8", "stock-randrw-mixed"]
+
+
+@pytest.fixture(scope="module", params=SAMPLES)
+def run(request, tmp_path_factory):
+    src = os.path.join(REPO, "fixtures", request.param)
+    dst = str(tmp_path_factory.mktemp(request.param))
+    assert os.path.exists(NTSCOPE), f"converter {NTSCOPE} missing: run `just build`"
+    for host in ("initiator", "target"):
+        os.makedirs(os.path.join(dst, host))
+        for f in os.listdir(os.path.join(src, host)):
+            shutil.copy(os.path.join(src, host, f), os.path.join(dst, host, f))
+        subprocess.run([NTSCOPE, "convert", os.path.join(dst, host, "trace.dat"),
+                        "--out", os.path.join(dst, host, "parquet")], check=True, capture_output=True)
+    return request.param, dst, load_views.connect(dst)
+
+
+def one(con, sql):
+    return con.execute(sql).fetchone()
+
+
+def fio_issued(path):
+    m = re.search(r"issued rwts: total=(\d+),(\d+),", open(path).read())
+    return int(m.group(1)), int(m.group(2))
+
+
+def test_matched_at_least_99_percent(run):
+    _, _, con = run
+    total, matched = one(con, "SELECT count(*), count(*) FILTER (WHERE match_state = 'matched') FROM io")
+    assert total > 1000
+    assert matched / total >= 0.99, (matched, total)
+
+
+def test_counts_equal_fio_log(run):
+    name, dst, con = run
+    reads, writes = fio_issued(os.path.join(dst, "initiator", "fio.log"))
+    got = dict(con.execute("SELECT io_type, count(*) FROM io GROUP BY io_type").fetchall())
+    assert got.get("read", 0) == reads
+    assert got.get("write", 0) == writes
+    if name == "stock-randread-4k-qd8":
+        assert reads == 6389
+
+
+def test_stage_sums_equal_end_to_end(run):
+    _, _, con = run
+    bad = one(con, "SELECT count(*) FROM io_stage_check c JOIN io USING (io_id) "
+                   "WHERE io.match_state = 'matched' AND NOT c.ok")[0]
+    good = one(con, "SELECT count(*) FROM io_stage_check WHERE ok")[0]
+    assert bad == 0
+    assert good >= 0.99 * one(con, "SELECT count(*) FROM io")[0]
+    # children of every stage sum to their parent
+    diff = one(con, """
+        SELECT count(*) FROM (
+            SELECT c.io_id, c.parent, sum(c.dur) AS s, any_value(p.dur) AS pd
+            FROM io_stages c JOIN io_stages p
+              ON p.io_id = c.io_id AND p.stage_set = c.stage_set AND p.stage = c.parent
+            WHERE c.dur IS NOT NULL GROUP BY c.io_id, c.stage_set, c.parent
+            HAVING count(*) = count(c.dur) AND s <> pd)""")[0]
+    assert diff == 0
+
+
+def trace_cmd_events(path, names):
+    """(event, ts_ns, fields) from trace-cmd's own report, for the given event names."""
+    out = subprocess.run(["trace-cmd", "report", "-t", "-i", path], capture_output=True, text=True).stdout
+    rx = re.compile(r"\[\d+\]\s+(\d+)\.(\d{9}):\s+(\w+):\s+(.*)$")
+    for line in out.splitlines():
+        m = rx.search(line)
+        if m and m.group(3) in names:
+            yield m.group(3), int(m.group(1)) * 10**9 + int(m.group(2)), dict(re.findall(r"(\w+)=(ARRAY\[[^\]]*\]|\S+)", m.group(4)))
+
+
+def test_host_durations_equal_trace_cmd(run):
+    """First 20 read commands on each host: submit->complete duration as trace-cmd prints it."""
+    _, dst, con = run
+    for host, sub, com in (("initiator", "nvme_setup_cmd", "nvme_complete_rq"),
+                           ("target", "nvmet_req_init", "nvmet_req_complete")):
+        pending, pairs = {}, []
+        for ev, ts, f in trace_cmd_events(os.path.join(dst, host, "trace.dat"), {sub, com}):
+            key = (f["qid"], f["cid"])
+            if ev == sub and f["qid"] != "0" and f["opcode"] == "2":
+                pending[key] = ts
+            elif ev == com and key in pending:
+                pairs.append((int(f["qid"]), int(f["cid"]), pending.pop(key), ts))
+            if len(pairs) >= 20:
+                break
+        assert len(pairs) == 20
+        for qid, cid, s, c in pairs:
+            got = con.execute("SELECT submit_ts, complete_ts, dur FROM nvme_commands "
+                              "WHERE host = ? AND qid = ? AND cid = ? AND submit_ts = ?",
+                              [host, qid, cid, s]).fetchall()
+            assert got == [(s, c, c - s)], (host, qid, cid, s, c, got)
+
+
+def test_clock_offset_consistent_with_first_command(run):
+    """The offset lies inside the bounds of the first matched pair, found by hand from
+    trace-cmd's output: same (qid, cid, slba), target receive after host send, host
+    receive after target send; and it is known to better than a millisecond."""
+    _, dst, con = run
+    off, unc = one(con, "SELECT offset_ns, uncertainty_ns FROM clock_offset")
+    i_ev = list(trace_cmd_events(os.path.join(dst, "initiator", "trace.dat"), {"nvme_setup_cmd"}))[0]
+    i_done = next(ts for ev, ts, f in trace_cmd_events(os.path.join(dst, "initiator", "trace.dat"),
+                                                       {"nvme_complete_rq"}) if f["cid"] == i_ev[2]["cid"])
+    t = [x for x in trace_cmd_events(os.path.join(dst, "target", "trace.dat"), {"nvmet_req_init", "nvmet_req_complete"})
+         if x[2]["cid"] == i_ev[2]["cid"] and x[2]["qid"] == i_ev[2]["qid"]]
+    init = next(x for x in t if x[0] == "nvmet_req_init" and x[2]["cdw10"] == i_ev[2]["cdw10"])
+    done = next(x for x in t if x[0] == "nvmet_req_complete" and x[1] > init[1])
+    assert done[1] - i_done - unc <= off <= init[1] - i_ev[1] + unc
+    assert 0 < unc < 1_000_000
+
+
+LAB = ["lab-6.1-patched-write-128k", "lab-6.1-patched-interference-c3", "lab-6.1-stock-slow-device"]
+
+
+@pytest.fixture(scope="module", params=LAB)
+def lab_run(request, tmp_path_factory):
+    src = os.path.join(REPO, "fixtures", request.param)
+    if not os.path.isdir(src):
+        pytest.skip(f"lab fixture {request.param} not in fixtures/")
+    dst = str(tmp_path_factory.mktemp(request.param))
+    for host in ("initiator", "target"):
+        shutil.copytree(os.path.join(src, host), os.path.join(dst, host))
+        subprocess.run([NTSCOPE, "convert", os.path.join(dst, host, "trace.dat"),
+                        "--out", os.path.join(dst, host, "parquet")], check=True, capture_output=True)
+    return request.param, dst, load_views.connect(dst)
+
+
+def test_lab_fixture_join_and_stages(lab_run):
+    """Lab captures (host.json present; patched ones with nvme_tcp/nvmet_tcp events):
+    controller map from host.json, >= 99% matched, every reported stage set tiles
+    end_to_end, no negative stage, I/O count equal to fio's JSON."""
+    name, dst, con = lab_run
+    assert one(con, "SELECT source FROM ctrl_map")[0] == "host.json"
+    total, matched = one(con, "SELECT count(*), count(*) FILTER (WHERE match_state = 'matched') FROM io")
+    assert matched / total >= 0.99
+    sets = {r[0] for r in con.execute("SELECT DISTINCT stage_set FROM io_stages").fetchall()}
+    assert sets == ({"ntprof", "s_notation", "stock"} if "patched" in name else {"stock"})
+    assert one(con, "SELECT count(*) FROM io_stage_check WHERE NOT ok")[0] == 0
+    assert one(con, "SELECT count(*) FROM io_stages WHERE dur < 0")[0] == 0
+    fio = [f for f in os.listdir(os.path.join(dst, "initiator")) if f.startswith("fio-") and f.endswith(".json")]
+    ios = 0
+    for f in fio:
+        for job in json.load(open(os.path.join(dst, "initiator", f)))["jobs"]:
+            ios += job["read"]["total_ios"] + job["write"]["total_ios"]
+    assert total == ios, (total, ios)
