@@ -44,6 +44,7 @@ measure() {
 
 echo "bench-convert: $n_big events, $((size / 1000000)) MB (zstd v7) from $(basename "$(dirname "$src")")/$(basename "$src"); medians of $reps runs; $(nproc) cores"
 read -r cat_s cat_kb _ <<< "$(measure cat "$big")"
+read -r d_s d_kb d_cpu <<< "$(measure "$bin" convert "$big" --decode-only)"
 read -r c1_s c1_kb c1_cpu <<< "$(measure "$bin" convert "$big" --out "$out/p1" --threads 1 --quiet)"
 read -r c_s c_kb c_cpu <<< "$(measure "$bin" convert "$big" --out "$out/p" --quiet)"
 read -r h_s h_kb _ <<< "$(measure "$bin" convert "$half" --out "$out/ph" --quiet)"
@@ -58,16 +59,19 @@ print(f"  {label:34s} {s:8.2f} s  {n / s / 1e6:8.2f} M events/s  {size / s / 1e6
 ' "$1" "$2" "$3" "$n_big" "$size"
 }
 row "cat > /dev/null" "$cat_s" "$cat_kb"
+row "ntscope --decode-only (no Parquet)" "$d_s" "$d_kb"
 row "ntscope convert --threads 1" "$c1_s" "$c1_kb"
 row "ntscope convert (all cores)" "$c_s" "$c_kb"
 row "trace-cmd report > /dev/null" "$r_s" "$r_kb"
-python3 - "$n_big" "$c1_s" "$c1_cpu" "$c_s" "$r_s" "$cat_s" "$c_kb" "$h_kb" "$n_half" <<'PY'
+python3 - "$n_big" "$c1_s" "$c1_cpu" "$c_s" "$r_s" "$cat_s" "$c_kb" "$h_kb" "$n_half" "$d_cpu" <<'PY'
 import sys
-n, c1, c1cpu, c, r, cat, kb, hkb, nh = sys.argv[1:]
+n, c1, c1cpu, c, r, cat, kb, hkb, nh, dcpu = sys.argv[1:]
+dcpu = float(dcpu)
 n, c1, c1cpu, c, r, cat, kb, hkb, nh = int(n), float(c1), float(c1cpu), float(c), float(r), float(cat), int(kb), int(hkb), int(nh)
 c, c1, cat = max(c, 0.005), max(c1, 0.005), max(cat, 0.005)
 print(f"  speedup vs trace-cmd report:      {r / c:6.1f}x (all cores)   {r / c1:6.1f}x (one thread)   target >= 20x")
 print(f"  events/s per core (one thread):   {n / c1 / 1e6:6.2f} M/s wall, {n / max(c1cpu, 0.005) / 1e6:6.2f} M/s per CPU-second   target >= 10 M/s")
+print(f"  CPU time: decode {dcpu:.2f} s, decode + Parquet {c1cpu:.2f} s (Parquet share {100 * (1 - dcpu / max(c1cpu, 0.005)):.0f}%)")
 print(f"  convert time / cat time:          {c / cat:6.1f}x")
 print(f"  peak RSS: {hkb / 1024:.1f} MB for {nh} events, {kb / 1024:.1f} MB for {n} events (ratio {kb / max(hkb, 1):.2f}; 1.00 = flat)")
 PY

@@ -11,6 +11,7 @@ const USAGE: &str = "usage:
       (DIR defaults to parquet/ beside the trace)
       --salvage   skip damaged pages / truncated data instead of failing (loss recorded)
       --strict    exit 1 when any event was lost or skipped
+      --decode-only   decode into columns and write nothing (benchmarks)
   ntscope summary DIR
       events per type, clock and losses of a converted directory
   ntscope synth known --out FILE [--version 6|7] [--codec none|zstd|zlib] [--cpus N]
@@ -51,6 +52,7 @@ fn cmd_convert(args: &[String]) -> ExitCode {
     let mut out = None;
     let mut strict = false;
     let mut quiet = false;
+    let mut decode_only = false;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
@@ -66,6 +68,7 @@ fn cmd_convert(args: &[String]) -> ExitCode {
             "--strict" => strict = true,
             "--quiet" | "-q" => quiet = true,
             "--no-progress" => opts.progress = false,
+            "--decode-only" => decode_only = true,
             s if s.starts_with('-') => return usage_error(&format!("unknown option {}", s)),
             s => {
                 if trace.is_some() {
@@ -76,6 +79,20 @@ fn cmd_convert(args: &[String]) -> ExitCode {
         }
     }
     let Some(trace) = trace else { return usage_error("convert needs a trace.dat") };
+    if decode_only {
+        // Benchmarks: decode into columns, write nothing (shows the Parquet share of the time).
+        let r = std::fs::read(&trace).map_err(|e| e.to_string()).and_then(|b| ntscope::convert::decode_only(&b, false).map_err(|e| e.to_string()));
+        return match r {
+            Ok(n) => {
+                println!("{} events decoded", n);
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("ntscope: error: {}: {}", trace, e);
+                ExitCode::from(2)
+            }
+        };
+    }
     let out = out.unwrap_or_else(|| default_out(&trace));
     match convert(&trace, &out, &opts) {
         Ok(r) => {
