@@ -3,7 +3,7 @@
 
 use crate::tracedat::bytes::{until_nul, Endian};
 use crate::tracedat::format::{EventFormat, Field, FieldKind};
-use arrow_array::builder::{BinaryBuilder, StringDictionaryBuilder};
+use arrow_array::builder::BinaryBuilder;
 use arrow_array::types::*;
 use arrow_array::{ArrayRef, ArrowPrimitiveType, ListArray, PrimitiveArray, RecordBatch};
 use arrow_buffer::{OffsetBuffer, ScalarBuffer};
@@ -106,7 +106,7 @@ enum Col {
     LU16(ListCol<UInt16Type>),
     LU32(ListCol<UInt32Type>),
     LU64(ListCol<UInt64Type>),
-    Str(StringDictionaryBuilder<Int32Type>),
+    Str(StrColumn),
     Bytes(BinaryBuilder),
 }
 
@@ -135,7 +135,7 @@ impl Col {
                     _ => Col::LU64(ListCol::new()),
                 }
             }
-            FieldKind::Str { .. } | FieldKind::DynStr { .. } => Col::Str(StringDictionaryBuilder::new()),
+            FieldKind::Str { .. } | FieldKind::DynStr { .. } => Col::Str(StrColumn::default()),
             FieldKind::Bytes { .. } => Col::Bytes(BinaryBuilder::new()),
         }
     }
@@ -229,13 +229,8 @@ impl EventTable {
                         },
                         _ => &data[off..off + f.size],
                     };
-                    let text = until_nul(raw);
-                    match std::str::from_utf8(text) {
-                        Ok(s) => b.append_value(s),
-                        Err(_) => {
-                            self.invalid_utf8 += 1;
-                            b.append_value(String::from_utf8_lossy(text));
-                        }
+                    if !b.push(until_nul(raw)) {
+                        self.invalid_utf8 += 1;
                     }
                 }
                 Col::Bytes(b) => b.append_value(&data[off..off + f.size]),
@@ -311,7 +306,7 @@ impl EventTable {
                 Col::LU16(l) => l.finish(item.as_ref().unwrap()),
                 Col::LU32(l) => l.finish(item.as_ref().unwrap()),
                 Col::LU64(l) => l.finish(item.as_ref().unwrap()),
-                Col::Str(b) => Arc::new(b.finish()),
+                Col::Str(b) => b.finish(),
                 Col::Bytes(b) => Arc::new(b.finish()),
             };
             arrays.push(a);
@@ -378,6 +373,57 @@ impl CommColumn {
         let values = arrow_array::StringArray::from_iter_values(self.values.iter().map(|v| v.as_ref()));
         self.values.clear();
         self.key_of_pid.clear();
+        self.last = None;
+        Arc::new(arrow_array::DictionaryArray::<Int32Type>::try_new(keys, Arc::new(values)).expect("keys index values"))
+    }
+}
+
+/// A string field as a dictionary column. Trace strings repeat (disk names, rwbs, task
+/// names), so the previous row's value is checked first and only new values are hashed.
+#[derive(Default)]
+struct StrColumn {
+    keys: Vec<i32>,
+    values: Vec<String>,
+    key_of: HashMap<Box<[u8]>, i32>,
+    last: Option<(Box<[u8]>, i32)>,
+}
+
+impl StrColumn {
+    /// Appends raw text; returns false when it was not valid UTF-8 (stored with U+FFFD).
+    #[inline]
+    fn push(&mut self, raw: &[u8]) -> bool {
+        if let Some((b, k)) = &self.last {
+            if b.as_ref() == raw {
+                self.keys.push(*k);
+                return true;
+            }
+        }
+        let mut valid = true;
+        let k = match self.key_of.get(raw) {
+            Some(k) => *k,
+            None => {
+                let text = match std::str::from_utf8(raw) {
+                    Ok(t) => t.to_string(),
+                    Err(_) => {
+                        valid = false;
+                        String::from_utf8_lossy(raw).into_owned()
+                    }
+                };
+                self.values.push(text);
+                let k = self.values.len() as i32 - 1;
+                self.key_of.insert(raw.into(), k);
+                k
+            }
+        };
+        self.keys.push(k);
+        self.last = Some((raw.into(), k));
+        valid
+    }
+
+    fn finish(&mut self) -> ArrayRef {
+        let keys = PrimitiveArray::<Int32Type>::from(std::mem::take(&mut self.keys));
+        let values = arrow_array::StringArray::from_iter_values(self.values.drain(..));
+        self.key_of.clear();
         self.last = None;
         Arc::new(arrow_array::DictionaryArray::<Int32Type>::try_new(keys, Arc::new(values)).expect("keys index values"))
     }
