@@ -47,8 +47,8 @@ demo: build
         for h in initiator target; do echo "== $h"; "{{ntscope}}" summary "$run/$h/parquet"; done
     fi
 
-# Everything CI runs.
-test: build test-analyzer
+# Everything CI runs: converter, fuzzing, SQL, reports, diagnosis, kernel patches, lab.
+test: build test-analyzer (fuzz-analyzer "60") test-sql test-reports test-compare test-kernel lab-test
 
 # Analyzer: unit tests, bad-input tests, the differential test against libtracecmd.
 test-analyzer:

@@ -38,7 +38,15 @@ sync_series "$version" "$flavor" "$tarball" "$src"
 want_cfg=$(sha256sum "$LAB_FRAGMENT" | cut -d' ' -f1)
 if [ ! -f "$src/.config" ] || [ "$(cat "$src/.ntscope-config-hash" 2>/dev/null)" != "$want_cfg" ]; then
     echo "kernel: configuring $src from $LAB_FRAGMENT" >&2
+    [ ! -f "$src/.config" ] || cp -p "$src/.config" "$src/.config.ntscope-prev"
     configure_lab "$src"
+    # Same resulting config (e.g. only a comment changed): keep the old file
+    # and its mtime, so kbuild does not resync the config and rebuild.
+    if [ -f "$src/.config.ntscope-prev" ] && cmp -s "$src/.config" "$src/.config.ntscope-prev"; then
+        mv -f "$src/.config.ntscope-prev" "$src/.config"
+        echo "kernel: resulting .config unchanged" >&2
+    fi
+    rm -f "$src/.config.ntscope-prev"
     echo "$want_cfg" > "$src/.ntscope-config-hash"
 fi
 verify_config "$src/.config"

@@ -153,16 +153,26 @@ defs AS (
     WHERE d.stage_set NOT IN (SELECT stage_set FROM used
                               WHERE ms LIKE 'i:%' AND ms NOT IN (SELECT milestone FROM present))
 )
+, ends AS (
+    -- each milestone of each io, once per stage endpoint it is (aggregation, not 4 joins)
+    SELECT m.io_id, d.stage_set, d.stage,
+           max(m.ts) FILTER (WHERE m.milestone = d.from_ms) AS f,
+           max(m.ts) FILTER (WHERE m.milestone = d.to_ms) AS t,
+           max(m.ts) FILTER (WHERE m.milestone = d.minus_from_ms) AS mf,
+           max(m.ts) FILTER (WHERE m.milestone = d.minus_to_ms) AS mt
+    FROM io_milestones m
+    JOIN (SELECT stage_set, stage, from_ms, to_ms, minus_from_ms, minus_to_ms,
+                 unnest([from_ms, to_ms, minus_from_ms, minus_to_ms]) AS ms FROM defs) d
+      ON d.ms = m.milestone
+    GROUP BY m.io_id, d.stage_set, d.stage
+)
 SELECT i.io_id, d.stage_set, d.stage, d.seq, d.parent, d.direction,
-       (t.ts - f.ts) - CASE WHEN d.minus_from_ms IS NULL THEN 0 ELSE mt.ts - mf.ts END AS dur,
-       CASE WHEN f.ts IS NULL THEN d.from_ms WHEN t.ts IS NULL THEN d.to_ms
-            WHEN d.minus_from_ms IS NOT NULL AND mf.ts IS NULL THEN d.minus_from_ms
-            WHEN d.minus_to_ms IS NOT NULL AND mt.ts IS NULL THEN d.minus_to_ms END AS missing
+       (e.t - e.f) - CASE WHEN d.minus_from_ms IS NULL THEN 0 ELSE e.mt - e.mf END AS dur,
+       CASE WHEN e.f IS NULL THEN d.from_ms WHEN e.t IS NULL THEN d.to_ms
+            WHEN d.minus_from_ms IS NOT NULL AND e.mf IS NULL THEN d.minus_from_ms
+            WHEN d.minus_to_ms IS NOT NULL AND e.mt IS NULL THEN d.minus_to_ms END AS missing
 FROM io i CROSS JOIN defs d
-LEFT JOIN io_milestones f ON f.io_id = i.io_id AND f.milestone = d.from_ms
-LEFT JOIN io_milestones t ON t.io_id = i.io_id AND t.milestone = d.to_ms
-LEFT JOIN io_milestones mf ON mf.io_id = i.io_id AND mf.milestone = d.minus_from_ms
-LEFT JOIN io_milestones mt ON mt.io_id = i.io_id AND mt.milestone = d.minus_to_ms;
+LEFT JOIN ends e ON e.io_id = i.io_id AND e.stage_set = d.stage_set AND e.stage = d.stage;
 
 -- io_stage_check: one row per (io, stage set): do the top-level stages sum to end_to_end,
 -- and do the children of each stage sum to it?

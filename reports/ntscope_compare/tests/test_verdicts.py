@@ -135,3 +135,26 @@ def test_cli_bad_run_is_a_clear_error(tmp_path):
     p = run_cli("compare", str(tmp_path / "nope"), str(tmp_path / "nope2"))
     assert p.returncode == 2
     assert "no run directory" in p.stderr and "fix:" in p.stderr
+
+
+def test_busy_device_is_target_device(scratch):
+    # a fio on the target hammers the same null_blk: the device stage, not the network
+    m, v = compare(scratch, BASE, "lab-6.1-stock-busy-device")
+    assert v["verdict"] == "slower"
+    assert (v["bottleneck_stage"], v["detail_stage"]) == ("target_exec", "target_device")
+    assert v["cause"].startswith("target device")
+
+
+def test_patched_slow_device_is_target_subsystem(scratch):
+    m, v = compare(scratch, "lab-6.1-patched-base-randread", "lab-6.1-patched-cmp-slow-device")
+    injected_ns = truth("lab-6.1-patched-cmp-slow-device")["injected"]["null_blk_completion_nsec"]
+    assert m["stage_set"] == "ntprof"
+    assert v["bottleneck_stage"] == "target_subsystem" and v["cause"].startswith("target device")
+    assert 0.9 * injected_ns <= v["stage_change_ns"] <= 1.6 * injected_ns  # +2464 us measured
+
+
+def test_patched_slow_network_is_network_transmission(scratch):
+    m, v = compare(scratch, "lab-6.1-patched-base-randread", "lab-6.1-patched-cmp-slow-net-delay-target")
+    assert v["bottleneck_stage"] == "network_transmission"
+    assert v["cause"].startswith("network path") and v["network_direction"] == "unknown"
+    assert 0.9 * 2e6 <= v["stage_change_ns"] <= 3 * 2e6  # +2230 us measured for 2 ms netem
