@@ -48,7 +48,11 @@ demo: build
     fi
 
 # Everything CI runs: converter, fuzzing, SQL, reports, diagnosis, kernel patches, lab.
-test: build test-analyzer (fuzz-analyzer "60") test-sql test-reports test-compare test-kernel lab-test
+test: build test-analyzer (fuzz-analyzer "60") test-sql test-reports test-compare test-examples test-kernel lab-test
+
+# The shipped example reports equal a fresh `just analyze` of their fixtures; README quotes them.
+test-examples: build
+    python3 tools/check_examples.py
 
 # Analyzer: unit tests, bad-input tests, the differential test against libtracecmd.
 test-analyzer:

@@ -1,0 +1,55 @@
+#!/usr/bin/env python3
+"""Checks that the shipped example reports are what ntscope prints today: re-analyzes
+each example's fixture into a temporary run and compares the report text, and checks
+that README.md quotes the stock example verbatim. Run by `just test-examples`."""
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+EXAMPLES = {
+    "reports/examples/stock-randread-4k-qd8.report.txt": "fixtures/stock-randread-4k-qd8",
+    "reports/examples/lab-6.1-patched-write-128k.report.txt": "fixtures/lab-6.1-patched-write-128k",
+}
+
+
+def body(text):
+    # The first line names the run directory, which differs per checkout.
+    return [l.rstrip() for l in text.splitlines()[1:] if "wrote " not in l]
+
+
+def main():
+    failed = 0
+    for example, fixture in EXAMPLES.items():
+        with tempfile.TemporaryDirectory() as tmp:
+            run = os.path.join(tmp, os.path.basename(fixture))
+            shutil.copytree(os.path.join(REPO, fixture), run,
+                            ignore=shutil.ignore_patterns("parquet", "report"))
+            subprocess.run(["just", "analyze", run, "--quiet"], cwd=REPO, check=True,
+                           stdout=subprocess.DEVNULL)
+            fresh = open(os.path.join(run, "report", "report.txt")).read()
+        shipped = open(os.path.join(REPO, example)).read()
+        if body(fresh) != body(shipped):
+            failed += 1
+            print(f"FAIL {example}: differs from a fresh `just analyze {fixture}`; "
+                  f"fix: regenerate it (just analyze, copy report.txt) if the change is intended")
+        else:
+            print(f"OK   {example}")
+    readme = open(os.path.join(REPO, "README.md")).read()
+    stock = open(os.path.join(REPO, "reports/examples/stock-randread-4k-qd8.report.txt")).read()
+    group = [l for l in stock.splitlines() if l.startswith("group:")][0]
+    table = stock[stock.index(group):stock.index("  end_to_end histogram")].rstrip()
+    if table in readme:
+        print("OK   README.md quotes reports/examples/stock-randread-4k-qd8.report.txt")
+    else:
+        failed += 1
+        print("FAIL README.md's example report differs from reports/examples/stock-randread-4k-qd8.report.txt; "
+              "fix: paste the group table of the example into README.md")
+    print(f"{len(EXAMPLES) + 1 - failed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
