@@ -11,6 +11,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 version=${1:-}; flavor=${2:-patched}
 [ -n "$version" ] || die "usage: boot_check.sh VERSION [stock|patched]"
 check_version "$version"
+case "$flavor" in stock|patched) ;; *) die "boot_check: unknown FLAVOR '$flavor'; fix: use 'stock' or 'patched'" ;; esac
 kernel="$KERNELS_DIR/$version-$flavor/bzImage"
 [ -f "$kernel" ] || die "boot_check: $kernel missing; fix: just kernel $version $flavor"
 busybox=$(command -v busybox) || die "boot_check: busybox not found; fix: apt-get install busybox-static"

@@ -90,6 +90,9 @@ variants=()
 if [ "$explicit" = 0 ] && [ "${NTSCOPE_DIFF_VARIANTS:-1}" != 0 ]; then
     declare -A seen_variant=()
     for t in "${traces[@]}"; do
+        # Rewrites of every real sample and of one patched-kernel capture cover the
+        # v6 / plain v7 paths; rewriting all fixtures would only repeat them slowly.
+        case "$t" in */samples/*|*/lab-6.1-patched-write-128k/*) ;; *) continue ;; esac
         sum=$(sha256sum "$t" | cut -c1-16)
         [ -z "${seen_variant[$sum]:-}" ] || continue
         seen_variant[$sum]=1
