@@ -25,8 +25,7 @@ build:
 convert RUN: build
     #!/usr/bin/env bash
     set -euo pipefail
-    dir="{{RUN}}"; [ -d "$dir" ] || dir="{{runs}}/{{RUN}}"
-    [ -d "$dir" ] || { echo "convert: no run directory '{{RUN}}' (looked in . and {{runs}}); fix: pass a run name under runs/ or a path" >&2; exit 2; }
+    dir=$(bash tools/resolve_run.sh "{{RUN}}" "{{invocation_directory()}}" "{{runs}}")
     n=0
     for t in "$dir"/*/trace.dat; do
         [ -e "$t" ] || continue

@@ -16,8 +16,9 @@ EXAMPLES = {
 
 
 def body(text):
-    # The first line names the run directory, which differs per checkout.
-    return [l.rstrip() for l in text.splitlines()[1:] if "wrote " not in l]
+    # Header lines name the run directory, which differs per checkout.
+    return [l.rstrip() for l in text.splitlines()
+            if not l.startswith(("ntscope report:", "== interference:"))]
 
 
 def main():

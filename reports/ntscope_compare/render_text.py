@@ -1,4 +1,5 @@
 """Terminal text for the compare and interference models (formatting only)."""
+import textwrap
 
 SPARK = " ▁▂▃▄▅▆▇█"
 
@@ -68,7 +69,19 @@ def interference_text(m):
         out.append(f"  {sid:28} " + "  ".join(f"{r['stage']}={us(r['mean_ns'])}" for r in sorted(rs, key=lambda r: r["seq"])))
     out.append("queue depth and throughput over time (100 bins; sparklines show every other bin):")
     out += timeseries_lines(m["timeseries"])
-    return "\n".join(out) + "\n"
+    return "\n".join(fit(out)) + "\n"
+
+
+def fit(lines, width=100):
+    """Wraps lines longer than the 100-column terminal the reports are made for."""
+    out = []
+    for line in lines:
+        if len(line) <= width:
+            out.append(line)
+            continue
+        indent = " " * (len(line) - len(line.lstrip()) + 4)
+        out += textwrap.wrap(line, width=width, subsequent_indent=indent, drop_whitespace=True)
+    return out
 
 
 def compare_text(m):

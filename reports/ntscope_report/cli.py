@@ -50,6 +50,20 @@ def write_atomic(path, text):
     os.replace(tmp, path)
 
 
+def interference_section(con, run_dir, out):
+    """The interference report (views of sql/compare/interference_*.sql, rendered by
+    ntscope_compare) over every I/O of the run: written as interference.{txt,json,html}
+    and returned as text for the end of report.txt."""
+    from ntscope_compare import load as cload, model as cmodel, render_html as chtml, render_text as ctext
+    cload.run_sql_files(con, "interference")
+    m = cmodel.interference_model(con, run_dir)
+    itext = ctext.interference_text(m)
+    write_atomic(os.path.join(out, "interference.txt"), itext)
+    write_atomic(os.path.join(out, "interference.json"), chtml.to_json(m))
+    write_atomic(os.path.join(out, "interference.html"), chtml.interference_html(m))
+    return itext
+
+
 def spec_from_args(a):
     kw = dict(types=a.type, sizes=a.size, devices=a.device, queues=a.queue, cpus=a.cpu,
               processes=a.process, window=a.window, group_by=a.group_by,
@@ -77,9 +91,14 @@ def analyze(a):
     write_atomic(os.path.join(out, "report.html"), render_html.render(doc))
     set_for_timeline = "stock" if doc["mode"] == "stock" or not doc["stage_sets"] else doc["stage_sets"][0]
     timeline.write(con, os.path.join(out, "timeline.json"), set_for_timeline)
+    written = "report.txt, report.json, report.html, timeline.json"
+    if not a.no_interference:
+        text += "\n" + interference_section(con, run_dir, out)
+        write_atomic(os.path.join(out, "report.txt"), text)
+        written += ", interference.{txt,json,html}"
     if not a.quiet:
         sys.stdout.write(text)
-    print(f"ntscope-report: wrote {out}/report.txt, report.json, report.html, timeline.json", file=sys.stderr)
+    print(f"ntscope-report: wrote {out}/{written}", file=sys.stderr)
     loss = [s for s in doc["pipeline_stats"] if s["severity"] != "info" and
             (s["name"].startswith("lost_events") or s["name"].startswith("unmatched") or s["name"] == "matched_pct")]
     return 1 if (a.strict and loss) else 0
@@ -105,5 +124,7 @@ def main(argv=None):
     ap.add_argument("--memory-limit", help="DuckDB memory limit, e.g. 4GB (it spills beyond)")
     ap.add_argument("--strict", action="store_true", help="exit 1 when events were lost or commands unmatched")
     ap.add_argument("--quiet", action="store_true", help="do not print report.txt")
+    ap.add_argument("--no-interference", action="store_true",
+                    help="skip the interference section (streams sharing queues/devices; see just interference)")
     a = ap.parse_args(argv)
     return analyze(a)

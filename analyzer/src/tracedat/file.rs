@@ -274,7 +274,7 @@ impl TraceFile {
         let id = u16_of(&h[0..2], self.endian);
         let flags = u16_of(&h[2..4], self.endian);
         let size = self.endian.u64(h[8..16].try_into().unwrap());
-        if off + 16 + size > self.src.len {
+        if off.checked_add(16).and_then(|x| x.checked_add(size)).map_or(true, |end| end > self.src.len) {
             return Err(TraceError::new(format!(
                 "section {} claims {} bytes but the file ends {} bytes after its header",
                 id,

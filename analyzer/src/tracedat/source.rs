@@ -26,7 +26,7 @@ impl Codec {
         }
     }
 
-    /// Decompresses one block whose uncompressed size is known.
+    /// Decompresses one block whose uncompressed size is known (output capped just past it).
     pub fn decompress(self, input: &[u8], usize_hint: usize, out: &mut Vec<u8>) -> std::result::Result<(), String> {
         out.clear();
         match self {
@@ -36,14 +36,15 @@ impl Codec {
             }
             Codec::Zstd => {
                 out.reserve(usize_hint);
-                let mut d = zstd::stream::read::Decoder::with_buffer(input).map_err(|e| e.to_string())?;
-                d.read_to_end(out).map_err(|e| e.to_string())?;
+                let d = zstd::stream::read::Decoder::with_buffer(input).map_err(|e| e.to_string())?;
+                // Never inflate past what the header promised (+1 to detect the lie).
+                d.take(usize_hint as u64 + 1).read_to_end(out).map_err(|e| e.to_string())?;
                 Ok(())
             }
             Codec::Zlib => {
                 out.reserve(usize_hint);
-                let mut d = flate2::read::ZlibDecoder::new(input);
-                d.read_to_end(out).map_err(|e| e.to_string())?;
+                let d = flate2::read::ZlibDecoder::new(input);
+                d.take(usize_hint as u64 + 1).read_to_end(out).map_err(|e| e.to_string())?;
                 Ok(())
             }
         }
@@ -77,23 +78,30 @@ impl TraceSource {
     }
 
     pub fn read_at(&self, offset: u64, n: usize, what: &str) -> Result<Vec<u8>> {
+        // Check before allocating: sizes come from the file and may be absurd.
+        if offset.checked_add(n as u64).map_or(true, |e| e > self.len) {
+            return Err(self.past_end(offset, n as u64, what));
+        }
         let mut buf = vec![0u8; n];
         self.read_into(offset, &mut buf, what)?;
         Ok(buf)
     }
 
+    fn past_end(&self, offset: u64, n: u64, what: &str) -> TraceError {
+        TraceError::new(format!(
+            "file truncated: {} needs bytes {:#x}..{:#x} but the file has {} bytes",
+            what,
+            offset,
+            offset.saturating_add(n),
+            self.len
+        ))
+        .at(offset)
+        .fix(FIX_RECOPY)
+    }
+
     pub fn read_into(&self, offset: u64, buf: &mut [u8], what: &str) -> Result<()> {
-        let end = offset.checked_add(buf.len() as u64);
-        if end.map_or(true, |e| e > self.len) {
-            return Err(TraceError::new(format!(
-                "file truncated: {} needs bytes {:#x}..{:#x} but the file has {} bytes",
-                what,
-                offset,
-                end.unwrap_or(u64::MAX),
-                self.len
-            ))
-            .at(offset)
-            .fix(FIX_RECOPY));
+        if offset.checked_add(buf.len() as u64).map_or(true, |e| e > self.len) {
+            return Err(self.past_end(offset, buf.len() as u64, what));
         }
         match &self.backing {
             Backing::File(f) => f
@@ -112,6 +120,11 @@ impl TraceSource {
         let hdr = self.read_at(offset, 8, what)?;
         let zsize = endian.u32(hdr[0..4].try_into().unwrap()) as usize;
         let usize_ = endian.u32(hdr[4..8].try_into().unwrap()) as usize;
+        if usize_ > 1 << 30 {
+            return Err(TraceError::new(format!("{}: compressed block claims {} bytes uncompressed (over 1 GiB)", what, usize_))
+                .at(offset)
+                .fix(FIX_RECOPY));
+        }
         if offset + 8 + zsize as u64 > self.len {
             return Err(TraceError::new(format!(
                 "{}: compressed block claims {} bytes but only {} remain in the file",
