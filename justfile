@@ -47,7 +47,7 @@ demo: build
     fi
 
 # Everything CI runs: converter, fuzzing, SQL, reports, diagnosis, kernel patches, lab.
-test: build test-analyzer (fuzz-analyzer "60") test-sql test-reports test-compare test-examples test-kernel lab-test
+test: build test-analyzer (fuzz-analyzer "60") test-sql test-reports test-compare test-examples test-kernel lab-test (kernel-loopback-check "6.1")
 
 # The shipped example reports equal a fresh `just analyze` of their fixtures; README quotes them.
 test-examples: build
