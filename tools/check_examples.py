@@ -16,18 +16,22 @@ EXAMPLES = {
 
 
 def body(text):
-    # Header lines name the run directory, which differs per checkout.
+    # Header lines name the run directories, which differ per checkout.
     return [l.rstrip() for l in text.splitlines()
-            if not l.startswith(("ntscope report:", "== interference:"))]
+            if not l.startswith(("ntscope report:", "== interference:", "  base: ", "  run:  "))]
+
+
+def fresh_copy(tmp, fixture):
+    run = os.path.join(tmp, os.path.basename(fixture))
+    shutil.copytree(os.path.join(REPO, fixture), run, ignore=shutil.ignore_patterns("parquet", "report"))
+    return run
 
 
 def main():
     failed = 0
     for example, fixture in EXAMPLES.items():
         with tempfile.TemporaryDirectory() as tmp:
-            run = os.path.join(tmp, os.path.basename(fixture))
-            shutil.copytree(os.path.join(REPO, fixture), run,
-                            ignore=shutil.ignore_patterns("parquet", "report"))
+            run = fresh_copy(tmp, fixture)
             subprocess.run(["just", "analyze", run, "--quiet"], cwd=REPO, check=True,
                            stdout=subprocess.DEVNULL)
             fresh = open(os.path.join(run, "report", "report.txt")).read()
@@ -48,7 +52,25 @@ def main():
         failed += 1
         print("FAIL README.md's example report differs from reports/examples/stock-randread-4k-qd8.report.txt; "
               "fix: paste the group table of the example into README.md")
-    print(f"{len(EXAMPLES) + 1 - failed} passed, {failed} failed")
+    cmp_example = "reports/ntscope_compare/examples/slow-device.compare.txt"
+    cmp = open(os.path.join(REPO, cmp_example)).read()
+    with tempfile.TemporaryDirectory() as tmp:
+        base = fresh_copy(tmp, "fixtures/lab-6.1-stock-base-randread")
+        run = fresh_copy(tmp, "fixtures/lab-6.1-stock-slow-device")
+        subprocess.run(["just", "compare", base, run], cwd=REPO, check=True, stdout=subprocess.DEVNULL)
+        fresh = open(os.path.join(run, "report", "compare.txt")).read()
+    if body(fresh) == body(cmp):
+        print(f"OK   {cmp_example}")
+    else:
+        failed += 1
+        print(f"FAIL {cmp_example}: differs from a fresh `just compare` of its fixtures; fix: regenerate it")
+    cmp_block = cmp[:cmp.index("  (* significant")]
+    if cmp_block in readme:
+        print("OK   README.md quotes reports/ntscope_compare/examples/slow-device.compare.txt")
+    else:
+        failed += 1
+        print("FAIL README.md's example comparison differs from reports/ntscope_compare/examples/slow-device.compare.txt")
+    print(f"{len(EXAMPLES) + 3 - failed} passed, {failed} failed")
     return 1 if failed else 0
 
 
