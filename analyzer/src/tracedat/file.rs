@@ -490,24 +490,23 @@ fn u16_of(b: &[u8], e: Endian) -> u16 {
     e.u16([b[0], b[1]])
 }
 
-/// header_page and header_event blobs.
+/// A NUL-terminated tag such as "header_page" followed by a u64-sized blob.
+fn tagged_blob(w: &mut dyn ByteSource, tag: &str) -> Result<Vec<u8>> {
+    let at = w.offset();
+    let got = w.bytes(tag.len() + 1, tag)?;
+    if &got[..tag.len()] != tag.as_bytes() || got[tag.len()] != 0 {
+        return Err(TraceError::new(format!("expected {:?}, found {:?}", tag, String::from_utf8_lossy(&got)))
+            .at(at)
+            .fix(FIX_RECOPY));
+    }
+    w.sized_blob(8, tag)
+}
+
+/// header_page (the ring-buffer page layout) and header_event blobs.
 fn read_header_info(w: &mut dyn ByteSource) -> Result<(PageHeader, Vec<u8>)> {
     let at = w.offset();
-    let tag = w.bytes(12, "header_page tag")?;
-    if tag.as_slice() != b"header_page\0" {
-        return Err(TraceError::new(format!("expected \"header_page\", found {:?}", String::from_utf8_lossy(&tag)))
-            .at(at)
-            .fix(FIX_RECOPY));
-    }
-    let page = w.sized_blob(8, "header_page")?;
-    let at = w.offset();
-    let tag = w.bytes(13, "header_event tag")?;
-    if tag.as_slice() != b"header_event\0" {
-        return Err(TraceError::new(format!("expected \"header_event\", found {:?}", String::from_utf8_lossy(&tag)))
-            .at(at)
-            .fix(FIX_RECOPY));
-    }
-    let event = w.sized_blob(8, "header_event")?;
+    let page = tagged_blob(w, "header_page")?;
+    let event = tagged_blob(w, "header_event")?;
     let ph = parse_header_page(&String::from_utf8_lossy(&page)).map_err(|e| e.at(at))?;
     Ok((ph, event))
 }
