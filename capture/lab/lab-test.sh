@@ -56,6 +56,30 @@ for spec in $scenarios; do
 		result FAIL "lab $run $sc ${params[*]:-} (see the error above)"
 	fi
 done
+# Live diagnosis: a base run of the same workload as slow-device above (4 KiB random
+# reads, iodepth 1), then `just compare` must name the injected cause.
+repo=$(dirname "$capture_dir")
+if bash "$here/lab.sh" lab-test-base breakdown-randread force=1 build=1 "$@"; then
+	# Only the device cause is checked live: under TCG on a loaded 2-core machine the
+	# base run's own network time varies by more than a 2 ms netem delay (fixtures
+	# cover the network verdict: reports/ntscope_compare/tests).
+	for pair in "slow-device:target device"; do
+		sc=${pair%%:*} want=${pair#*:}
+		[ -d "$runs/lab-test-$sc" ] || { result FAIL "compare base $sc: the $sc run is missing"; continue; }
+		if (cd "$repo" && just compare "$runs/lab-test-base" "$runs/lab-test-$sc" >/dev/null 2>"$runs/lab-test-$sc.compare.err"); then
+			got=$(python3 -c 'import json,sys; v=json.load(open(sys.argv[1]))["verdicts"][0]; print(v["verdict"], "|", v["cause"])' \
+				"$runs/lab-test-$sc/report/compare.json")
+			case "$got" in
+				"slower | $want"*) result ok "compare base $sc: $got" ;;
+				*) result FAIL "compare base $sc: expected 'slower | $want...', got '$got'" ;;
+			esac
+		else
+			result FAIL "compare base $sc failed: $(tail -n 3 "$runs/lab-test-$sc.compare.err")"
+		fi
+	done
+else
+	result FAIL "lab lab-test-base breakdown-randread (see the error above)"
+fi
 echo "lab-test: scenarios took $(( $(date +%s) - t_all )) s"
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]
