@@ -3,14 +3,14 @@
 //! looks complete.
 
 use crate::columns::{schema_for, EventTable};
-use crate::metadata::{cpustat_json, CpuStats};
+use crate::metadata::CpuStats;
 use crate::parquet_out::{event_file, ParquetSink};
 use crate::tracedat::error::{Result, TraceError};
 use crate::tracedat::file::TraceFile;
 use crate::tracedat::pages::for_each_page;
 use crate::tracedat::ringbuf::{decode_page, Missed};
 use arrow_schema::SchemaRef;
-use serde_json::{json, Value};
+use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -336,10 +336,6 @@ fn progress_bar(done: &AtomicU64, total: u64, finished: &AtomicBool) {
 /// Where a trace's Parquet goes by default: `<dir of trace>/parquet`.
 pub fn default_out(trace: &str) -> PathBuf {
     Path::new(trace).parent().unwrap_or(Path::new(".")).join("parquet")
-}
-
-pub fn cpustats(tf: &TraceFile) -> Value {
-    json!(tf.options.cpustats.iter().map(|s| cpustat_json(s)).collect::<Vec<_>>())
 }
 
 /// Decodes every record of an in-memory trace into column tables without writing
