@@ -33,20 +33,9 @@ done
 echo "BOOTCHECK done"
 $B poweroff -f
 EOF
-chmod +x "$work/root/init"
-(cd "$work/root" && find . | cpio -o -H newc 2>/dev/null | gzip > "$work/initramfs.gz")
-
-t0=$(date +%s)
-timeout 300 qemu-system-x86_64 -m 512 -smp 1 -nographic -no-reboot -net none \
-    -kernel "$kernel" -initrd "$work/initramfs.gz" \
-    -append "console=ttyS0 panic=-1 quiet" > "$work/console.log" 2>&1 || true
-secs=$(( $(date +%s) - t0 ))
-# Keep the BOOTCHECK lines only (the console may prefix them with escape codes).
-tr -d '\r' < "$work/console.log" | grep -ao 'BOOTCHECK .*' > "$work/console.txt" || true
-grep -q '^BOOTCHECK done' "$work/console.txt" || {
-    tr -d '\r' < "$work/console.log" | tail -30 >&2
-    die "boot_check: $kernel did not reach the end of the init script in ${secs} s (console tail above)"
-}
+boot_busybox_vm "$kernel" "$work" BOOTCHECK 512 300 boot_check
+secs=$vm_secs
+mv "$work/lines" "$work/console.txt"
 release=$(sed -n 's/^BOOTCHECK release //p' "$work/console.txt")
 sed -n 's/^BOOTCHECK event //p' "$work/console.txt" | sort -u > "$work/events"
 

@@ -145,3 +145,24 @@ verify_config() {
         exit 2
     fi
 }
+
+# Boots KERNEL with $WORK/root as a busybox initramfs (no network) and keeps the
+# console lines that start with TAG in $WORK/lines (TAG prefix kept). The init script
+# must print "TAG done" last; otherwise the console tail is shown and we die.
+# Usage: boot_busybox_vm KERNEL WORK TAG MEMORY_MB TIMEOUT_S WHO; sets vm_secs.
+boot_busybox_vm() {
+    local kernel=$1 work=$2 tag=$3 mem=$4 limit=$5 who=$6 t0
+    chmod +x "$work/root/init"
+    (cd "$work/root" && find . | cpio -o -H newc 2>/dev/null | gzip > "$work/initramfs.gz")
+    t0=$(date +%s)
+    timeout "$limit" qemu-system-x86_64 -m "$mem" -smp 1 -nographic -no-reboot -net none \
+        -kernel "$kernel" -initrd "$work/initramfs.gz" \
+        -append "console=ttyS0 panic=-1 quiet" > "$work/console.log" 2>&1 || true
+    vm_secs=$(( $(date +%s) - t0 ))
+    # The console may prefix lines with escape codes: keep from the tag on.
+    tr -d '\r' < "$work/console.log" | grep -ao "$tag .*" > "$work/lines" || true
+    grep -q "^$tag done" "$work/lines" || {
+        tr -d '\r' < "$work/console.log" | tail -40 >&2
+        die "$who: $kernel did not finish its init script in ${vm_secs} s (console tail above)"
+    }
+}

@@ -63,19 +63,8 @@ $B sed 's/^/LOOPCHECK trace: /' $TR/trace
 echo "LOOPCHECK done"
 $B poweroff -f
 EOF
-chmod +x "$work/root/init"
-(cd "$work/root" && find . | cpio -o -H newc 2>/dev/null | gzip > "$work/initramfs.gz")
-
-t0=$(date +%s)
-timeout 600 qemu-system-x86_64 -m 768 -smp 1 -nographic -no-reboot -net none \
-    -kernel "$kernel" -initrd "$work/initramfs.gz" \
-    -append "console=ttyS0 panic=-1 quiet" > "$work/console.log" 2>&1 || true
-secs=$(( $(date +%s) - t0 ))
-tr -d '\r' < "$work/console.log" | grep -ao 'LOOPCHECK .*' > "$work/lines" || true
-grep -q '^LOOPCHECK done' "$work/lines" || {
-    tr -d '\r' < "$work/console.log" | tail -40 >&2
-    die "loopback_check: the VM did not finish its script in ${secs} s (console tail above)"
-}
+boot_busybox_vm "$kernel" "$work" LOOPCHECK 768 600 loopback_check
+secs=$vm_secs
 grep -E '^LOOPCHECK (devices|dd):' "$work/lines" | sed 's/^LOOPCHECK /loopback_check: vm: /'
 sed -n 's/^LOOPCHECK trace: //p' "$work/lines" > "$work/trace.txt"
 [ -z "${NTSCOPE_KEEP_TRACE:-}" ] || cp "$work/trace.txt" "$NTSCOPE_KEEP_TRACE"
