@@ -158,30 +158,90 @@ SELECT b.slice,
        b.offset_lo_ns, b.offset_hi_ns, b.pairs_agreeing::BIGINT AS pairs_agreeing, n.pairs
 FROM best b JOIN (SELECT slice, count(*) AS pairs FROM both_levels GROUP BY slice) n USING (slice);
 
--- clock_offset: one row: the offset between the target and initiator clocks.
+-- clock_offset_estimated: one row: the offset between the target and initiator clocks as
+-- the commands themselves bound it (for hosts with independent clocks).
 --   offset_ns        target clock - initiator clock, at t0_ns (ns)
 --   uncertainty_ns   half the width of the whole-run agreed interval (ns)
---   drift_ppm        slope of the per-slice offsets over initiator time (ns per ms = ppm)
+--   drift_ppm        slope of the per-slice offsets over initiator time (ns per ms = ppm);
+--                    0 unless more command pairs agree with the slope than without
 --   t0_ns            initiator time the offset refers to (middle of the run)
 --   method           how it was found
 --   pairs_agreeing, pairs   from the whole-run sweep
--- offset at initiator time t: offset_ns + drift_ppm * (t - t0_ns) / 1e6.
-CREATE OR REPLACE VIEW clock_offset AS
+--   agreed_lo_ns, agreed_hi_ns   the whole-run agreed interval (ns)
+-- With asymmetric paths this splits the two one-way delays evenly: only a synchronized
+-- clock (clock_sync_claim) tells them apart.
+CREATE OR REPLACE VIEW clock_offset_estimated AS
 WITH g AS (SELECT * FROM clock_offset_slices WHERE slice = -1),
 s AS (
     SELECT regr_slope((offset_lo_ns + offset_hi_ns) / 2.0, t_ns::DOUBLE) AS slope,
            count(*) AS n
     FROM clock_offset_slices WHERE slice >= 0 AND offset_hi_ns - offset_lo_ns < 10 * (
         SELECT greatest(offset_hi_ns - offset_lo_ns, 1000) FROM g)
+), fit AS (
+    SELECT CASE WHEN s.n >= 3 THEN coalesce(s.slope, 0) * 1e6 ELSE 0 END AS slope_ppm,
+           (g.offset_lo_ns + g.offset_hi_ns) / 2 AS mid, (g.offset_hi_ns - g.offset_lo_ns) / 2 + 1000 AS tol,
+           g.t_ns AS t0
+    FROM g, s
+), agree AS (
+    -- a slope fitted over few or wide slices can be noise (thousands of ppm on a short,
+    -- slow run): keep it only when more command pairs agree with it than without it
+    SELECT count(*) FILTER (WHERE abs((c.lo_ns + c.hi_ns) / 2 - f.mid - f.slope_ppm * (c.i_submit_ts - f.t0) / 1e6)
+                                  <= (c.hi_ns - c.lo_ns) / 2 + f.tol) AS with_drift,
+           count(*) FILTER (WHERE abs((c.lo_ns + c.hi_ns) / 2 - f.mid) <= (c.hi_ns - c.lo_ns) / 2 + f.tol) AS without_drift
+    FROM clock_candidates c, fit f
 )
 SELECT ((g.offset_lo_ns + g.offset_hi_ns) // 2)::BIGINT AS offset_ns,
        ((g.offset_hi_ns - g.offset_lo_ns) // 2)::BIGINT AS uncertainty_ns,
-       CASE WHEN s.n >= 3 THEN coalesce(s.slope, 0) * 1e6 ELSE 0 END AS drift_ppm,
+       CASE WHEN agree.with_drift > agree.without_drift THEN fit.slope_ppm ELSE 0 END AS drift_ppm,
        g.t_ns AS t0_ns,
        'deepest overlap of per-command bounds (target receive after host send, host receive '
        || 'after target send); drift = slope over ten time slices' AS method,
-       g.pairs_agreeing, g.pairs
-FROM g, s;
+       g.pairs_agreeing, g.pairs, g.offset_lo_ns AS agreed_lo_ns, g.offset_hi_ns AS agreed_hi_ns
+FROM g, fit, agree;
+
+-- clock_sync_claim: one row: whether the hosts say they traced on one synchronized clock.
+-- They do when the initiator and the target both recorded with the trace clock 'tai'
+-- (CLOCK_TAI, disciplined by PTP or NTP); the claimed error is the largest
+-- host.json clock_max_error_ns (capture key clock_error_us), else assumed.
+--   claimed          true when both sides traced on tai
+--   max_error_ns     how far apart the two clocks may be (ns)
+--   error_source     'host.json' or 'assumed (no clock_max_error_ns in host.json)'
+CREATE OR REPLACE VIEW clock_sync_claim AS
+WITH h AS (
+    SELECT h.role, h.trace_clock, TRY_CAST(r.host_json->>'clock_max_error_ns' AS BIGINT) AS err_ns
+    FROM hosts h JOIN run_hosts r USING (host)
+    WHERE h.role IN ('initiator', 'target')
+)
+SELECT count(DISTINCT role) = 2 AND bool_and(coalesce(trace_clock, '') = 'tai') AS claimed,
+       coalesce(max(err_ns), 100000) AS max_error_ns,
+       CASE WHEN max(err_ns) IS NOT NULL THEN 'host.json'
+            ELSE 'assumed (no clock_max_error_ns in host.json)' END AS error_source
+FROM h;
+
+-- clock_offset: one row: the offset to use (same columns as clock_offset_estimated).
+-- A synchronized clock (clock_sync_claim) gives offset 0 with its claimed error as the
+-- uncertainty, but only when the commands agree: the interval they allow must reach
+-- within the claimed error of 0, else the claim is wrong (pipeline_stats says so) and
+-- the estimate is used.
+--   synced            true when offset 0 of the synchronized clock is used
+--   estimated_offset_ns, estimated_uncertainty_ns   the commands' own estimate (ns)
+-- offset at initiator time t: offset_ns + drift_ppm * (t - t0_ns) / 1e6.
+CREATE OR REPLACE VIEW clock_offset AS
+WITH e AS (SELECT * FROM clock_offset_estimated), c AS (SELECT * FROM clock_sync_claim),
+ok AS (
+    SELECT c.claimed AND e.agreed_lo_ns <= c.max_error_ns AND e.agreed_hi_ns >= -c.max_error_ns AS synced
+    FROM e, c
+)
+SELECT CASE WHEN ok.synced THEN 0 ELSE e.offset_ns END::BIGINT AS offset_ns,
+       CASE WHEN ok.synced THEN c.max_error_ns ELSE e.uncertainty_ns END::BIGINT AS uncertainty_ns,
+       CASE WHEN ok.synced THEN 0 ELSE e.drift_ppm END AS drift_ppm,
+       e.t0_ns,
+       CASE WHEN ok.synced THEN 'synchronized trace clocks (tai on both hosts), error <= '
+                                || c.max_error_ns || ' ns (' || c.error_source || ')'
+            ELSE e.method END AS method,
+       e.pairs_agreeing, e.pairs, e.agreed_lo_ns, e.agreed_hi_ns, ok.synced,
+       e.offset_ns AS estimated_offset_ns, e.uncertainty_ns AS estimated_uncertainty_ns
+FROM e, c, ok;
 
 -- command_match: one row per matched (initiator command, target command) pair: the
 -- candidate whose bounds contain the offset at its time (within the uncertainty),

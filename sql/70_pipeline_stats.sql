@@ -106,7 +106,15 @@ counts AS (
            'target clock minus initiator clock (' || method || ')' FROM clock_offset
     UNION ALL
     SELECT 51, 'clock_uncertainty_ns', 'info', to_json(uncertainty_ns),
-           'half-width of the offset interval all agreeing commands allow; one-way network times carry this error' FROM clock_offset
+           CASE WHEN synced THEN 'the synchronized clocks'' claimed error; one-way network times carry this error'
+                ELSE 'half-width of the offset interval all agreeing commands allow; one-way network times carry this error' END
+    FROM clock_offset
+    UNION ALL
+    SELECT 54, 'clock_sync_claim_rejected', 'error',
+           to_json('commands allow offset ' || o.agreed_lo_ns || '..' || o.agreed_hi_ns || ' ns'),
+           'both hosts traced on tai but their clocks disagree by more than the claimed ' || c.max_error_ns
+           || ' ns; the estimated offset is used and one-way network times are split evenly (fix: check PTP/NTP on both hosts, or set clock_error_us)'
+    FROM clock_offset o, clock_sync_claim c WHERE c.claimed AND NOT o.synced
     UNION ALL
     SELECT 52, 'clock_drift_ppm', CASE WHEN abs(drift_ppm) > 100 THEN 'warning' ELSE 'info' END, to_json(round(drift_ppm, 3)),
            'change of the offset over the run (ns per ms), fit over ten time slices' FROM clock_offset

@@ -14,6 +14,16 @@ EXAMPLES = {
     "reports/examples/lab-6.1-patched-write-128k.report.txt": "fixtures/lab-6.1-patched-write-128k",
 }
 
+# compare examples: (base fixture, run fixture)
+COMPARE_EXAMPLES = {
+    "reports/ntscope_compare/examples/slow-device.compare.txt":
+        ("fixtures/lab-6.1-stock-base-randread", "fixtures/lab-6.1-stock-slow-device"),
+    "reports/ntscope_compare/examples/slow-net-delay-target.compare.txt":
+        ("fixtures/lab-6.1-stock-base-randread", "fixtures/lab-6.1-stock-cmp-slow-net-delay-target"),
+    "reports/ntscope_compare/examples/few-queues.compare.txt":
+        ("fixtures/lab-6.1-patched-few-queues-1job", "fixtures/lab-6.1-patched-few-queues"),
+}
+
 
 def body(text):
     # Header lines name the run directories, which differ per checkout.
@@ -52,25 +62,26 @@ def main():
         failed += 1
         print("FAIL README.md's example report differs from reports/examples/stock-randread-4k-qd8.report.txt; "
               "fix: paste the group table of the example into README.md")
+    for cmp_example, (base_fx, run_fx) in COMPARE_EXAMPLES.items():
+        with tempfile.TemporaryDirectory() as tmp:
+            base = fresh_copy(tmp, base_fx)
+            run = fresh_copy(tmp, run_fx)
+            subprocess.run(["just", "compare", base, run], cwd=REPO, check=True, stdout=subprocess.DEVNULL)
+            fresh = open(os.path.join(run, "report", "compare.txt")).read()
+        if body(fresh) == body(open(os.path.join(REPO, cmp_example)).read()):
+            print(f"OK   {cmp_example}")
+        else:
+            failed += 1
+            print(f"FAIL {cmp_example}: differs from a fresh `just compare {base_fx} {run_fx}`; fix: regenerate it")
     cmp_example = "reports/ntscope_compare/examples/slow-device.compare.txt"
     cmp = open(os.path.join(REPO, cmp_example)).read()
-    with tempfile.TemporaryDirectory() as tmp:
-        base = fresh_copy(tmp, "fixtures/lab-6.1-stock-base-randread")
-        run = fresh_copy(tmp, "fixtures/lab-6.1-stock-slow-device")
-        subprocess.run(["just", "compare", base, run], cwd=REPO, check=True, stdout=subprocess.DEVNULL)
-        fresh = open(os.path.join(run, "report", "compare.txt")).read()
-    if body(fresh) == body(cmp):
-        print(f"OK   {cmp_example}")
-    else:
-        failed += 1
-        print(f"FAIL {cmp_example}: differs from a fresh `just compare` of its fixtures; fix: regenerate it")
     cmp_block = cmp[:cmp.index("  (* significant")]
     if cmp_block in readme:
         print("OK   README.md quotes reports/ntscope_compare/examples/slow-device.compare.txt")
     else:
         failed += 1
         print("FAIL README.md's example comparison differs from reports/ntscope_compare/examples/slow-device.compare.txt")
-    print(f"{len(EXAMPLES) + 3 - failed} passed, {failed} failed")
+    print(f"{len(EXAMPLES) + len(COMPARE_EXAMPLES) + 2 - failed} passed, {failed} failed")
     return 1 if failed else 0
 
 

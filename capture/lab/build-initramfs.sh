@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Build (or reuse) the lab VMs' initramfs: busybox-static, trace-cmd, fio, nvme-cli,
-# iproute2's ip and tc, their shared libraries (from ldd), and capture/ itself.
+# iproute2's ip and tc, linuxptp's ptp4l (clock_sync=ptp), their shared libraries (from
+# ldd), and capture/ itself.
 # In:  the host's Debian packages (installed if missing), capture/ (this folder's parent)
 # Out: ${NTSCOPE_CACHE}/lab/initramfs-<hash>.cpio.gz, path printed on stdout.
 #      <hash> covers capture/ and the package versions, so edits rebuild it (~10 s).
@@ -13,7 +14,7 @@ cache=${NTSCOPE_CACHE:-$HOME/.cache/ntscope}/lab
 mkdir -p "$cache"
 
 # Debian packages that provide the guest tools.
-pkgs="busybox-static trace-cmd fio nvme-cli iproute2"
+pkgs="busybox-static trace-cmd fio nvme-cli iproute2 linuxptp"
 bash "$here/ensure-packages.sh" $pkgs gcc || exit 2
 
 versions=$(for p in $pkgs; do dpkg-query -W -f '${Package}=${Version}\n' "$p"; done)
@@ -31,7 +32,7 @@ trap 'rm -rf "$root"' EXIT
 mkdir -p "$root"/{bin,sbin,usr/bin,usr/sbin,lib64,proc,sys,dev,tmp,share,etc/nvme,opt/ntscope,root,run,var/tmp}
 
 # Full tools first (they win over busybox applets of the same name: ip, tc).
-tools="/usr/bin/trace-cmd /usr/bin/fio /usr/sbin/nvme /usr/sbin/tc /usr/sbin/ip"
+tools="/usr/bin/trace-cmd /usr/bin/fio /usr/sbin/nvme /usr/sbin/tc /usr/sbin/ip /usr/sbin/ptp4l"
 for t in $tools; do
 	[ -x "$t" ] || die "$t is missing; fix: apt-get install $pkgs"
 	install -D -m 0755 "$t" "$root$t"

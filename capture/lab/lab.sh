@@ -2,7 +2,7 @@
 # Run one lab scenario in two QEMU VMs (target + initiator) and bring out runs/RUN/.
 #
 #   lab.sh RUN SCENARIO [kernel=6.1|6.12] [flavor=auto|patched|stock] [accel=tcg|kvm]
-#          [timeout=SECONDS] [force=1] [build=1] [PARAM=VALUE ...]
+#          [timeout=SECONDS] [force=1] [build=1] [smp=CPUS] [PARAM=VALUE ...]
 #
 # SCENARIO is a file capture/scenarios/SCENARIO.sh; PARAM=VALUE pairs that are not lab
 # keys override the scenario's parameters (e.g. qd=8). flavor=auto takes the patched
@@ -45,18 +45,20 @@ while [ $# -gt 0 ]; do
 	timeout=*) timeout=${1#timeout=} ;;
 	force=*) force=${1#force=} ;;
 	mem=*) mem=${1#mem=} ;;
+	smp=*) smp=${1#smp=} ;;
 	build=*) build=${1#build=} ;;
 	[a-z_]*=*)
 		k=${1%%=*}
 		case "$k" in *[!a-z0-9_]*) die "parameter name '$k' must be lower-case snake_case" ;; esac
 		params+=("$1") ;;
-	*) die "unexpected argument '$1'; fix: lab keys are kernel= flavor= accel= timeout= force= mem= build=, scenario parameters are NAME=VALUE" ;;
+	*) die "unexpected argument '$1'; fix: lab keys are kernel= flavor= accel= timeout= force= mem= smp= build=, scenario parameters are NAME=VALUE" ;;
 	esac
 	shift
 done
 case "$kernel" in 6.1 | 6.12) ;; *) die "kernel '$kernel' is not 6.1 or 6.12" ;; esac
 case "$accel" in tcg | kvm) ;; *) die "accel '$accel' is not tcg or kvm" ;; esac
 [[ "$timeout" =~ ^[0-9]+$ ]] || die "timeout '$timeout' is not a number of seconds"
+[[ "$smp" =~ ^[1-9][0-9]*$ ]] || die "smp '$smp' is not a number of CPUs"
 if [ "$accel" = kvm ] && ! [ -w /dev/kvm ]; then die "accel=kvm but /dev/kvm is not usable; fix: use accel=tcg"; fi
 
 kdir="$cache/kernels"

@@ -18,8 +18,6 @@ import load_views  # noqa: E402  (the analysis views' loader, owned by sql/)
 RunError = load_views.RunError
 # Heavy compare layers, computed once per comparison.
 MATERIALIZE = ("cmp_samples", "cmp_bootstrap", "cmp_lad", "intf_io", "intf_io_ahead_pairs", "intf_io_ahead")
-# Clocks that are the same on both hosts when the hosts' clocks are synchronized.
-SYNCED_CLOCKS = ("tai",)
 
 
 def resolve_run(name, runs_dir=None):
@@ -61,9 +59,9 @@ FROM io_stages s JOIN io i USING (io_id) LEFT JOIN intf_io_ahead a USING (io_id)
 INFO_QUERY = """
 SELECT ? AS run, ? AS run_dir, (SELECT uncertainty_ns FROM clock_offset) AS offset_uncertainty_ns,
        string_agg(DISTINCT coalesce(trace_clock, '?'), ',') AS trace_clocks,
-       count(DISTINCT coalesce(trace_clock, '?')) = 1 AND bool_and(trace_clock IN ({})) AS clock_synced
+       (SELECT synced FROM clock_offset) AS clock_synced
 FROM hosts
-""".format(", ".join(load_views.sql_str(c) for c in SYNCED_CLOCKS))
+"""
 
 
 def compare_connection(base_dir, run_dir, keep_run=False):

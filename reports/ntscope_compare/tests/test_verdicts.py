@@ -138,11 +138,28 @@ def test_cli_bad_run_is_a_clear_error(tmp_path):
 
 
 def test_busy_device_is_target_device(scratch):
-    # a fio on the target hammers the same null_blk: the device stage, not the network
-    m, v = compare(scratch, BASE, "lab-6.1-stock-busy-device")
+    # a fio on the target saturates the same null_blk (2 tags, 1 ms each); the base has
+    # the same device settings without the local fio, so only the busy-ness differs
+    m, v = compare(scratch, "lab-6.1-patched-busy-device-base", "lab-6.1-patched-busy-device")
     assert v["verdict"] == "slower"
-    assert (v["bottleneck_stage"], v["detail_stage"]) == ("target_exec", "target_device")
-    assert v["cause"].startswith("target device")
+    assert v["bottleneck_stage"] == "target_subsystem" and v["cause"].startswith("target device")
+    # the remote read waits for a tag behind the local fio: at least half a service time
+    # (the device's completion delay) on average; +1100 us measured for 1000 us
+    delay_ns = truth("lab-6.1-patched-busy-device")["injected"]["null_blk_completion_nsec"]
+    assert 0.5 * delay_ns <= v["stage_change_ns"] <= 4 * delay_ns
+    assert not lad_row(m, "nvme_tcp_submission")["significant"]
+
+
+def test_few_queues_is_transport_queue(scratch):
+    # the paper's TCP-connection case: a second fio job on another CPU shares the one
+    # I/O queue (-i 1); the base is one job on the same single queue
+    m, v = compare(scratch, "lab-6.1-patched-few-queues-1job", "lab-6.1-patched-few-queues")
+    assert truth("lab-6.1-patched-few-queues")["cause"] == "few_queues"
+    assert v["verdict"] == "slower" and v["cause"].startswith("too few transport queues")
+    # the queue that builds up most is the initiator's transport submission (LAD 30.2)
+    assert v["amplified_stage"] == "nvme_tcp_submission" and v["amplified_lad_lo"] > 5
+    (q,) = [r for r in m["queue_evidence"] if r["run"] == "run"]
+    assert q["queues"] == 1 and q["cpus"] == 2 and q["other_cpu_cmds_mean"] > 1
 
 
 def test_patched_slow_device_is_target_subsystem(scratch):

@@ -1,0 +1,122 @@
+#!/usr/bin/env python3
+"""Check a live diagnosis against the cause a lab scenario injected.
+
+  check_diagnosis.py compare RUN_DIR --cause TEXT [--group KEY] [--verdicts V,..] [--stage STAGE --change-us N
+                     --within LO,HI] [--amplified STAGE --min-lad X]
+  check_diagnosis.py interference RUN_DIR --size BYTES --verdict TEXT
+
+compare: reads RUN_DIR/report/compare.json (from `just compare BASE RUN_DIR`). The group's
+verdict must be 'slower' (or one of --verdicts), its cause must contain TEXT; with --stage, that stage's
+change of the mean must lie within [LO*N, HI*N] us (N: the injected amount, e.g. a netem
+delay); with --amplified, that stage must be significant with a LAD >= X.
+interference: reads RUN_DIR/report/interference.json; the stream of I/O size BYTES
+must have the verdict TEXT (e.g. 'shares device only').
+STAGE is a name, or per stage set: 'ntprof:network_transmission,stock:fabric_total'.
+
+Prints one line (what was measured) and exits 0 when every check holds, 1 otherwise,
+2 when a file is missing or malformed.
+"""
+import argparse
+import json
+import os
+import sys
+
+
+def load(run_dir, name):
+    path = os.path.join(run_dir, "report", name)
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError) as e:
+        print(f"check_diagnosis: error: cannot read {path}: {e}; fix: run `just compare` / `just analyze` first",
+              file=sys.stderr)
+        sys.exit(2)
+
+
+def pick(spec, stage_set):
+    """'ntprof:network_transmission,stock:fabric_total' -> the stage of this stage set;
+    a plain name is used for every set; '-' or a set not listed: no check."""
+    if not spec or ":" not in spec:
+        return None if spec in (None, "-") else spec
+    by_set = dict(item.split(":", 1) for item in spec.split(","))
+    stage = by_set.get(stage_set)
+    return None if stage == "-" else stage
+
+
+def check_compare(a):
+    m = load(a.run_dir, "compare.json")
+    verdicts = [v for v in m["verdicts"] if a.group is None or v["group_key"] == a.group]
+    if len(verdicts) != 1:
+        return False, f"expected one group{' ' + a.group if a.group else ''}, found {[v['group_key'] for v in m['verdicts']]}"
+    v = verdicts[0]
+    problems = []
+    said = f"{v['verdict']} | {v['bottleneck_stage']} | {v['cause']}"
+    if v["verdict"] not in a.verdicts.split(","):
+        problems.append(f"verdict is not {a.verdicts}")
+    if a.cause not in (v["cause"] or ""):
+        problems.append(f"cause does not say '{a.cause}'")
+    mean = {r["stage"]: r for r in m["lad"] if r["group_key"] == v["group_key"] and r["statistic"] == "mean"
+            and r["stage_set"] == m["stage_set"]}
+    stage = pick(a.stage, m["stage_set"])
+    if a.stage:
+        r = mean.get(stage)
+        if r is None:
+            problems.append(f"no stage {a.stage} in stage set {m['stage_set']}")
+        else:
+            lo, hi = (float(x) for x in a.within.split(","))
+            got = r["change_ns"] / 1e3
+            said += f" | {stage} {got:+.0f} us (want {lo * a.change_us:.0f}..{hi * a.change_us:.0f})"
+            if not lo * a.change_us <= got <= hi * a.change_us:
+                problems.append(f"{stage} changed by {got:+.0f} us, outside {lo:g}..{hi:g} x {a.change_us:g} us")
+    amplified = pick(a.amplified, m["stage_set"])
+    if amplified:
+        r = mean.get(amplified)
+        if r is None:
+            problems.append(f"no stage {a.amplified} in stage set {m['stage_set']}")
+        else:
+            said += f" | {amplified} LAD {r['lad']:.2f} [{r['lad_lo']:.2f}-{r['lad_hi']:.2f}]"
+            if not (r["significant"] and r["lad"] >= a.min_lad):
+                problems.append(f"{amplified} LAD {r['lad']:.2f} is not significant and >= {a.min_lad:g}")
+    return not problems, said + ("" if not problems else " -- " + "; ".join(problems))
+
+
+def check_interference(a):
+    m = load(a.run_dir, "interference.json")
+    size = {s["stream_id"]: s["size_bytes"] for s in m["streams"]}
+    got = [v for v in m["stream_verdicts"] if size.get(v["stream_id"]) == a.size]
+    if len(got) != 1:
+        return False, f"expected one stream of {a.size} B, found {len(got)}"
+    v = got[0]
+    said = f"{v['stream_id']}: {v['verdict']}"
+    if v["verdict"] != a.verdict:
+        return False, said + f" -- expected '{a.verdict}'"
+    return True, said
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = p.add_subparsers(dest="kind", required=True)
+    c = sub.add_parser("compare")
+    c.add_argument("run_dir")
+    c.add_argument("--cause", required=True)
+    c.add_argument("--group")
+    c.add_argument("--verdicts", default="slower", help="accepted verdicts, comma-separated")
+    c.add_argument("--stage")
+    c.add_argument("--change-us", type=float)
+    c.add_argument("--within", default="0.7,1.3")
+    c.add_argument("--amplified")
+    c.add_argument("--min-lad", type=float, default=2.0)
+    i = sub.add_parser("interference")
+    i.add_argument("run_dir")
+    i.add_argument("--size", type=int, required=True)
+    i.add_argument("--verdict", required=True)
+    a = p.parse_args()
+    if a.kind == "compare" and a.stage and a.change_us is None:
+        p.error("--stage needs --change-us")
+    ok, said = check_compare(a) if a.kind == "compare" else check_interference(a)
+    print(said)
+    sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    main()
