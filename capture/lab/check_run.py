@@ -226,8 +226,9 @@ def main():
     if ctrls:
         c.check(all(isinstance(x.get("cntlid"), int) for x in ctrls),
                 f"{name}: initiator host.json has the cntlid of each controller ({[x.get('cntlid') for x in ctrls]})")
-    if truth.get("scenario") in ("interference-c1", "few-queues") and not nq:
-        c.check(len(used) >= 2, f"{name}: default connect spread I/O over {len(used)} queues {used}")
+    cpus = {w.get("cpu") for w in truth.get("workload") or [] if w.get("cpu") is not None}
+    if truth.get("scenario") in ("interference-c1", "few-queues") and not nq and len(cpus) >= 2:
+        c.check(len(used) >= 2, f"{name}: default connect spread I/O from CPUs {sorted(cpus)} over {len(used)} queues {used}")
 
     # The injected latency shows up where it was injected (raw timestamps, no analysis).
     isp, tsp = ev["initiator"][2], ev["target"][2]

@@ -20,9 +20,12 @@ workload() {
 	run_fio cpu0 "$@"
 }
 truth() {
-	if [ "$queues" -gt 0 ] && [ "$jobs" -gt "$queues" ]; then cause=few_queues; inj="{\"nvme_connect_nr_io_queues\": $queues, \"jobs\": $jobs}"
+	nq=null
+	[ "$queues" -gt 0 ] && nq=$queues
+	inj="{\"nvme_connect_nr_io_queues\": $nq, \"jobs\": $jobs}"
+	if [ "$queues" -gt 0 ] && [ "$jobs" -gt "$queues" ]; then cause=few_queues
 		bn='{"stock": "fabric_total", "ntprof": "nvme_tcp_submission", "paper": "S1-S2 initiator block + transport queue"}'
-	else cause=none; inj=null; bn=null; fi
+	else cause=none; bn=null; fi
 	wl=""
 	i=0
 	while [ "$i" -lt "$jobs" ]; do
