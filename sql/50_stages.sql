@@ -55,13 +55,17 @@ SELECT * FROM (VALUES
      'target stack, wire, host stack on the way back (uses the clock offset: +- its uncertainty)'),
     ('ntprof', 'nvmet_tcp_submission', 6, NULL, 'target', 't:nvmet_tcp_done_recv_pdu', 't:nvmet_tcp_exec_req', NULL, NULL, 'S',
      'target transport: command PDU read until executed (data receive, R2T round trip for large writes) (S6(S))'),
-    ('ntprof', 'target_subsystem', 7, NULL, 'target', 't:nvmet_tcp_exec_req', 't:nvmet_tcp_queue_response#last', NULL, NULL, 'S+C',
+    ('ntprof', 'nvmet_tcp_cmd_recv', 7, 'nvmet_tcp_submission', 'target', 't:nvmet_tcp_done_recv_pdu', 't:nvmet_tcp_r2t_wait_start', NULL, NULL, 'S',
+     'target CPU: command PDU read until executed, or until its R2T was built (large writes)'),
+    ('ntprof', 'nvmet_tcp_r2t_wait', 8, 'nvmet_tcp_submission', 'target', 't:nvmet_tcp_r2t_wait_start', 't:nvmet_tcp_exec_req', NULL, NULL, 'S',
+     'large writes: R2T built until all H2CData arrived (the R2T to the initiator and the write data back: both network stacks, the wire, the initiator''s send); 0 for other commands'),
+    ('ntprof', 'target_subsystem', 9, NULL, 'target', 't:nvmet_tcp_exec_req', 't:nvmet_tcp_queue_response#last', NULL, NULL, 'S+C',
      'target nvmet core, block layer, device (S7-S9)'),
-    ('ntprof', 'nvmet_tcp_completion', 8, NULL, 'target', 't:nvmet_tcp_queue_response#last', 't:nvmet_tcp_setup_response_pdu#last', NULL, NULL, 'C',
+    ('ntprof', 'nvmet_tcp_completion', 10, NULL, 'target', 't:nvmet_tcp_queue_response#last', 't:nvmet_tcp_setup_response_pdu#last', NULL, NULL, 'C',
      'target transport: response queued until its CapsuleResp PDU is built, data PDUs included (S6(C)); the cut is not try_send_response: send-side events fire after the bytes are in the socket and can be stamped after the host already received them'),
-    ('ntprof', 'nvme_tcp_completion', 9, NULL, 'initiator', 'i:nvme_tcp_process_nvme_cqe', 'i:nvme_complete_rq', NULL, NULL, 'C',
+    ('ntprof', 'nvme_tcp_completion', 11, NULL, 'initiator', 'i:nvme_tcp_process_nvme_cqe', 'i:nvme_complete_rq', NULL, NULL, 'C',
      'nvme-tcp: response parsed until the NVMe completion (S2(C))'),
-    ('ntprof', 'blk_completion', 10, NULL, 'initiator', 'i:nvme_complete_rq', 'i:block_rq_complete', NULL, NULL, 'C',
+    ('ntprof', 'blk_completion', 12, NULL, 'initiator', 'i:nvme_complete_rq', 'i:block_rq_complete', NULL, NULL, 'C',
      'block layer completion (S1(C))'),
     -- ---- the paper's S-notation (same endpoints)
     ('s_notation', 'end_to_end', 0, NULL, 'initiator', 'i:block_bio_queue', 'i:block_rq_complete', NULL, NULL, 'S+C',
@@ -131,10 +135,17 @@ WITH base AS (
     -- one name for "the target executes the command", read or write
     SELECT io_id, 't:nvmet_tcp_exec_req', min(ts), max(ts) FROM ttcp
     WHERE event IN ('nvmet_tcp_exec_read_req', 'nvmet_tcp_exec_write_req') GROUP BY io_id
+    UNION ALL
+    -- where the R2T round trip of a large write starts (R2T built); commands without one
+    -- (reads, in-capsule writes) start it at execution, a zero-length wait
+    SELECT io_id, 't:nvmet_tcp_r2t_wait_start',
+           coalesce(min(ts) FILTER (WHERE event = 'nvmet_tcp_setup_r2t_pdu'),
+                    min(ts) FILTER (WHERE event IN ('nvmet_tcp_exec_read_req', 'nvmet_tcp_exec_write_req'))), NULL
+    FROM ttcp GROUP BY io_id
 )
 SELECT io_id, milestone, ts FROM stock
 UNION ALL SELECT io_id, milestone, first_ts FROM tcp
-UNION ALL SELECT io_id, milestone || '#last', last_ts FROM tcp;
+UNION ALL SELECT io_id, milestone || '#last', last_ts FROM tcp WHERE last_ts IS NOT NULL;
 
 -- io_stages: one row per (io, stage definition) of every stage set whose initiator
 -- milestones the trace has (sets that need patched events vanish on stock kernels).

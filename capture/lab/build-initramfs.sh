@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Build (or reuse) the lab VMs' initramfs: busybox-static, trace-cmd, fio, nvme-cli,
-# iproute2's ip and tc, linuxptp's ptp4l (clock_sync=ptp), their shared libraries (from
+# iproute2's ip and tc, chrony (clock_sync=chrony), their shared libraries (from
 # ldd), and capture/ itself.
 # In:  the host's Debian packages (installed if missing), capture/ (this folder's parent)
 # Out: ${NTSCOPE_CACHE}/lab/initramfs-<hash>.cpio.gz, path printed on stdout.
@@ -14,10 +14,24 @@ cache=${NTSCOPE_CACHE:-$HOME/.cache/ntscope}/lab
 mkdir -p "$cache"
 
 # Debian packages that provide the guest tools.
-pkgs="busybox-static trace-cmd fio nvme-cli iproute2 linuxptp"
+pkgs="busybox-static trace-cmd fio nvme-cli iproute2"
 bash "$here/ensure-packages.sh" $pkgs gcc || exit 2
 
-versions=$(for p in $pkgs; do dpkg-query -W -f '${Package}=${Version}\n' "$p"; done)
+# chrony (clock_sync=chrony) comes from its .deb, unpacked, never installed on this host:
+# the package would start a daemon here that reaches for public NTP servers. Its
+# libraries are ordinary packages.
+bash "$here/ensure-packages.sh" libcap2 libedit2 libgnutls30 libnettle8 libseccomp2 || exit 2
+find_deb() { for f in "$cache"/chrony_*.deb; do [ -e "$f" ] && echo "$f" && return; done; return 0; }
+chrony_deb=$(find_deb)
+if [ -z "$chrony_deb" ]; then
+	(cd "$cache" && apt-get download chrony >/dev/null 2>&1) ||
+		die "apt-get download chrony failed; fix: apt-get update, then retry"
+	chrony_deb=$(find_deb)
+fi
+chrony_root="$cache/chrony-root"
+[ -x "$chrony_root/usr/sbin/chronyd" ] || dpkg-deb -x "$chrony_deb" "$chrony_root" || die "cannot unpack $chrony_deb"
+
+versions=$(for p in $pkgs; do dpkg-query -W -f '${Package}=${Version}\n' "$p"; done; basename "$chrony_deb")
 hash=$( { echo "$versions"; cd "$capture_dir" && find . -type f ! -name '*.pyc' ! -path './lab/test-out/*' -print0 | sort -z | xargs -0 sha256sum; } | sha256sum | cut -c1-16)
 # none (default) or gzip: an uncompressed image is bigger on disk but skips the
 # in-guest decompression, which is slow under TCG.
@@ -32,13 +46,15 @@ trap 'rm -rf "$root"' EXIT
 mkdir -p "$root"/{bin,sbin,usr/bin,usr/sbin,lib64,proc,sys,dev,tmp,share,etc/nvme,opt/ntscope,root,run,var/tmp}
 
 # Full tools first (they win over busybox applets of the same name: ip, tc).
-tools="/usr/bin/trace-cmd /usr/bin/fio /usr/sbin/nvme /usr/sbin/tc /usr/sbin/ip /usr/sbin/ptp4l"
+tools="/usr/bin/trace-cmd /usr/bin/fio /usr/sbin/nvme /usr/sbin/tc /usr/sbin/ip"
 for t in $tools; do
 	[ -x "$t" ] || die "$t is missing; fix: apt-get install $pkgs"
 	install -D -m 0755 "$t" "$root$t"
 done
+install -D -m 0755 "$chrony_root/usr/sbin/chronyd" "$root/usr/sbin/chronyd"
+install -D -m 0755 "$chrony_root/usr/bin/chronyc" "$root/usr/bin/chronyc"
 # Shared libraries and the dynamic loader, at the paths ldd reports.
-for lib in $(ldd $tools | awk '/=>/ && $3 ~ /^\// {print $3} /^\t\/lib/ {print $1}' | sort -u); do
+for lib in $(ldd $tools "$chrony_root/usr/sbin/chronyd" "$chrony_root/usr/bin/chronyc" | awk '/=>/ && $3 ~ /^\// {print $3} /^\t\/lib/ {print $1}' | sort -u); do
 	install -D -m 0755 "$(readlink -f "$lib")" "$root$lib"
 done
 [ -e "$root/lib64/ld-linux-x86-64.so.2" ] || install -D -m 0755 "$(readlink -f /lib64/ld-linux-x86-64.so.2)" "$root/lib64/ld-linux-x86-64.so.2"

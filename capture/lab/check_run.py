@@ -128,8 +128,13 @@ def main():
             hosts[role] = h
             c.check(h.get("role") == role, f"{name}: {role}/host.json role is {h.get('role')!r}")
             want = capture_opts.get(role, {})
-            clock = want.get("clock", "mono")
+            synced = ((truth.get("lab") or {}).get("params") or {}).get("clock_sync") == "chrony"
+            clock = want.get("clock", "tai" if synced else "mono")
             c.check(h.get("trace_clock") == clock, f"{name}: {role} trace clock {h.get('trace_clock')!r} (want {clock!r})")
+            if synced:  # the sync's error bound reached host.json
+                err = h.get("clock_max_error_ns")
+                c.check(isinstance(err, int) and 0 < err < 5_000_000,
+                        f"{name}: {role} host.json clock_max_error_ns {err} (chrony bound, 0 < x < 5 ms)")
             if "qid" in want:
                 c.check((h.get("filters") or {}).get("qid") == want["qid"], f"{name}: {role} host.json filters.qid = {want['qid']}")
             if "buffer_kb" in want:

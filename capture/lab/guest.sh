@@ -52,7 +52,7 @@ nullb=""          # null_blk configfs attributes of the target's backing device
 connect=""        # extra `nvme connect` arguments (e.g. "-i 1")
 target_netem=""   # tc netem arguments on the target's egress (eth0)
 initiator_netem="" # tc netem arguments on the initiator's egress (eth0)
-clock_sync=""     # "ptp": sync both VMs' clocks with ptp4l before recording on clock=tai
+clock_sync=""     # "chrony": sync the initiator's clock to the target's, record on clock=tai
 runtime=3         # seconds per fio job
 initiator_capture="" # extra `just capture` keys on the initiator (e.g. "qid=1 clock=tai")
 target_capture=""    # extra `just capture` keys on the target
@@ -90,54 +90,63 @@ setup_link() { # setup_link ADDR NETEM
 	ip link set lo up
 	ip link set eth0 up || fail "no eth0 (the VM's virtio-net link)"
 	ip addr add "$1/24" dev eth0 || fail "ip addr add $1 failed"
-	# with clock_sync the delay comes after the sync: PTP assumes a symmetric path
-	[ -n "$clock_sync" ] || apply_netem "$2"
+	apply_netem "$2"
 }
 
 apply_netem() { # apply_netem NETEM: tc netem on eth0's egress (nothing when empty)
 	[ -n "$1" ] || return 0
+	if [ -z "$clock_sync" ]; then
+		# shellcheck disable=SC2086
+		tc qdisc add dev eth0 root netem $1 || fail "tc qdisc add dev eth0 root netem $1 failed"
+		log "netem on eth0 egress: $1"
+		return
+	fi
+	# With a clock sync only the NVMe/TCP traffic goes through netem: NTP assumes a
+	# symmetric path and would shift the clock by half of an injected one-way delay.
 	# shellcheck disable=SC2086
-	tc qdisc add dev eth0 root netem $1 || fail "tc qdisc add dev eth0 root netem $1 failed"
-	log "netem on eth0 egress: $1"
+	tc qdisc add dev eth0 root handle 1: prio bands 3 priomap 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 &&
+		tc qdisc add dev eth0 parent 1:3 handle 30: netem $1 &&
+		tc filter add dev eth0 parent 1: protocol ip u32 match ip sport $port 0xffff flowid 1:3 &&
+		tc filter add dev eth0 parent 1: protocol ip u32 match ip dport $port 0xffff flowid 1:3 ||
+		fail "tc netem on eth0 for port $port failed"
+	log "netem on eth0 egress, NVMe/TCP port $port only: $1"
 }
 
-# Clock sync (clock_sync=ptp): ptp4l over UDPv4 with software timestamps, the target as
-# the grandmaster, the initiator as a client that steps and then steers its
-# CLOCK_REALTIME (so CLOCK_TAI, trace clock tai) onto the target's. Under TCG software
-# timestamps jitter by milliseconds: 8 syncs per second, the linreg servo, steps only
-# beyond 10 ms, and a long TX-timestamp timeout.
-ptp_opts="-4 -S -i eth0 -m --uds_address=/tmp/ptp4l.uds --tx_timestamp_timeout=200
-	--logSyncInterval=-3 --logMinDelayReqInterval=-3 --logAnnounceInterval=-2 --announceReceiptTimeout=3
-	--summary_interval=0 --clock_servo=linreg --step_threshold=0.01 --delay_filter_length=16"
-ptp_locked=4       # summary lines (one per second) in a row within the limit
-ptp_limit_ns=2000000 # largest |offset| in each of those seconds
-
-ptp_server() { # start the grandmaster in the background; its pid in /tmp/ptp4l.pid
-	# shellcheck disable=SC2086
-	ptp4l $ptp_opts --masterOnly=1 --priority1=1 >/tmp/ptp4l.log 2>&1 &
-	echo $! >/tmp/ptp4l.pid
-	log "ptp4l grandmaster started"
+# Clock sync (clock_sync=chrony): chronyd on both VMs, the target serving its own clock,
+# the initiator polling it 64 times a second (median of 8) and steering CLOCK_REALTIME,
+# hence CLOCK_TAI (trace clock tai), onto it; it keeps tracking while both record. The
+# error bound is chrony's own: |offset| + root delay / 2 + root dispersion.
+chrony_start() { # chrony_start server|client
+	mkdir -p /run/chrony /var/lib/chrony
+	if [ "$1" = server ]; then
+		printf 'local stratum 8\nallow %s/24\n' "$target_ip"
+	else
+		# step only while locking on (first 3 updates), slew afterwards: no jumps in the trace
+		printf 'server %s iburst minpoll -6 maxpoll -6 filter 8\nmakestep 0.001 3\n' "$target_ip"
+	fi >/tmp/chrony.conf
+	echo "pidfile /tmp/chronyd.pid" >>/tmp/chrony.conf
+	chronyd -u root -f /tmp/chrony.conf -l /tmp/chronyd.log || fail "chronyd did not start (see /tmp/chronyd.log)"
+	log "chronyd started as $1"
 }
 
-ptp_client() { # sync to the target; prints the error bound in us (max |offset| + path delay)
-	# shellcheck disable=SC2086
-	ptp4l $ptp_opts -s >/tmp/ptp4l.log 2>&1 &
-	pid=$!
-	i=0 bound=""
-	while [ $i -lt 450 ]; do # 90 s
-		sleep 0.2
+chrony_bound_us() { # error bound in us while the client tracks the server, else nothing
+	chronyc -n tracking 2>/dev/null | awk '
+		/^Reference ID/ { ref = $4 } /^Leap status/ { leap = $4 }
+		/^System time/ { off = $4 } /^Root delay/ { rd = $4 } /^Root dispersion/ { disp = $4 }
+		END { if (leap == "Normal" && ref != "00000000" && off < 0.0002)
+		          printf "%d", (off + rd / 2 + disp) * 1e6 + 1 }'
+}
+
+chrony_client_sync() { # prints the bound once 3 checks a second apart are in sync (60 s max)
+	i=0 good=0 bound=""
+	while [ $i -lt 60 ] && [ $good -lt 3 ]; do
+		sleep 1
 		i=$((i + 1))
-		# "ptp4l[t]: rms 2393 max 3150 freq +591 +/- 12 delay 1439 +/- 296" (ns), once a second
-		bound=$(grep ': rms ' /tmp/ptp4l.log | tail -n $ptp_locked | awk -v n=$ptp_locked -v lim=$ptp_limit_ns '
-			{ if ($5 > lim) bad = 1; if ($5 > mo) mo = $5; d = $(NF - 2) + $NF; if (d > md) md = d; c++ }
-			END { if (c == n && !bad) printf "%d", (mo + md + 999) / 1000 }')
-		[ -n "$bound" ] && break
-		[ $((i % 50)) = 0 ] && log "ptp4l: $(grep ': rms ' /tmp/ptp4l.log | tail -n 1)"
+		bound=$(chrony_bound_us)
+		if [ -n "$bound" ]; then good=$((good + 1)); else good=0; fi
 	done
-	kill $pid 2>/dev/null
-	wait $pid 2>/dev/null
-	cp /tmp/ptp4l.log "$rundir/lab/initiator.ptp4l.log" 2>/dev/null
-	[ -n "$bound" ] || { tail -n 5 /tmp/ptp4l.log >&2; return 1; }
+	chronyc -n tracking >"$rundir/lab/initiator.chrony-tracking.txt" 2>&1
+	[ $good -ge 3 ] || { chronyc -n tracking >&2; return 1; }
 	echo "$bound"
 }
 
@@ -182,11 +191,9 @@ target)
 	setup_link $target_ip "$target_netem"
 	setup_nullb
 	setup_nvmet
-	if [ "$clock_sync" = ptp ]; then
-		ptp_server
-		wait_for "$sync_dir/clock.synced" 200 || fail "the initiator did not sync its clock within 200 s (see its console)"
-		kill "$(cat /tmp/ptp4l.pid)" 2>/dev/null
-		apply_netem "$target_netem"
+	if [ "$clock_sync" = chrony ]; then
+		chrony_start server
+		wait_for "$sync_dir/clock.synced" 120 || fail "the initiator did not sync its clock within 120 s (see its console)"
 		target_capture="$target_capture clock=tai clock_error_us=$(cat "$sync_dir/clock.synced")"
 	fi
 	log "recording"
@@ -211,14 +218,14 @@ target-wait)
 initiator)
 	mkdir -p "$sync_dir"
 	setup_link $initiator_ip "$initiator_netem"
-	if [ "$clock_sync" = ptp ]; then
-		bound=$(ptp_client) || fail "ptp4l did not lock onto the target's clock within 90 s (see lab/initiator.ptp4l.log)"
-		log "clock synced to the target with ptp4l: error <= $bound us"
+	if [ "$clock_sync" = chrony ]; then
+		chrony_start client
+		bound=$(chrony_client_sync) || fail "chrony did not sync to the target's clock within 60 s"
+		log "clock synced to the target with chrony: error <= $bound us"
 		echo "$bound" >"$sync_dir/clock.synced"
-		apply_netem "$initiator_netem"
 		initiator_capture="$initiator_capture clock=tai clock_error_us=$bound"
 	elif [ -n "$clock_sync" ]; then
-		fail "clock_sync='$clock_sync' is not ptp"
+		fail "clock_sync='$clock_sync' is not chrony"
 	fi
 	wait_for "$sync_dir/target.recording" 120 || fail "the target did not start recording within 120 s (see target.console.log)"
 	i=0

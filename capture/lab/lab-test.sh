@@ -13,6 +13,10 @@ runs=${NTSCOPE_RUNS:-$(dirname "$capture_dir")/runs}
 scenarios=${LAB_TEST_SCENARIOS-"breakdown-randread:qd=4 write-128k capture-filters capture-overrun"}
 # The runs the live diagnosis compares (section 3); LAB_TEST_DIAGNOSIS= (empty) skips it.
 diagnosis_runs=${LAB_TEST_DIAGNOSIS-"base@breakdown-randread slow-device:delay_us=10000 slow-net@slow-net-delay-target
+	base-synced@breakdown-randread:clock_sync=chrony slow-net-ini-synced@slow-net-delay-initiator:clock_sync=chrony
+	slow-net-tgt-synced@slow-net-delay-target:clock_sync=chrony
+	rate-tgt-base@slow-net-rate-target:netem= rate-tgt@slow-net-rate-target
+	rate-ini-base@slow-net-rate-initiator:netem= rate-ini@slow-net-rate-initiator
 	busy-base@busy-device:local_qd=0 busy-device few-queues-base@few-queues:jobs=1 few-queues
 	interference-c0 interference-c1 interference-c2 interference-c3"}
 passed=0 failed=0
@@ -68,10 +72,10 @@ done
 
 # 3. Live diagnosis: `just compare BASE RUN` must name the injected cause (and the size of
 # the change where the cause has one), the interference report must tell c1/c2/c3 apart.
-# Tolerances: from three repeated pairs on this machine (capture/README.md): null_blk's
-# timer fires late, never early (+7..+27% at 2 ms); a 10 ms netem delay measured
-# +8.8..+13.7 ms (the base's own network time moves by up to 2.3 ms); the busy device added +1.1..+2.9 ms for 1 ms service time; base runs'
-# own network time varies by 2x (2.2..4.5 ms), hence 10 ms injections.
+# Tolerances: from three repeated pairs of each on this machine (reports/ntscope_compare/
+# README.md, "Live checks"): base runs' own network time varies by 2x (2.2..4.5 ms), hence
+# 10 ms injections; null_blk's timer fires late, never early; a 10 ms netem delay
+# measured +8.8..+13.7 ms; the busy device added +1.1..+2.9 ms for 1 ms service time.
 repo=$(dirname "$capture_dir")
 diagnose() { # diagnose BASE RUN check_diagnosis-args...
 	local base=$runs/lab-test-$1 run=$runs/lab-test-$2
@@ -97,6 +101,19 @@ if [ -n "$diagnosis_runs" ]; then
 		--change-us 10000 --within 0.8,1.5
 	diagnose base slow-net --cause "network path" --stage ntprof:network_transmission,stock:fabric_total \
 		--change-us 10000 --within 0.7,1.5
+	# synchronized clocks (chrony): the one-way stage of the delayed direction carries it
+	diagnose base-synced slow-net-ini-synced --cause "direction initiator->target" \
+		--stage ntprof:nstack_submission,stock:fabric_submission --change-us 10000 --within 0.7,1.5
+	diagnose base-synced slow-net-tgt-synced --cause "direction target->initiator" \
+		--stage ntprof:nstack_completion,stock:fabric_completion --change-us 10000 --within 0.7,1.5
+	# 20 Mbit/s: a 128 KiB transfer takes 52 ms on the wire and qd 4 wait behind each
+	# other, so by Little's law the latency is 4 x 52 = 210 ms; the change is that minus the
+	# base's 20-28 ms (measured +175..+199 ms in three pairs per direction)
+	diagnose rate-tgt-base rate-tgt --group "type=read, size=131072" --cause "network path" \
+		--stage end_to_end --change-us 210000 --within 0.7,1.2
+	# writes: the data goes after the target's R2T, so the stage is nvmet_tcp_r2t_wait
+	diagnose rate-ini-base rate-ini --group "type=write, size=131072" --cause "network path for write data" \
+		--stage end_to_end --change-us 210000 --within 0.7,1.2
 	diagnose busy-base busy-device --cause "target device" --stage ntprof:target_subsystem,stock:target_exec \
 		--change-us 1000 --within 0.5,4
 	# under TCG the end-to-end effect of a second job on the queue is not reproducible (the 2

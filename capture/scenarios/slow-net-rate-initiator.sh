@@ -1,14 +1,16 @@
 # Slow network, rate limit on the initiator's egress (write data, H2C): 128 KiB writes.
-: "${netem:=rate 20mbit}"
+: "${netem=rate 20mbit}"  # netem= (empty): no netem, the base
 : "${qd:=4}"
 : "${runtime:=3}"
 initiator_netem=$netem
 workload() { run_fio write128k --rw=write --bs=128k --iodepth="$qd"; }
 truth() {
+	cause=slow_network bn='{"stock": "fabric_total", "ntprof": "network_transmission", "paper": "S3-S5 network substrate", "direction": "initiator_to_target"}'
+	[ -n "$netem" ] || cause=none bn=null
 	cat <<JSON
-{"scenario": "slow-net-rate-initiator", "family": "slow_network", "cause": "slow_network",
+{"scenario": "slow-net-rate-initiator", "family": "slow_network", "cause": "$cause",
  "injected": {"netem": "$netem", "interface": "initiator eth0 egress", "direction": "initiator_to_target"},
- "expected_bottleneck": {"stock": "fabric_total", "ntprof": "network_transmission", "paper": "S3-S5 network substrate", "direction": "initiator_to_target"},
+ "expected_bottleneck": $bn,
  "workload": [{"job": "write128k", "rw": "write", "bs_bytes": 131072, "iodepth": $qd, "cpu": null, "runtime_s": $runtime}],
  "expect": "write data (H2C) is throttled: network time dominates and throughput is capped near the rate"}
 JSON

@@ -155,7 +155,9 @@ SELECT group_key, stage_set, verdict, e2e_base_ns, e2e_run_ns, e2e_lad, e2e_lad_
          WHEN cstage IN ('target_to_device', 'target_from_device') OR (cstage = 'target_exec' AND child_stage IN ('target_to_device', 'target_from_device')) THEN 'target CPU (nvmet command handling around the device)'
          WHEN cstage = 'target_exec' THEN 'target (device and nvmet processing together)'
          WHEN cstage IN ('target_subsystem', 'S7-S9(S+C)') THEN 'target device (nvmet core, block layer and SSD on the target)'
-         WHEN cstage IN ('nvmet_tcp_submission', 'nvmet_tcp_completion', 'S6(S)', 'S6(C)') THEN 'target CPU (nvmet-tcp transport on the target)'
+         WHEN cstage = 'nvmet_tcp_r2t_wait' OR (cstage = 'nvmet_tcp_submission' AND child_stage = 'nvmet_tcp_r2t_wait') THEN
+              'network path for write data: the R2T round trip (R2T to the initiator, H2CData back) grew, not the target''s CPU; direction unknown from this stage'
+         WHEN cstage IN ('nvmet_tcp_submission', 'nvmet_tcp_completion', 'nvmet_tcp_cmd_recv', 'S6(S)', 'S6(C)') THEN 'target CPU (nvmet-tcp transport on the target)'
          WHEN cstage IN ('host_queue', 'blk_submission', 'S1(S)') THEN 'initiator block layer (blk-mq queueing, tag wait)'
          WHEN cstage IN ('host_completion', 'blk_completion', 'nvme_tcp_completion', 'S1(C)', 'S2(C)') THEN 'initiator completion path (CPU, block layer)'
          ELSE 'stage ' || cstage END AS cause,

@@ -1,7 +1,7 @@
 """The synchronized-clock path of the join (clock_sync_claim, clock_offset) on a real
 capture whose hosts both traced on CLOCK_TAI without being synchronized (two lab VMs:
 each set its clock from the emulated RTC at boot, so they disagree by far more than a
-PTP error). Needs the converter (just build; NTSCOPE_BIN)."""
+PTP/NTP error). Needs the converter (just build; NTSCOPE_BIN)."""
 import json
 import os
 import shutil

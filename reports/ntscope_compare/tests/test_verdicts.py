@@ -175,3 +175,18 @@ def test_patched_slow_network_is_network_transmission(scratch):
     assert v["bottleneck_stage"] == "network_transmission"
     assert v["cause"].startswith("network path") and v["network_direction"] == "unknown"
     assert 0.9 * 2e6 <= v["stage_change_ns"] <= 3 * 2e6  # +2230 us measured for 2 ms netem
+
+
+def test_synchronized_clocks_give_the_network_direction(scratch):
+    # both VMs' clocks synced by chrony (trace clock tai, claimed error in host.json);
+    # netem delays only the initiator's egress NVMe/TCP traffic by 10 ms
+    name = "lab-6.1-patched-synced-slow-net-delay-initiator"
+    assert truth(name)["injected"]["direction"] == "initiator_to_target"
+    m, v = compare(scratch, "lab-6.1-patched-synced-base-randread", name)
+    assert m["base"]["clock_synced"] and m["run"]["clock_synced"]
+    assert v["bottleneck_stage"] == "network_transmission" and v["network_direction"] == "submission"
+    assert "direction initiator->target" in v["cause"]
+    sub, comp = lad_row(m, "nstack_submission"), lad_row(m, "nstack_completion")
+    # the delayed direction carries the 10 ms (bounds as the live check), the other does not
+    assert 0.7 * 10e6 <= sub["change_ns"] <= 1.5 * 10e6
+    assert abs(comp["change_ns"]) < 0.2 * sub["change_ns"]

@@ -1,0 +1,43 @@
+"""The R2T round trip of large writes on a real patched capture (fixtures/lab-6.1-patched-
+write-128k: 128 KiB writes, which nvme-tcp sends after the target's R2T): the target's
+transport stage splits into its own CPU time and the wait for the write data, so a slow
+network on writes is not mistaken for a busy target. Needs the converter (NTSCOPE_BIN)."""
+import os
+import shutil
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.dirname(HERE))
+import load_views  # noqa: E402
+
+NTSCOPE = os.environ.get("NTSCOPE_BIN") or os.path.join(
+    os.environ.get("CARGO_TARGET_DIR", os.path.expanduser("~/.cache/ntscope/target")), "release", "ntscope")
+
+
+def test_r2t_wait_splits_the_target_transport_stage(tmp_path):
+    src = os.path.join(REPO, "fixtures", "lab-6.1-patched-write-128k")
+    for host in ("initiator", "target"):
+        shutil.copytree(os.path.join(src, host), tmp_path / host, ignore=shutil.ignore_patterns("parquet"))
+        subprocess.run([NTSCOPE, "convert", str(tmp_path / host / "trace.dat"), "--out", str(tmp_path / host / "parquet")],
+                       check=True, capture_output=True)
+    con = load_views.connect(str(tmp_path))
+    rows = con.execute("""
+        SELECT i.io_type, i.size_bytes, count(*) AS n,
+               count(*) FILTER (WHERE p.dur = c.dur + w.dur) AS sums,
+               count(*) FILTER (WHERE w.dur > 0) AS waited,
+               avg(w.dur) AS wait_ns, avg(p.dur) AS parent_ns
+        FROM io i
+        JOIN io_stages p ON p.io_id = i.io_id AND p.stage_set = 'ntprof' AND p.stage = 'nvmet_tcp_submission'
+        JOIN io_stages c ON c.io_id = i.io_id AND c.stage_set = 'ntprof' AND c.stage = 'nvmet_tcp_cmd_recv'
+        JOIN io_stages w ON w.io_id = i.io_id AND w.stage_set = 'ntprof' AND w.stage = 'nvmet_tcp_r2t_wait'
+        GROUP BY ALL""").fetchall()
+    by = {(t, size): (n, sums, waited, wait, parent) for t, size, n, sums, waited, wait, parent in rows}
+    n, sums, waited, wait, parent = by[("write", 131072)]
+    assert n > 50 and sums == n and waited == n  # every 128 KiB write waited for its data
+    assert wait > 0.5 * parent  # the data round trip, not the target's CPU, is most of the stage
+    # the connect-time reads of the capture have no R2T: a zero-length wait
+    for (t, size), (n, sums, waited, _, _) in by.items():
+        if t == "read":
+            assert sums == n and waited == 0
