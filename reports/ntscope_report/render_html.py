@@ -18,7 +18,7 @@ svg{background:#fafafa;border:1px solid #ddd;margin:4px 0}.legend span{display:i
 <div id="meta"></div>
 <h2>pipeline_stats</h2><table id="stats"></table>
 <h2>Stage breakdown (mean, top-level stages, stacked)</h2><div id="breakdown"></div>
-<h2>Per-stage CDFs</h2><div id="cdfs"></div>
+<h2>Per-stage CDFs (the 8 largest groups)</h2><div id="cdfs"></div>
 <h2>Throughput and in-flight over time</h2><div id="timeseries"></div>
 <h2>Stage tables (microseconds)</h2><div id="tables"></div>
 <script id="data" type="application/json">__DATA__</script>
@@ -49,10 +49,11 @@ for (const s of D.pipeline_stats){const tr=h('tr',st,undefined,s.severity);h('td
   el('text',{x:left,y:H-8,'font-size':11},svg,'0 .. '+us(max)+' us (mean per stage)');
   const lg=h('div',div,undefined,'legend');stages.forEach((n,j)=>{const s=h('span',lg);const sw=h('span',s,undefined,'sw');sw.style.background=COLORS[j%COLORS.length];s.appendChild(document.createTextNode(n));});
 })();
-// CDFs: one chart per stage (first group with data), log x axis
+// CDFs: one chart per group (the 8 with the most I/Os), one line per stage, log x axis
 (function(){
   const div=document.getElementById('cdfs');
-  for(const g of D.groups){
+  const largest=[...D.groups].sort((a,b)=>b.count-a.count).slice(0,8);
+  for(const g of largest){
     const cdfs=g.cdf_pct_1_to_100.filter(c=>c.stage_set===set);if(!cdfs.length)continue;
     h('h3',div,'group: '+g.key_text);
     const W=1000,H=320,L=50,B=30;const svg=el('svg',{width:W,height:H,class:'cdf-svg'},div);
@@ -64,7 +65,6 @@ for (const s of D.pipeline_stats){const tr=h('tr',st,undefined,s.severity);h('td
     cdfs.forEach((c,j)=>{const pts=c.dur_ns.map((v,k)=>lx(v).toFixed(1)+','+(H-B-(k+1)/100*(H-B-10)).toFixed(1)).join(' ');
       el('polyline',{points:pts,fill:'none',stroke:COLORS[j%COLORS.length],'stroke-width':1.5,class:'cdf-line'},svg);
       el('text',{x:W-165,y:20+j*14,'font-size':11,fill:COLORS[j%COLORS.length]},svg,c.stage);});
-    break;
   }
 })();
 // time series: MB/s and in-flight for 'all' and each queue
