@@ -188,9 +188,11 @@ esac
 case "$mode" in
 target)
 	mkdir -p "$sync_dir"
-	setup_link $target_ip "$target_netem"
-	setup_nullb
-	setup_nvmet
+	# "|| fail": a step that is missing or returns non-zero (busybox sh has no set -e here)
+	# must stop the run, not leave a target that records without a device
+	setup_link $target_ip "$target_netem" || fail "setup_link failed (exit $?)"
+	setup_nullb || fail "setup_nullb failed (exit $?)"
+	setup_nvmet || fail "setup_nvmet failed (exit $?)"
 	if [ "$clock_sync" = chrony ]; then
 		chrony_start server
 		wait_for "$sync_dir/clock.synced" 120 || fail "the initiator did not sync its clock within 120 s (see its console)"
@@ -217,7 +219,7 @@ target-wait)
 	;;
 initiator)
 	mkdir -p "$sync_dir"
-	setup_link $initiator_ip "$initiator_netem"
+	setup_link $initiator_ip "$initiator_netem" || fail "setup_link failed (exit $?)"
 	if [ "$clock_sync" = chrony ]; then
 		chrony_start client
 		bound=$(chrony_client_sync) || fail "chrony did not sync to the target's clock within 60 s"
