@@ -2,45 +2,22 @@
 capture whose hosts both traced on CLOCK_TAI without being synchronized (two lab VMs:
 each set its clock from the emulated RTC at boot, so they disagree by far more than a
 PTP/NTP error). Needs the converter (just build; NTSCOPE_BIN)."""
-import json
 import os
-import shutil
-import subprocess
 import sys
 
 import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.dirname(HERE))
 import load_views  # noqa: E402
+from fixture_runs import converted_copy  # noqa: E402
 
-NTSCOPE = os.environ.get("NTSCOPE_BIN") or os.path.join(
-    os.environ.get("CARGO_TARGET_DIR", os.path.expanduser("~/.cache/ntscope/target")), "release", "ntscope")
 FIXTURE = "lab-6.1-patched-tai-unsynced"
-
-
-def converted_copy(dst, error_ns=None):
-    """The fixture in dst, converted; error_ns: set host.json clock_max_error_ns on both hosts."""
-    src = os.path.join(REPO, "fixtures", FIXTURE)
-    assert os.path.exists(NTSCOPE), f"converter {NTSCOPE} missing: run `just build`"
-    for host in ("initiator", "target"):
-        os.makedirs(os.path.join(dst, host))
-        for f in os.listdir(os.path.join(src, host)):
-            shutil.copy(os.path.join(src, host, f), os.path.join(dst, host, f))
-        if error_ns is not None:
-            p = os.path.join(dst, host, "host.json")
-            h = json.load(open(p))
-            h["clock_max_error_ns"] = error_ns
-            json.dump(h, open(p, "w"))
-        subprocess.run([NTSCOPE, "convert", os.path.join(dst, host, "trace.dat"),
-                        "--out", os.path.join(dst, host, "parquet")], check=True, capture_output=True)
-    return load_views.connect(dst)
 
 
 @pytest.fixture(scope="module")
 def as_recorded(tmp_path_factory):
-    return converted_copy(str(tmp_path_factory.mktemp("tai")))
+    return load_views.connect(converted_copy(FIXTURE, str(tmp_path_factory.mktemp("tai"))))
 
 
 def one(con, sql):
@@ -69,7 +46,7 @@ def test_a_wrong_claim_is_rejected_and_reported(as_recorded):
 def test_a_claim_the_commands_agree_with_sets_offset_zero(as_recorded, tmp_path):
     est, unc, lo, hi = one(as_recorded, "SELECT offset_ns, uncertainty_ns, agreed_lo_ns, agreed_hi_ns FROM clock_offset")
     err = max(abs(lo), abs(hi)) + 1  # a (poor) synchronization that covers the real offset
-    con = converted_copy(str(tmp_path / "claimed"), error_ns=err)
+    con = load_views.connect(converted_copy(FIXTURE, str(tmp_path / "claimed"), {"clock_max_error_ns": err}))
     synced, offset, unc2, method = one(con, "SELECT synced, offset_ns, uncertainty_ns, method FROM clock_offset")
     assert synced and offset == 0 and unc2 == err and "synchronized" in method
     assert one(con, "SELECT count(*) FROM pipeline_stats WHERE name = 'clock_sync_claim_rejected'")[0] == 0

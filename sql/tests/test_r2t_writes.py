@@ -3,26 +3,17 @@ write-128k: 128 KiB writes, which nvme-tcp sends after the target's R2T): the ta
 transport stage splits into its own CPU time and the wait for the write data, so a slow
 network on writes is not mistaken for a busy target. Needs the converter (NTSCOPE_BIN)."""
 import os
-import shutil
-import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.dirname(HERE))
 import load_views  # noqa: E402
+from fixture_runs import converted_copy  # noqa: E402
 
-NTSCOPE = os.environ.get("NTSCOPE_BIN") or os.path.join(
-    os.environ.get("CARGO_TARGET_DIR", os.path.expanduser("~/.cache/ntscope/target")), "release", "ntscope")
 
 
 def test_r2t_wait_splits_the_target_transport_stage(tmp_path):
-    src = os.path.join(REPO, "fixtures", "lab-6.1-patched-write-128k")
-    for host in ("initiator", "target"):
-        shutil.copytree(os.path.join(src, host), tmp_path / host, ignore=shutil.ignore_patterns("parquet"))
-        subprocess.run([NTSCOPE, "convert", str(tmp_path / host / "trace.dat"), "--out", str(tmp_path / host / "parquet")],
-                       check=True, capture_output=True)
-    con = load_views.connect(str(tmp_path))
+    con = load_views.connect(converted_copy("lab-6.1-patched-write-128k", str(tmp_path / "run")))
     rows = con.execute("""
         SELECT i.io_type, i.size_bytes, count(*) AS n,
                count(*) FILTER (WHERE p.dur = c.dur + w.dur) AS sums,

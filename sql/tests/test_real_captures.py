@@ -4,7 +4,6 @@ command counts against fio's log. Needs the converter (just build; NTSCOPE_BIN).
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 
@@ -14,23 +13,14 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.dirname(HERE))
 import load_views  # noqa: E402
+from fixture_runs import converted_copy  # noqa: E402
 
-NTSCOPE = os.environ.get("NTSCOPE_BIN") or os.path.join(
-    os.environ.get("CARGO_TARGET_DIR", os.path.expanduser("~/.cache/ntscope/target")), "release", "ntscope")
 SAMPLES = ["stock-randread-4k-qd8", "stock-randrw-mixed"]
 
 
 @pytest.fixture(scope="module", params=SAMPLES)
 def run(request, tmp_path_factory):
-    src = os.path.join(REPO, "fixtures", request.param)
-    dst = str(tmp_path_factory.mktemp(request.param))
-    assert os.path.exists(NTSCOPE), f"converter {NTSCOPE} missing: run `just build`"
-    for host in ("initiator", "target"):
-        os.makedirs(os.path.join(dst, host))
-        for f in os.listdir(os.path.join(src, host)):
-            shutil.copy(os.path.join(src, host, f), os.path.join(dst, host, f))
-        subprocess.run([NTSCOPE, "convert", os.path.join(dst, host, "trace.dat"),
-                        "--out", os.path.join(dst, host, "parquet")], check=True, capture_output=True)
+    dst = converted_copy(request.param, str(tmp_path_factory.mktemp(request.param)))
     return request.param, dst, load_views.connect(dst)
 
 
@@ -135,11 +125,7 @@ def lab_run(request, tmp_path_factory):
     src = os.path.join(REPO, "fixtures", request.param)
     # A missing fixture is a broken checkout, not a reason to skip.
     assert os.path.isdir(src), f"lab fixture {request.param} not in fixtures/"
-    dst = str(tmp_path_factory.mktemp(request.param))
-    for host in ("initiator", "target"):
-        shutil.copytree(os.path.join(src, host), os.path.join(dst, host))
-        subprocess.run([NTSCOPE, "convert", os.path.join(dst, host, "trace.dat"),
-                        "--out", os.path.join(dst, host, "parquet")], check=True, capture_output=True)
+    dst = converted_copy(request.param, str(tmp_path_factory.mktemp(request.param)))
     return request.param, dst, load_views.connect(dst)
 
 
