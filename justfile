@@ -1,66 +1,63 @@
-# ntscope front door. `just --list` shows every recipe.
+# ntscope front door. `just --list` shows every recipe. Recipes pass their arguments on as
+# arguments ("$@"): run names, paths and flags are data, never pasted into shell text.
 set shell := ["bash", "-euo", "pipefail", "-c"]
-set positional-arguments := false
+set positional-arguments := true
 
-# Build outputs and kernel trees live outside git (2-core machines: cache them).
+# Build outputs, the Python venv and kernel trees live outside git (2-core machines: cache them).
+export NTSCOPE_REPO := justfile_directory()
 export NTSCOPE_CACHE := env_var_or_default("NTSCOPE_CACHE", env_var("HOME") / ".cache/ntscope")
 export CARGO_TARGET_DIR := env_var_or_default("CARGO_TARGET_DIR", NTSCOPE_CACHE / "target")
-ntscope := CARGO_TARGET_DIR / "release/ntscope"
-runs := env_var_or_default("NTSCOPE_RUNS", justfile_directory() / "runs")
+export NTSCOPE_RUNS := env_var_or_default("NTSCOPE_RUNS", justfile_directory() / "runs")
+export NTSCOPE_PYTHON := env_var_or_default("NTSCOPE_PYTHON", NTSCOPE_CACHE / "venv/bin/python")
 
 import? 'kernel-patches/kernel.just'
 import? 'capture/capture.just'
 import? 'sql/sql.just'
 import? 'reports/reports.just'
-import? 'reports/compare.just'
 
 default:
     @just --list
 
-# Build the Rust analyzer (release).
+# Install what ntscope needs: Debian packages, the Python venv with ntscope, just (setup.sh).
+setup:
+    bash setup.sh
+
+[private]
+_python:
+    @[ -x "$NTSCOPE_PYTHON" ] || { echo "ntscope: $NTSCOPE_PYTHON is missing; fix: bash setup.sh" >&2; exit 2; }
+
+# Build the Rust converter (release) into $CARGO_TARGET_DIR.
 build:
     cargo build --quiet --release --manifest-path analyzer/Cargo.toml
 
-# Convert every host of a run (a name under runs/ or a path): <host>/trace.dat -> <host>/parquet/
-convert RUN: build
-    #!/usr/bin/env bash
-    set -euo pipefail
-    dir=$(bash tools/resolve_run.sh "{{RUN}}" "{{invocation_directory()}}" "{{runs}}")
-    n=0
-    for t in "$dir"/*/trace.dat; do
-        [ -e "$t" ] || continue
-        "{{ntscope}}" convert "$t" --out "$(dirname "$t")/parquet"
-        n=$((n+1))
-    done
-    [ "$n" -gt 0 ] || { echo "convert: no <host>/trace.dat under $dir; fix: copy each host's trace.dat to $dir/<host>/trace.dat" >&2; exit 2; }
+# Convert every host of a run (a name under runs/ or a path) not converted yet: <host>/trace.dat -> <host>/parquet/
+[no-cd]
+convert RUN *FLAGS: _python
+    "$NTSCOPE_PYTHON" -m ntscope convert "$@"
 
-# Main job on a bundled real capture.
-demo: build
-    #!/usr/bin/env bash
-    set -euo pipefail
-    run="{{runs}}/demo"
-    rm -rf "$run"; mkdir -p "$run"
-    cp -r fixtures/stock-randread-4k-qd8/initiator fixtures/stock-randread-4k-qd8/target "$run"/
-    just convert "$run"
-    if just --summary | tr ' ' '\n' | grep -qx analyze; then just analyze "$run"; else
-        for h in initiator target; do echo "== $h"; "{{ntscope}}" summary "$run/$h/parquet"; done
-    fi
+# Main job on a bundled real capture: fixtures/stock-randread-4k-qd8 -> runs/demo -> report.
+demo *FLAGS: _python
+    "$NTSCOPE_PYTHON" -m ntscope demo "$@"
 
-# Everything CI runs: converter, fuzzing, SQL, reports, diagnosis, kernel patches, lab.
-test: build test-analyzer (fuzz-analyzer "60") test-sql test-reports test-compare test-examples test-kernel lab-test (kernel-loopback-check "6.1")
+# Everything CI runs: converter, fuzzing, Python (SQL diff tests, reports, verdicts), examples, kernel patches, lab.
+test: build test-analyzer (fuzz-analyzer "60") test-python test-examples test-kernel lab-test (kernel-loopback-check "6.1")
 
 # The shipped example reports equal a fresh `just analyze` of their fixtures; README quotes them.
-test-examples: build
-    python3 tools/check_examples.py
+test-examples: _python
+    "$NTSCOPE_PYTHON" tools/check_examples.py
 
 # Analyzer: unit tests, bad-input tests, the differential test against libtracecmd.
 test-analyzer:
     cargo test --quiet --release --manifest-path analyzer/Cargo.toml
-    bash analyzer/tests/differential.sh
+    NTSCOPE_BIN="$CARGO_TARGET_DIR/release/ntscope" bash analyzer/tests/differential.sh
+
+# Python tests: SQL diff tests, real captures, reports, verdicts, hostile inputs, packaging (pytest args pass on).
+test-python *ARGS: build _python
+    "$NTSCOPE_PYTHON" -m pytest -q "$@"
 
 # Throughput and memory of convert vs `trace-cmd report` and `cat`.
 bench-convert: build
-    bash analyzer/bench/bench_convert.sh
+    NTSCOPE_BIN="$CARGO_TARGET_DIR/release/ntscope" bash analyzer/bench/bench_convert.sh
 
 # Fuzz the trace.dat reader for SECONDS (cargo-fuzz, nightly toolchain).
 fuzz-analyzer SECONDS="60": build
@@ -72,5 +69,5 @@ fuzz-analyzer SECONDS="60": build
     command -v cargo-fuzz >/dev/null 2>&1 || cargo install --quiet --locked cargo-fuzz
     bash analyzer/fuzz/seed_corpus.sh
     cd analyzer/fuzz
-    cargo +nightly fuzz run --release decode corpus/decode -- -max_total_time={{SECONDS}} -timeout=10 -rss_limit_mb=4096 -print_final_stats=1 > "$NTSCOPE_CACHE/fuzz.log" 2>&1 || { tail -40 "$NTSCOPE_CACHE/fuzz.log"; echo "fuzz-analyzer: the decoder crashed, hung or leaked; the input is under analyzer/fuzz/artifacts/" >&2; exit 1; }
+    cargo +nightly fuzz run --release decode corpus/decode -- -max_total_time="$1" -timeout=10 -rss_limit_mb=4096 -print_final_stats=1 > "$NTSCOPE_CACHE/fuzz.log" 2>&1 || { tail -40 "$NTSCOPE_CACHE/fuzz.log"; echo "fuzz-analyzer: the decoder crashed, hung or leaked; the input is under analyzer/fuzz/artifacts/" >&2; exit 1; }
     grep -E "^Done [0-9]+ runs|stat::(number_of_executed_units|peak_rss_mb)" "$NTSCOPE_CACHE/fuzz.log"

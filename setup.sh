@@ -1,27 +1,63 @@
 #!/usr/bin/env bash
-# Installs what ntscope needs on a fresh Debian machine (idempotent, quick when done):
-# trace-cmd + libtracecmd (the differential-test oracle), DuckDB, pyarrow, pytest,
-# just, Chromium (the HTML report test).
-# Rust must already be installed (rustup). Usage: bash setup.sh && just demo
+# Installs what ntscope and its tests need on a fresh Debian machine; idempotent and quick
+# when done. Usage: bash setup.sh && just demo   (or: && just test)
+#   - Debian packages: tools/apt-packages.txt (trace-cmd and libtracecmd, the lab's QEMU,
+#     guest tools and kernel build tools, Chromium for the HTML test, ...)
+#   - a Python venv in $NTSCOPE_CACHE/venv (default ~/.cache/ntscope/venv) holding the
+#     ntscope package (editable, from this checkout) with the exact versions of
+#     constraints.txt; pip's refusal or failure stops setup with exit 2
+#   - `just` (rust-just, from the venv) on PATH
+# Rust must already be installed (rustup): the converter is built here once.
 set -euo pipefail
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+cache=${NTSCOPE_CACHE:-$HOME/.cache/ntscope}
+venv=$cache/venv
+die() { echo "setup: error: $*" >&2; exit 2; }
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
-apt_pkgs="trace-cmd libtracecmd-dev libtraceevent-dev libtracefs-dev pkg-config gcc time bc chromium"
-missing=""
-for p in $apt_pkgs; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
-if [ -n "$missing" ]; then
-  echo "setup: installing Debian packages:$missing" >&2
-  as_root apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq $missing >/dev/null
+# 1. Debian packages (one list, also read by tools/check_commands.py)
+mapfile -t apt_pkgs < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$repo/tools/apt-packages.txt" | awk '{print $1}')
+missing=()
+for p in "${apt_pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+if [ ${#missing[@]} -gt 0 ]; then
+    echo "setup: installing Debian packages: ${missing[*]}" >&2
+    as_root apt-get update -qq || die "apt-get update failed; fix: check the package mirror"
+    DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null \
+        || die "apt-get install ${missing[*]} failed; fix: run it by hand and read its error"
 fi
 
-py_mods="duckdb pyarrow pytest"
-need_pip=""
-for m in $py_mods; do python3 -c "import $m" 2>/dev/null || need_pip=1; done
-command -v just >/dev/null 2>&1 || need_pip=1
-if [ -n "$need_pip" ]; then
-  echo "setup: installing Python packages: duckdb pyarrow pytest rust-just" >&2
-  python3 -m pip install -q --disable-pip-version-check duckdb pyarrow pytest rust-just 2>&1 | grep -v "Running pip as the 'root'" || true
-  command -v pyenv >/dev/null 2>&1 && pyenv rehash || true
+# 2. Rust (the converter) and Python (>= 3.11: tomllib)
+command -v cargo >/dev/null 2>&1 || die "cargo is not on PATH; fix: install Rust with rustup (https://rustup.rs)"
+py=${NTSCOPE_SETUP_PYTHON:-python3}
+"$py" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null \
+    || die "$py is older than 3.11 (ntscope needs tomllib); fix: install Python >= 3.11, or set NTSCOPE_SETUP_PYTHON"
+
+# 3. The venv with ntscope installed from this checkout, exact versions. Redone only when
+#    pyproject.toml, constraints.txt or the checkout's path changed.
+stamp_want=$( { cat "$repo/pyproject.toml" "$repo/constraints.txt"; echo "$repo"; } | sha256sum | cut -c1-16)
+if [ "$(cat "$venv/.ntscope-setup" 2>/dev/null)" != "$stamp_want" ] || ! "$venv/bin/python" -c 'import ntscope.cli' 2>/dev/null; then
+    echo "setup: installing the ntscope package into $venv (builds the converter once)" >&2
+    if [ ! -x "$venv/bin/python" ] && ! "$py" -m venv "$venv" 2>/dev/null; then
+        # Debian's own python3 needs python3-venv (ensurepip) for a venv
+        rm -rf "$venv"
+        DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq python3-venv >/dev/null || true
+        "$py" -m venv "$venv" || die "cannot create a venv with $py; fix: apt-get install python3-venv"
+    fi
+    export PIP_CONSTRAINT="$repo/constraints.txt" CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$cache/target}
+    "$venv/bin/python" -m pip install -q --disable-pip-version-check -e "$repo[test]" rust-just \
+        || die "pip could not install ntscope into $venv (see its message above); fix: check the package index"
+    echo "$stamp_want" > "$venv/.ntscope-setup"
 fi
-command -v just >/dev/null 2>&1 || { echo "setup: 'just' is not on PATH after pip install; add $(python3 -m site --user-base)/bin to PATH" >&2; exit 2; }
+"$venv/bin/python" -c 'import duckdb, pyarrow, pytest, ntscope.cli' \
+    || die "the venv $venv lacks a module after installation; fix: rm -rf $venv and run setup.sh again"
+
+# 4. just on PATH
+if ! command -v just >/dev/null 2>&1; then
+    for d in /usr/local/bin "$HOME/.local/bin"; do
+        if [ -w "$d" ] || { [ "$d" = /usr/local/bin ] && [ "$(id -u)" = 0 ]; }; then
+            ln -sf "$venv/bin/just" "$d/just" && break
+        fi
+    done
+    command -v just >/dev/null 2>&1 || die "'just' is not on PATH; fix: add $venv/bin to PATH"
+fi
+echo "setup: ok (python: $venv/bin/python, just: $(command -v just))" >&2

@@ -1,6 +1,6 @@
 -- raw_contract: the columns the views below read from each trace system's Parquet
 -- files, as the converter writes them (analyzer/: <host>/parquet/<system>/<event>.parquet).
--- One row = one (system, column). The loader (sql/load_views.py) builds one view
+-- One row = one (system, column). The loader (sql/views.py) builds one view
 -- raw_<system> per system: every event file of every host, union by column name, plus
 -- `host` (the <host> directory name) and `event` (the file name without .parquet);
 -- a contract column an event does not have is NULL, a system with no file at all is an

@@ -1,5 +1,5 @@
 -- io_selected: one row per io the report covers, with its group. The report CLI replaces
--- this view with its filters and grouping (reports/ntscope_report/spec.py); this default
+-- this view with its filters and grouping (reports/report/spec.py); this default
 -- keeps every io and groups by type and size, like ntprof's "group: type=read, size=4096".
 --   (all io columns)
 --   group_key    display key, e.g. 'type=read, size=4096'

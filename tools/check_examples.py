@@ -16,11 +16,11 @@ EXAMPLES = {
 
 # compare examples: (base fixture, run fixture)
 COMPARE_EXAMPLES = {
-    "reports/ntscope_compare/examples/slow-device.compare.txt":
+    "reports/compare/examples/slow-device.compare.txt":
         ("fixtures/lab-6.1-stock-base-randread", "fixtures/lab-6.1-stock-slow-device"),
-    "reports/ntscope_compare/examples/slow-net-delay-target.compare.txt":
+    "reports/compare/examples/slow-net-delay-target.compare.txt":
         ("fixtures/lab-6.1-stock-base-randread", "fixtures/lab-6.1-stock-cmp-slow-net-delay-target"),
-    "reports/ntscope_compare/examples/few-queues.compare.txt":
+    "reports/compare/examples/few-queues.compare.txt":
         ("fixtures/lab-6.1-patched-few-queues-1job", "fixtures/lab-6.1-patched-few-queues"),
 }
 
@@ -42,8 +42,8 @@ def main():
     for example, fixture in EXAMPLES.items():
         with tempfile.TemporaryDirectory() as tmp:
             run = fresh_copy(tmp, fixture)
-            subprocess.run(["just", "analyze", run, "--quiet"], cwd=REPO, check=True,
-                           stdout=subprocess.DEVNULL)
+            subprocess.run([sys.executable, "-m", "ntscope", "analyze", run, "--quiet", "--no-progress"],
+                           cwd=REPO, check=True, stdout=subprocess.DEVNULL)
             fresh = open(os.path.join(run, "report", "report.txt")).read()
         shipped = open(os.path.join(REPO, example)).read()
         if body(fresh) != body(shipped):
@@ -66,21 +66,22 @@ def main():
         with tempfile.TemporaryDirectory() as tmp:
             base = fresh_copy(tmp, base_fx)
             run = fresh_copy(tmp, run_fx)
-            subprocess.run(["just", "compare", base, run], cwd=REPO, check=True, stdout=subprocess.DEVNULL)
+            subprocess.run([sys.executable, "-m", "ntscope", "compare", base, run, "--quiet", "--no-progress"],
+                           cwd=REPO, check=True, stdout=subprocess.DEVNULL)
             fresh = open(os.path.join(run, "report", "compare.txt")).read()
         if body(fresh) == body(open(os.path.join(REPO, cmp_example)).read()):
             print(f"OK   {cmp_example}")
         else:
             failed += 1
             print(f"FAIL {cmp_example}: differs from a fresh `just compare {base_fx} {run_fx}`; fix: regenerate it")
-    cmp_example = "reports/ntscope_compare/examples/slow-device.compare.txt"
+    cmp_example = "reports/compare/examples/slow-device.compare.txt"
     cmp = open(os.path.join(REPO, cmp_example)).read()
     cmp_block = cmp[:cmp.index("  (* significant")]
     if cmp_block in readme:
-        print("OK   README.md quotes reports/ntscope_compare/examples/slow-device.compare.txt")
+        print("OK   README.md quotes reports/compare/examples/slow-device.compare.txt")
     else:
         failed += 1
-        print("FAIL README.md's example comparison differs from reports/ntscope_compare/examples/slow-device.compare.txt")
+        print("FAIL README.md's example comparison differs from reports/compare/examples/slow-device.compare.txt")
     print(f"{len(EXAMPLES) + len(COMPARE_EXAMPLES) + 2 - failed} passed, {failed} failed")
     return 1 if failed else 0
 

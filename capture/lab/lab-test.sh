@@ -72,7 +72,7 @@ done
 
 # 3. Live diagnosis: `just compare BASE RUN` must name the injected cause (and the size of
 # the change where the cause has one), the interference report must tell c1/c2/c3 apart.
-# Tolerances: from three repeated pairs of each on this machine (reports/ntscope_compare/
+# Tolerances: from three repeated pairs of each on this machine (reports/compare/
 # README.md, "Live checks"): base runs' own network time varies by 2x (2.2..4.5 ms), hence
 # 10 ms injections; null_blk's timer fires late, never early; a 10 ms netem delay
 # measured +8.8..+13.7 ms; the busy device added +1.1..+2.9 ms for 1 ms service time.

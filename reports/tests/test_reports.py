@@ -5,19 +5,13 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import tempfile
 
 import pytest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-REPORTS = os.path.dirname(HERE)
-REPO = os.path.dirname(REPORTS)
-sys.path.insert(0, REPORTS)
-from ntscope_report import spec as specmod  # noqa: E402
+from ntscope.report import spec as specmod
 
-NTSCOPE = os.environ.get("NTSCOPE_BIN") or os.path.join(
-    os.environ.get("CARGO_TARGET_DIR", os.path.expanduser("~/.cache/ntscope/target")), "release", "ntscope")
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 # ---------------------------------------------------------------- spec
@@ -61,14 +55,15 @@ def copy_sample(name, dst):
     return dst
 
 
-def analyze(run, *flags):
-    env = dict(os.environ, NTSCOPE_BIN=NTSCOPE)
-    return subprocess.run([sys.executable, "-m", "ntscope_report", run, "--quiet", *flags],
-                          cwd=REPORTS, env=env, capture_output=True, text=True)
+@pytest.fixture(scope="module")
+def analyze(ntscope_cli):
+    def run(path, *flags):
+        return ntscope_cli("analyze", path, "--quiet", *flags)
+    return run
 
 
 @pytest.fixture(scope="module")
-def randread(tmp_path_factory):
+def randread(tmp_path_factory, analyze):
     run = copy_sample("stock-randread-4k-qd8", str(tmp_path_factory.mktemp("rr") / "run"))
     r = analyze(run)
     assert r.returncode == 0, r.stderr
@@ -76,7 +71,7 @@ def randread(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def mixed(tmp_path_factory):
+def mixed(tmp_path_factory, analyze):
     run = copy_sample("stock-randrw-mixed", str(tmp_path_factory.mktemp("mx") / "run"))
     r = analyze(run)
     assert r.returncode == 0, r.stderr
@@ -115,7 +110,7 @@ def test_report_json_schema(randread):
         assert s["p10_ns"] <= s["p50_ns"] <= s["p99_ns"] <= s["max_ns"]
 
 
-def test_filters_and_grouping(mixed):
+def test_filters_and_grouping(mixed, analyze):
     r = analyze(mixed, "--type", "write", "--size", "4k-16k", "--group-by", "type,queue")
     assert r.returncode == 0, r.stderr
     doc = json.load(open(os.path.join(mixed, "report", "report.json")))
@@ -127,7 +122,7 @@ def test_filters_and_grouping(mixed):
     assert r.returncode == 2 and "size 'huge' is not a size" in r.stderr
 
 
-def test_missing_run_is_fatal():
+def test_missing_run_is_fatal(analyze):
     r = analyze("/nonexistent/run")
     assert r.returncode == 2 and "no run directory" in r.stderr
 
@@ -143,7 +138,7 @@ def test_timeline_export(randread):
     assert {e["name"] for e in begins} >= {"host_queue", "fabric_total", "target_exec", "host_completion"}
 
 
-def test_html_renders_in_chromium(mixed):
+def test_html_renders_in_chromium(mixed, analyze):
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
     assert chromium, "chromium is not installed (apt-get install chromium)"
     r = analyze(mixed)  # default grouping (another test re-ran it with filters)

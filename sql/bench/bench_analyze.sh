@@ -24,7 +24,7 @@ if [ $# -ge 1 ]; then
 		measure "trace-cmd report ($h)" trace-cmd report -i "$t"
 		rm -rf "$work/$h"; measure "ntscope convert ($h)" "$ntscope" convert "$t" --out "$work/run/$h/parquet"
 	done
-	measure "analyze (all hosts, converted)" python3 -m ntscope_report --runs "$work" "$work/run" --quiet --memory-limit "$mem"
+	measure "analyze (all hosts, converted)" "$NTSCOPE_PYTHON" -m ntscope analyze "$work/run" --quiet --memory-limit "$mem"
 else
 	sample="$repo/fixtures/stock-randread-4k-qd8"
 	mkdir -p "$work/sample"; cp -r "$sample/initiator" "$sample/target" "$work/sample/"
@@ -40,6 +40,6 @@ else
 	done
 	python3 "$here/make_scaled_run.py" "$work/sample" "$work/big" "$copies"
 	cd "$repo/reports"
-	measure "analyze ($((per * copies)) initiator events)" python3 -m ntscope_report "$work/big" --quiet --memory-limit "$mem"
+	measure "analyze ($((per * copies)) initiator events)" "$NTSCOPE_PYTHON" -m ntscope analyze "$work/big" --quiet --memory-limit "$mem"
 	grep -E "matched_pct|events:" "$work/big/report/report.txt"
 fi

@@ -1,5 +1,5 @@
--- Compare layer, input. The loader (reports/ntscope_compare/load.py) loads each run with
--- sql/load_views.py and copies its per-I/O stages here unchanged, as table cmp_source:
+-- Compare layer, input. The loader (reports/compare/load.py) loads each run with
+-- sql/views.py and copies its per-I/O stages here unchanged, as table cmp_source:
 --   run          'base' or 'run'
 --   io_id        io.io_id of that run
 --   io_type, size_bytes, qid, cpu, pid, comm   io columns (size in bytes)
@@ -16,7 +16,7 @@
 --                   that of a max_draws subsample, i.e. wider, never narrower)
 --   min_rel_change  |LAD - 1| below this is "no significant change" even when the CI
 --                   excludes 1 (two runs of the same workload in the lab differ by up to
---                   this much, see reports/ntscope_compare/README.md)
+--                   this much, see reports/compare/README.md)
 --   min_abs_change_ns  the same for the absolute change of the mean (ns)
 CREATE OR REPLACE TABLE cmp_params AS
 SELECT 200 AS resamples, 42 AS seed, 4000 AS max_draws,

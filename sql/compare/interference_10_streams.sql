@@ -1,4 +1,4 @@
--- Interference layer: runs on one run's views (sql/load_views.py), before any comparison.
+-- Interference layer: runs on one run's views (sql/views.py), before any comparison.
 -- Terms: a queue is an initiator NVMe/TCP I/O queue (host, controller, qid); on nvme-tcp
 -- each queue is one TCP connection, so "queue" and "connection" name the same resource.
 -- A device is the initiator's namespace block device (host, disk), one target namespace.

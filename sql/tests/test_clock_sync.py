@@ -2,22 +2,16 @@
 capture whose hosts both traced on CLOCK_TAI without being synchronized (two lab VMs:
 each set its clock from the emulated RTC at boot, so they disagree by far more than a
 PTP/NTP error). Needs the converter (just build; NTSCOPE_BIN)."""
-import os
-import sys
-
 import pytest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.dirname(HERE))
-import load_views  # noqa: E402
-from fixture_runs import converted_copy  # noqa: E402
+from ntscope.sql import views
 
 FIXTURE = "lab-6.1-patched-tai-unsynced"
 
 
 @pytest.fixture(scope="module")
-def as_recorded(tmp_path_factory):
-    return load_views.connect(converted_copy(FIXTURE, str(tmp_path_factory.mktemp("tai"))))
+def as_recorded(fixture_run):
+    return views.connect(fixture_run(FIXTURE))
 
 
 def one(con, sql):
@@ -43,10 +37,10 @@ def test_a_wrong_claim_is_rejected_and_reported(as_recorded):
     assert total > 500 and matched == total
 
 
-def test_a_claim_the_commands_agree_with_sets_offset_zero(as_recorded, tmp_path):
+def test_a_claim_the_commands_agree_with_sets_offset_zero(as_recorded, fixture_run):
     est, unc, lo, hi = one(as_recorded, "SELECT offset_ns, uncertainty_ns, agreed_lo_ns, agreed_hi_ns FROM clock_offset")
     err = max(abs(lo), abs(hi)) + 1  # a (poor) synchronization that covers the real offset
-    con = load_views.connect(converted_copy(FIXTURE, str(tmp_path / "claimed"), {"clock_max_error_ns": err}))
+    con = views.connect(fixture_run(FIXTURE, {"clock_max_error_ns": err}))
     synced, offset, unc2, method = one(con, "SELECT synced, offset_ns, uncertainty_ns, method FROM clock_offset")
     assert synced and offset == 0 and unc2 == err and "synchronized" in method
     assert one(con, "SELECT count(*) FROM pipeline_stats WHERE name = 'clock_sync_claim_rejected'")[0] == 0

@@ -2,18 +2,12 @@
 write-128k: 128 KiB writes, which nvme-tcp sends after the target's R2T): the target's
 transport stage splits into its own CPU time and the wait for the write data, so a slow
 network on writes is not mistaken for a busy target. Needs the converter (NTSCOPE_BIN)."""
-import os
-import sys
-
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.dirname(HERE))
-import load_views  # noqa: E402
-from fixture_runs import converted_copy  # noqa: E402
+from ntscope.sql import views
 
 
 
-def test_r2t_wait_splits_the_target_transport_stage(tmp_path):
-    con = load_views.connect(converted_copy("lab-6.1-patched-write-128k", str(tmp_path / "run")))
+def test_r2t_wait_splits_the_target_transport_stage(fixture_run):
+    con = views.connect(fixture_run("lab-6.1-patched-write-128k"))
     rows = con.execute("""
         SELECT i.io_type, i.size_bytes, count(*) AS n,
                count(*) FILTER (WHERE p.dur = c.dur + w.dur) AS sums,

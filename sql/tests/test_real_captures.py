@@ -5,23 +5,20 @@ import json
 import os
 import re
 import subprocess
-import sys
 
 import pytest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, os.path.dirname(HERE))
-import load_views  # noqa: E402
-from fixture_runs import converted_copy  # noqa: E402
+from ntscope.sql import views
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 SAMPLES = ["stock-randread-4k-qd8", "stock-randrw-mixed"]
 
 
 @pytest.fixture(scope="module", params=SAMPLES)
-def run(request, tmp_path_factory):
-    dst = converted_copy(request.param, str(tmp_path_factory.mktemp(request.param)))
-    return request.param, dst, load_views.connect(dst)
+def run(request, fixture_run):
+    dst = fixture_run(request.param)
+    return request.param, dst, views.connect(dst)
 
 
 def one(con, sql):
@@ -121,12 +118,12 @@ LAB = ["lab-6.1-patched-write-128k", "lab-6.1-patched-interference-c3", "lab-6.1
 
 
 @pytest.fixture(scope="module", params=LAB)
-def lab_run(request, tmp_path_factory):
+def lab_run(request, fixture_run):
     src = os.path.join(REPO, "fixtures", request.param)
     # A missing fixture is a broken checkout, not a reason to skip.
     assert os.path.isdir(src), f"lab fixture {request.param} not in fixtures/"
-    dst = converted_copy(request.param, str(tmp_path_factory.mktemp(request.param)))
-    return request.param, dst, load_views.connect(dst)
+    dst = fixture_run(request.param)
+    return request.param, dst, views.connect(dst)
 
 
 def test_lab_fixture_join_and_stages(lab_run):

@@ -1,31 +1,31 @@
 """Verdict checks on lab fixture pairs whose cause is known (truth.json of the run).
 
-Tolerances come from the fixtures themselves (see reports/ntscope_compare/README.md,
+Tolerances come from the fixtures themselves (see reports/compare/README.md,
 "Tolerances"): two runs of the same workload differ by LAD 1.18 (CI 0.89-1.63) in mean
 end-to-end time under TCG, so sizes are checked against the injected value with wide,
 one-sided-justified bounds rather than to the microsecond (the diff tests pin exact values).
 """
 import json
 import os
-import subprocess
-import sys
 
 import pytest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.dirname(os.path.dirname(HERE)))
-from ntscope_compare import model, testdata  # noqa: E402
+from ntscope.compare import model
+from ntscope.interference.model import interference_model
+from ntscope.sql import views
+
+FIXTURES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "fixtures")
 
 BASE = "lab-6.1-stock-base-randread"
 
 
 @pytest.fixture(scope="module")
-def scratch(tmp_path_factory):
-    return str(tmp_path_factory.mktemp("fixtures"))
+def scratch(fixture_run):
+    return fixture_run
 
 
-def compare(scratch, base, run):
-    m = model.compare_model(testdata.prepare(base, scratch), testdata.prepare(run, scratch))
+def compare(fixture_run, base, run):
+    m = model.compare_model(fixture_run(base), fixture_run(run))
     (v,) = [v for v in m["verdicts"] if v["group_key"] == "type=read, size=4096"]
     return m, v
 
@@ -37,7 +37,7 @@ def lad_row(m, stage, statistic="mean"):
 
 
 def truth(name):
-    return json.load(open(os.path.join(testdata.FIXTURES, name, "truth.json")))
+    return json.load(open(os.path.join(FIXTURES, name, "truth.json")))
 
 
 def test_slow_device_is_target_device(scratch):
@@ -99,24 +99,18 @@ def test_interference_cases(scratch, case, stream_verdict, cause):
 
 
 def test_interference_c0_is_alone(scratch):
-    from ntscope_compare import load
-    con = load.run_connection(testdata.prepare("lab-6.1-stock-interference-c0", scratch))
-    m = model.interference_model(con, "c0")
+    con = views.connect(scratch("lab-6.1-stock-interference-c0"), interference=True)
+    m = interference_model(con, "c0")
     assert [r["verdict"] for r in m["stream_verdicts"]] == ["alone"]
     q = [r for r in m["timeseries"] if r["resource_kind"] == "queue"]
     # qd1: never more than one command in flight, time-averaged per bin
     assert 0 < max(r["inflight_avg"] for r in q) <= 1.0 + 1e-9
 
 
-def run_cli(*args):
-    return subprocess.run([sys.executable, "-m", "ntscope_compare", *args], cwd=os.path.dirname(os.path.dirname(HERE)),
-                          capture_output=True, text=True)
-
-
-def test_cli_writes_three_files(scratch, tmp_path):
-    base = testdata.prepare(BASE, scratch)
-    run = testdata.prepare("lab-6.1-stock-slow-device", scratch)
-    p = run_cli("compare", base, run, "--out", str(tmp_path), "--quiet")
+def test_cli_writes_three_files(scratch, tmp_path, ntscope_cli):
+    base = scratch(BASE)
+    run = scratch("lab-6.1-stock-slow-device")
+    p = ntscope_cli("compare", base, run, "--out", str(tmp_path), "--quiet")
     assert p.returncode == 0, p.stderr
     assert sorted(os.listdir(tmp_path)) == ["compare.html", "compare.json", "compare.txt"]
     doc = json.load(open(tmp_path / "compare.json"))
@@ -126,13 +120,13 @@ def test_cli_writes_three_files(scratch, tmp_path):
     page = (tmp_path / "compare.html").read_text()
     assert page.count("<svg") >= 2 and "src=" not in page and "href=" not in page  # self-contained
     assert "VERDICT: SLOWER" in (tmp_path / "compare.txt").read_text()
-    p = run_cli("interference", run, "--out", str(tmp_path), "--quiet")
+    p = ntscope_cli("interference", run, "--out", str(tmp_path), "--quiet")
     assert p.returncode == 0, p.stderr
     assert json.load(open(tmp_path / "interference.json"))["schema"] == "ntscope.interference/1"
 
 
-def test_cli_bad_run_is_a_clear_error(tmp_path):
-    p = run_cli("compare", str(tmp_path / "nope"), str(tmp_path / "nope2"))
+def test_cli_bad_run_is_a_clear_error(tmp_path, ntscope_cli):
+    p = ntscope_cli("compare", str(tmp_path / "nope"), str(tmp_path / "nope2"))
     assert p.returncode == 2
     assert "no run directory" in p.stderr and "fix:" in p.stderr
 

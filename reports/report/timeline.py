@@ -2,7 +2,11 @@
 open it): one process per host queue track, each I/O an async slice with its stages
 nested inside. Rows come from the timeline_slices view."""
 import json
-import os
+
+
+def stage_set_of(doc):
+    """The stage set the timeline draws: stock on stock kernels, else the first reported."""
+    return "stock" if doc["mode"] == "stock" or not doc["stage_sets"] else doc["stage_sets"][0]
 
 
 def write(con, path, stage_set="stock"):
@@ -22,10 +26,8 @@ def write(con, path, stage_set="stock"):
                        "ts": (ts + max(dur, 0)) / 1000.0})
     for track, pid in tracks.items():
         events.append({"ph": "M", "name": "process_name", "pid": pid, "tid": pid, "args": {"name": track}})
-    tmp = path + ".tmp"
-    with open(tmp, "w") as f:
+    with open(path, "w") as f:
         json.dump({"traceEvents": events, "displayTimeUnit": "ns",
                    "otherData": {"source": "ntscope", "stage_set": stage_set,
                                  "clock": "initiator trace clock; target stages shifted by the clock offset"}}, f)
-    os.replace(tmp, path)
     return len(tracks), len(ids)

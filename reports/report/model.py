@@ -2,14 +2,10 @@
 Only SELECTs of sql/ views here: no arithmetic on the data."""
 import json
 
+from ntscope.sql.views import rows_of as rows
+
 STAT_COLS = ["count", "mean_ns", "p10_ns", "p50_ns", "p70_ns", "p80_ns", "p90_ns", "p95_ns",
              "p99_ns", "p999_ns", "p9999_ns", "min_ns", "max_ns"]
-
-
-def rows(con, sql, params=None):
-    cur = con.execute(sql, params or [])
-    names = [d[0] for d in cur.description]
-    return [dict(zip(names, r)) for r in cur.fetchall()]
 
 
 def build(con, spec):

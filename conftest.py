@@ -1,0 +1,79 @@
+"""Shared pytest fixtures for every Python test of the repo (sql/tests, reports/tests):
+the converter, and real fixture runs copied to a scratch folder and converted (the
+fixtures themselves stay untouched)."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from ntscope import converter
+
+REPO = os.path.dirname(os.path.abspath(__file__))
+FIXTURES = os.path.join(REPO, "fixtures")
+
+
+def pytest_addoption(parser):
+    parser.addoption("--update-expected", action="store_true",
+                     help="diff tests: rewrite the expected CSV files (check them by hand)")
+
+
+@pytest.fixture(scope="session")
+def ntscope_bin():
+    return converter.path()
+
+
+def copy_fixture(name, dst, host_json=None):
+    src = os.path.join(FIXTURES, name)
+    if not os.path.isdir(src):
+        raise FileNotFoundError(f"fixture {src} is missing; fix: restore it from git or `just lab-fixture`")
+    shutil.copytree(src, dst, ignore=shutil.ignore_patterns("parquet", "report"))
+    if host_json:
+        for host in os.listdir(dst):
+            p = os.path.join(dst, host, "host.json")
+            if os.path.isfile(p):
+                with open(p) as f:
+                    h = json.load(f)
+                h.update(host_json)
+                with open(p, "w") as f:
+                    json.dump(h, f)
+    return dst
+
+
+def convert_run(run, binary):
+    for host in sorted(os.listdir(run)):
+        trace = os.path.join(run, host, "trace.dat")
+        if os.path.isfile(trace):
+            subprocess.run([binary, "convert", trace, "--out", os.path.join(run, host, "parquet"), "--quiet"],
+                           check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    return run
+
+
+@pytest.fixture(scope="session")
+def fixture_run(tmp_path_factory, ntscope_bin):
+    """fixture_run(name, host_json=None, fresh=False) -> path of a converted copy of
+    fixtures/<name>; host_json updates each host's host.json first. Copies without
+    host_json are shared by the session unless fresh=True."""
+    cache = {}
+
+    def make(name, host_json=None, fresh=False):
+        if host_json is None and not fresh and name in cache:
+            return cache[name]
+        dst = str(tmp_path_factory.mktemp(name.replace("/", "_")) / name)
+        convert_run(copy_fixture(name, dst, host_json), ntscope_bin)
+        if host_json is None and not fresh:
+            cache[name] = dst
+        return dst
+    return make
+
+
+@pytest.fixture(scope="session")
+def ntscope_cli(ntscope_bin):
+    """ntscope_cli(*args, cwd=None, env=None) runs `python -m ntscope ARGS` as users do."""
+    def run(*args, cwd=None, env=None, input=None):
+        e = dict(os.environ, NTSCOPE_BIN=ntscope_bin, **(env or {}))
+        return subprocess.run([sys.executable, "-m", "ntscope", *args], cwd=cwd or REPO, env=e,
+                              capture_output=True, text=True, input=input)
+    return run

@@ -1,0 +1,276 @@
+"""`python -m ntscope COMMAND`: the front door (the justfile's recipes call it).
+
+  convert RUN                 every <host>/trace.dat of the run not converted yet -> <host>/parquet/
+  analyze RUN [filters]       report.{txt,json,html}, timeline.json, interference.* in RUN/report/
+  compare BASE RUN            compare.{txt,json,html} in RUN/report/: LAD per stage and a verdict
+  interference RUN            interference.{txt,json,html} in RUN/report/
+  sql RUN [-c SQL]            the views of RUN in DuckDB: a prompt, or statements from -c / stdin
+  demo                        a bundled real capture -> runs/demo -> report
+
+Exit status: 0 ok; 1 data loss (lost events or unmatched commands) under --strict;
+2 fatal (the message on stderr says what, where, the value and the fix; nothing that
+looks complete is left behind)."""
+import argparse
+import json
+import os
+import shutil
+import sys
+
+from . import converter, runs
+from .errors import EXIT_DATA_LOSS, EXIT_FATAL, EXIT_OK, NtscopeError
+from .output import OutputLock, ReportSet
+from .progress import Progress
+
+
+def fail(msg):
+    print(f"ntscope: error: {msg}", file=sys.stderr)
+    return EXIT_FATAL
+
+
+# ------------------------------------------------------------------ convert
+def cmd_convert(a):
+    run = runs.resolve(a.run)
+    with Progress(["convert"], enabled=show_progress(a)) as p:
+        done = runs.convert_missing(run, progress=p, quiet=a.quiet)
+    if not a.quiet:
+        print(f"ntscope: converted {', '.join(done) if done else 'nothing (every host is up to date)'} in {run}",
+              file=sys.stderr)
+    return EXIT_OK
+
+
+# ------------------------------------------------------------------ analyze
+ANALYZE_STEPS = ["convert", "views", "interference", "report model", "timeline", "write"]
+
+
+def spec_from_args(a):
+    from ntscope.report import spec as specmod
+    kw = dict(types=a.type, sizes=a.size, devices=a.device, queues=a.queue, cpus=a.cpu,
+              processes=a.process, window=a.window, group_by=a.group_by,
+              time_bucket_s=a.time_bucket, stage_sets=a.stage_set)
+    try:
+        if a.spec:
+            return specmod.Spec.from_toml(a.spec, **{k: v for k, v in kw.items() if k != "time_bucket_s"})
+        return specmod.Spec(**kw)
+    except specmod.SpecError as e:
+        raise NtscopeError(str(e)) from None
+
+
+def cmd_analyze(a):
+    from ntscope.interference import model as imodel, render_html as ihtml, render_text as itext
+    from ntscope.report import model, render_html, render_text, selection, timeline
+    from ntscope.sql import views
+    run = runs.resolve(a.run)
+    out = os.path.abspath(a.out) if a.out else os.path.join(run, runs.REPORT_DIR)
+    spec = spec_from_args(a)
+    with OutputLock(out), Progress(ANALYZE_STEPS, enabled=show_progress(a)) as p:
+        p.step("converting hosts not converted yet")
+        runs.convert_missing(run, progress=p, quiet=a.quiet)
+        con = views.connect(run, memory_limit=a.memory_limit, temp_dir=a.temp_dir,
+                            interference=not a.no_interference, progress=p)
+        selection.apply(con, spec)
+        p.step("report model (groups, stage statistics, histograms)", con)
+        doc = model.build(con, spec)
+        text = render_text.render(doc, run)
+        files = ReportSet(out)
+        files.add("report.json", json.dumps(doc, indent=1, default=str) + "\n")
+        files.add("report.html", render_html.render(doc))
+        p.step("timeline", con)
+        files.add("timeline.json", lambda path: timeline.write(con, path, timeline.stage_set_of(doc)))
+        if not a.no_interference:
+            m = imodel.interference_model(con, run)
+            itxt = itext.interference_text(m)
+            text += "\n" + itxt
+            files.add("interference.txt", itxt)
+            files.add("interference.json", json.dumps(m, indent=1, default=str))
+            files.add("interference.html", ihtml.interference_html(m))
+        files.add("report.txt", text)
+        p.step("writing the report set")
+        written = files.commit()
+    if not a.quiet:
+        sys.stdout.write(text)
+    print(f"ntscope: wrote {out}/{{{','.join(sorted(os.path.basename(w) for w in written))}}}", file=sys.stderr)
+    loss = [s for s in doc["pipeline_stats"] if s["severity"] != "info" and
+            (s["name"].startswith("lost_events") or s["name"].startswith("unmatched") or s["name"] == "matched_pct")]
+    return EXIT_DATA_LOSS if (a.strict and loss) else EXIT_OK
+
+
+# ------------------------------------------------------------------ compare / interference
+def cmd_compare(a):
+    from ntscope.compare import model, render_html, render_text
+    base, run = runs.resolve(a.base), runs.resolve(a.run)
+    out = os.path.abspath(a.out) if a.out else os.path.join(run, runs.REPORT_DIR)
+    steps = ["convert", "views (base)", "interference (base)", "views (run)", "interference (run)", "LAD", "write"]
+    with OutputLock(out, "comparison"), Progress(steps, enabled=show_progress(a)) as p:
+        p.step("converting hosts not converted yet")
+        for r in (base, run):
+            runs.convert_missing(r, progress=p, quiet=a.quiet)
+        m = model.compare_model(base, run, progress=p)
+        text = render_text.compare_text(m)
+        files = ReportSet(out)
+        files.add("compare.txt", text)
+        files.add("compare.json", json.dumps(m, indent=1, default=str))
+        files.add("compare.html", render_html.compare_html(m))
+        p.step("writing the report set")
+        files.commit()
+    if not a.quiet:
+        sys.stdout.write(text)
+    print(f"ntscope: wrote {out}/compare.{{txt,json,html}}", file=sys.stderr)
+    return EXIT_OK
+
+
+def cmd_interference(a):
+    from ntscope.interference import model, render_html, render_text
+    from ntscope.sql import views
+    run = runs.resolve(a.run)
+    out = os.path.abspath(a.out) if a.out else os.path.join(run, runs.REPORT_DIR)
+    with OutputLock(out), Progress(["convert", "views", "interference", "write"], enabled=show_progress(a)) as p:
+        p.step("converting hosts not converted yet")
+        runs.convert_missing(run, progress=p, quiet=a.quiet)
+        con = views.connect(run, memory_limit=a.memory_limit, temp_dir=a.temp_dir, interference=True, progress=p)
+        m = model.interference_model(con, run)
+        text = render_text.interference_text(m)
+        files = ReportSet(out)
+        files.add("interference.txt", text)
+        files.add("interference.json", json.dumps(m, indent=1, default=str))
+        files.add("interference.html", render_html.interference_html(m))
+        p.step("writing the report set")
+        files.commit()
+    if not a.quiet:
+        sys.stdout.write(text)
+    print(f"ntscope: wrote {out}/interference.{{txt,json,html}}", file=sys.stderr)
+    return EXIT_OK
+
+
+# ------------------------------------------------------------------ sql
+def cmd_sql(a):
+    from ntscope.sql import views
+    run = runs.resolve(a.run)
+    runs.convert_missing(run, quiet=True)
+    if a.script:
+        text = views.build_script(run)
+        from .output import write_text
+        write_text(a.script, text)
+        return EXIT_OK
+    con = views.connect(run, memory_limit=a.memory_limit, temp_dir=a.temp_dir, interference=True)
+    if a.command is not None:
+        return views.run_script(con, a.command)
+    return views.shell(con)
+
+
+# ------------------------------------------------------------------ demo
+DEMO_FIXTURE = "stock-randread-4k-qd8"
+DEMO_MARK = ".ntscope-demo"
+
+
+def cmd_demo(a):
+    root = converter.checkout_root()
+    if not root:
+        raise NtscopeError("demo needs the source checkout (its fixtures/); fix: run it from a clone of ntscope")
+    src = os.path.join(root, "fixtures", DEMO_FIXTURE)
+    dst = os.path.join(runs.runs_dir(), "demo")
+    if os.path.lexists(dst):
+        if not os.path.exists(os.path.join(dst, DEMO_MARK)):
+            raise NtscopeError(f"{dst} exists and was not made by `demo`; fix: move it away (demo never deletes "
+                               "a run it did not make)")
+        shutil.rmtree(dst)
+    tmp = dst + f".tmp-{os.getpid()}"
+    for host in ("initiator", "target"):
+        shutil.copytree(os.path.join(src, host), os.path.join(tmp, host))
+    open(os.path.join(tmp, DEMO_MARK), "w").close()
+    os.replace(tmp, dst)
+    a.run = dst
+    return cmd_analyze(a)
+
+
+# ------------------------------------------------------------------ arguments
+def show_progress(a):
+    return False if a.no_progress else None  # None: on a TTY only
+
+
+def add_analyze_flags(p):
+    p.add_argument("--spec", help="TOML spec file ([filter], [group], [stages]); flags override it")
+    p.add_argument("--type", help="I/O types, e.g. read or read,write")
+    p.add_argument("--size", help="sizes: 4k exact, 4k-128k range, >=32k (comma list: any)")
+    p.add_argument("--device", help="block devices, e.g. nvme0n1")
+    p.add_argument("--queue", help="NVMe queue ids, e.g. 1,2")
+    p.add_argument("--cpu", help="submitting CPUs")
+    p.add_argument("--process", help="process names or pids (the bio's owner)")
+    p.add_argument("--window", help="START:END seconds from the first I/O, e.g. 1:4 or 2:")
+    p.add_argument("--group-by", help="fields: type,size,device,queue,cpu,process,pid,host,time (default type,size)")
+    p.add_argument("--time-bucket", default=1.0, type=float, help="seconds per group when grouping by time")
+    p.add_argument("--stage-set", help="stage sets to report (stock, ntprof, s_notation); default all present")
+    p.add_argument("--strict", action="store_true", help="exit 1 when events were lost or commands unmatched")
+    p.add_argument("--no-interference", action="store_true",
+                   help="skip the interference section (streams sharing queues/devices)")
+
+
+def add_common(p, memory=True):
+    p.add_argument("--quiet", action="store_true", help="do not print the text report")
+    p.add_argument("--no-progress", action="store_true", help="no progress line even on a terminal")
+    if memory:
+        p.add_argument("--memory-limit", default=os.environ.get("NTSCOPE_MEMORY_LIMIT"),
+                       help="DuckDB memory limit, e.g. 3GB (it spills to disk beyond)")
+        p.add_argument("--temp-dir", default=os.environ.get("NTSCOPE_TEMP_DIR"),
+                       help="where DuckDB spills when over the memory limit")
+
+
+def parser():
+    ap = argparse.ArgumentParser(prog="ntscope", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    from . import __version__
+    ap.add_argument("--version", action="version", version=f"ntscope {__version__}")
+    sub = ap.add_subparsers(dest="command_name", required=True, metavar="COMMAND")
+    c = sub.add_parser("convert", help="convert every host of a run not converted yet")
+    c.add_argument("run", help="run name under $NTSCOPE_RUNS (default ./runs) or a path")
+    add_common(c, memory=False)
+    c.set_defaults(fn=cmd_convert)
+    an = sub.add_parser("analyze", help="where each I/O's time went: report.{txt,json,html}")
+    an.add_argument("run", help="run name under $NTSCOPE_RUNS (default ./runs) or a path")
+    an.add_argument("--out", help="report folder (default RUN/report)")
+    add_analyze_flags(an)
+    add_common(an)
+    an.set_defaults(fn=cmd_analyze)
+    cp = sub.add_parser("compare", help="latency amplification per stage, RUN vs BASE, with a verdict")
+    cp.add_argument("base")
+    cp.add_argument("run")
+    cp.add_argument("--out", help="report folder (default RUN/report)")
+    add_common(cp, memory=False)
+    cp.set_defaults(fn=cmd_compare)
+    it = sub.add_parser("interference", help="streams of a run and who waited behind whom")
+    it.add_argument("run")
+    it.add_argument("--out", help="report folder (default RUN/report)")
+    add_common(it)
+    it.set_defaults(fn=cmd_interference)
+    sq = sub.add_parser("sql", help="the views of a run in DuckDB (prompt, -c SQL, or statements on stdin)")
+    sq.add_argument("run")
+    sq.add_argument("-c", "--command", help="run these SQL statements, print results as CSV, exit 2 on error")
+    sq.add_argument("--script", help="write the whole view script to this file instead")
+    sq.add_argument("--memory-limit", default=os.environ.get("NTSCOPE_MEMORY_LIMIT"))
+    sq.add_argument("--temp-dir", default=os.environ.get("NTSCOPE_TEMP_DIR"))
+    sq.set_defaults(fn=cmd_sql)
+    dm = sub.add_parser("demo", help="a bundled real two-host capture -> runs/demo -> report")
+    add_analyze_flags(dm)
+    add_common(dm)
+    dm.set_defaults(fn=cmd_demo, out=None)
+    return ap
+
+
+def main(argv=None):
+    a = parser().parse_args(argv)
+    try:
+        return a.fn(a)
+    except NtscopeError as e:
+        return fail(str(e))
+    except KeyboardInterrupt:
+        print("ntscope: interrupted; nothing was written under a final name", file=sys.stderr)
+        return 130
+    except Exception as e:  # noqa: BLE001 - every failure exits 2 with a message, never 1
+        import duckdb
+        if isinstance(e, duckdb.Error):
+            first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+            return fail(f"DuckDB failed ({type(e).__name__}): {first}; fix: check the run's Parquet files "
+                        "(convert it again) and the disk space; set NTSCOPE_DEBUG=1 for the traceback")
+        if os.environ.get("NTSCOPE_DEBUG"):
+            raise
+        return fail(f"internal error ({type(e).__name__}: {e}); this is a bug: please report it with the "
+                    "command line; set NTSCOPE_DEBUG=1 for the traceback")

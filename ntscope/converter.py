@@ -1,0 +1,84 @@
+"""The trace.dat -> Parquet converter is the Rust binary `ntscope` (analyzer/). One place
+finds it: $NTSCOPE_BIN; in a source checkout the cargo build (rebuilt only when a source
+file is newer than the binary); else the binary installed beside this Python (the wheel
+ships it in its scripts)."""
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+
+from .errors import NtscopeError
+
+BINARY = "ntscope"
+
+
+def cache_dir():
+    return os.environ.get("NTSCOPE_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "ntscope")
+
+
+def checkout_root():
+    """The source checkout this package runs from (it has analyzer/Cargo.toml), or None."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    return root if os.path.isfile(os.path.join(root, "analyzer", "Cargo.toml")) else None
+
+
+def cargo_binary(root):
+    target = os.environ.get("CARGO_TARGET_DIR") or os.path.join(cache_dir(), "target")
+    return os.path.join(target, "release", BINARY)
+
+
+def newest_source(root):
+    newest = 0.0
+    analyzer = os.path.join(root, "analyzer")
+    for name in ("Cargo.toml", "Cargo.lock"):
+        p = os.path.join(analyzer, name)
+        if os.path.exists(p):
+            newest = max(newest, os.path.getmtime(p))
+    for dirpath, _, files in os.walk(os.path.join(analyzer, "src")):
+        for f in files:
+            newest = max(newest, os.path.getmtime(os.path.join(dirpath, f)))
+    return newest
+
+
+def build(root):
+    cargo = shutil.which("cargo")
+    if not cargo:
+        raise NtscopeError("the converter is not built and cargo is not on PATH; "
+                           "fix: install Rust (https://rustup.rs), or set NTSCOPE_BIN to a built ntscope binary")
+    print("ntscope: building the converter (cargo build --release, once)", file=sys.stderr)
+    r = subprocess.run([cargo, "build", "--quiet", "--release", "--manifest-path",
+                        os.path.join(root, "analyzer", "Cargo.toml")],
+                       env=dict(os.environ, CARGO_TARGET_DIR=os.path.dirname(os.path.dirname(cargo_binary(root)))))
+    if r.returncode != 0:
+        raise NtscopeError(f"building the converter failed (cargo exit {r.returncode}); see cargo's message above")
+
+
+def installed_binary():
+    for d in (os.path.dirname(sys.executable), sysconfig.get_path("scripts")):
+        p = os.path.join(d, BINARY)
+        if os.access(p, os.X_OK) and not os.path.isdir(p):
+            return p
+    return None
+
+
+def path(build_if_needed=True):
+    """The converter binary to run."""
+    env = os.environ.get("NTSCOPE_BIN")
+    if env:
+        if not (os.path.isfile(env) and os.access(env, os.X_OK)):
+            raise NtscopeError(f"NTSCOPE_BIN={env} is not an executable file; fix: unset it or point it at a built ntscope")
+        return env
+    root = checkout_root()
+    if root:
+        binary = cargo_binary(root)
+        fresh = os.path.exists(binary) and os.path.getmtime(binary) >= newest_source(root)
+        if not fresh and build_if_needed and (shutil.which("cargo") or not os.path.exists(binary)):
+            build(root)
+        if os.path.exists(binary):
+            return binary
+    found = installed_binary()
+    if found:
+        return found
+    raise NtscopeError("the converter binary `ntscope` was not found; fix: `pip install ntscope` from a checkout "
+                       "(it builds it), `just build`, or set NTSCOPE_BIN")

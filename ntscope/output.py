@@ -1,0 +1,172 @@
+"""Writing results so that a crash, a kill -9, a full disk or a second analysis of the
+same run never leaves a file that looks complete, nor a set mixed from two analyses.
+
+A report set (report.txt + report.json + ...) is written into a private directory beside
+the output folder and swapped in with renames; files of other sets already in the folder
+(compare.*, interference.*) are carried over by hard links. One writer per output folder
+at a time (an flock on a lock file beside it): a second one waits, and says so."""
+import errno
+import fcntl
+import os
+import ctypes
+import re
+import shutil
+import sys
+
+from .errors import NtscopeError
+
+STALE = re.compile(r"^\.(?P<name>.+)\.(tmp|old)-(?P<pid>\d+)$")
+
+
+def fail_on_os_error(what, path, e):
+    fix = {errno.ENOSPC: "free disk space", errno.EDQUOT: "free disk space (quota)",
+           errno.EROFS: "the file system is read-only: copy the run elsewhere or pass --out DIR",
+           errno.EACCES: "you cannot write there: copy the run elsewhere or pass --out DIR",
+           errno.EPERM: "you cannot write there: copy the run elsewhere or pass --out DIR"}.get(
+        e.errno, "check the path and its permissions")
+    raise NtscopeError(f"{what} {path}: {e.strerror}; fix: {fix}") from None
+
+
+def write_text(path, text):
+    """One file, atomically: a per-process temporary name, fsync, rename."""
+    tmp = os.path.join(os.path.dirname(path) or ".", f".{os.path.basename(path)}.tmp-{os.getpid()}")
+    try:
+        with open(tmp, "w") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except OSError as e:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        fail_on_os_error("cannot write", path, e)
+
+
+def pid_alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def clean_stale(folder, name):
+    """Removes .<name>.tmp-<pid> / .<name>.old-<pid> left by writers that died."""
+    try:
+        entries = os.listdir(folder)
+    except OSError:
+        return
+    for e in entries:
+        m = STALE.match(e)
+        if m and m.group("name") == name and not pid_alive(int(m.group("pid"))):
+            p = os.path.join(folder, e)
+            shutil.rmtree(p, ignore_errors=True) if os.path.isdir(p) and not os.path.islink(p) else os.unlink(p)
+
+
+def exchange(a, b):
+    """Atomically swaps two paths (renameat2 RENAME_EXCHANGE); False where unsupported."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        renameat2 = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    at_fdcwd, rename_exchange = -100, 2
+    if renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.EINVAL, errno.ENOSYS, errno.ENOTSUP):
+        return False
+    raise OSError(err, os.strerror(err), b)
+
+
+class OutputLock:
+    """Exclusive lock for writing one output folder (<parent>/.<name>.lock)."""
+
+    def __init__(self, out_dir, what="analysis"):
+        self.out_dir, self.what = os.path.abspath(out_dir), what
+        parent, name = os.path.split(self.out_dir)
+        self.path = os.path.join(parent, f".{name}.lock")
+        self.fd = None
+
+    def __enter__(self):
+        parent = os.path.dirname(self.out_dir)
+        try:
+            os.makedirs(parent, exist_ok=True)
+            self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as e:
+            fail_on_os_error("cannot create the lock file", self.path, e)
+        try:
+            fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            print(f"ntscope: another {self.what} is writing {self.out_dir}; waiting for it to finish", file=sys.stderr)
+            fcntl.flock(self.fd, fcntl.LOCK_EX)
+        return self
+
+    def __exit__(self, *exc):
+        os.close(self.fd)
+        return False
+
+
+class ReportSet:
+    """Files written together, visible together: add() them, then commit() swaps them into
+    out_dir in one rename. Use under an OutputLock."""
+
+    def __init__(self, out_dir):
+        self.out_dir = os.path.abspath(out_dir)
+        parent, self.name = os.path.split(self.out_dir)
+        self.parent = parent
+        self.files = {}
+
+    def add(self, filename, content):
+        """content: the text, or a function that writes the file at the path it is given
+        (for outputs streamed to disk)."""
+        if os.sep in filename or filename.startswith("."):
+            raise ValueError(f"report file name {filename!r}")
+        self.files[filename] = content
+
+    def commit(self):
+        clean_stale(self.parent, self.name)
+        pid = os.getpid()
+        tmp = os.path.join(self.parent, f".{self.name}.tmp-{pid}")
+        old = os.path.join(self.parent, f".{self.name}.old-{pid}")
+        try:
+            os.makedirs(tmp)
+            if os.path.isdir(self.out_dir):
+                for e in os.listdir(self.out_dir):  # other sets' files survive the swap
+                    src = os.path.join(self.out_dir, e)
+                    if e not in self.files and os.path.isfile(src) and not e.startswith("."):
+                        os.link(src, os.path.join(tmp, e))
+            for filename, content in self.files.items():
+                path = os.path.join(tmp, filename)
+                if callable(content):
+                    content(path)
+                else:
+                    with open(path, "w") as f:
+                        f.write(content)
+                with open(path, "rb") as f:
+                    os.fsync(f.fileno())
+            if os.path.lexists(self.out_dir):
+                if not os.path.isdir(self.out_dir) or os.path.islink(self.out_dir):
+                    raise NtscopeError(f"{self.out_dir} exists and is not a directory; fix: move it away or pass --out DIR")
+                if exchange(tmp, self.out_dir):   # readers see the old set or the new one, never none
+                    os.rename(tmp, old)
+                else:
+                    os.rename(self.out_dir, old)
+                    os.rename(tmp, self.out_dir)
+            else:
+                os.rename(tmp, self.out_dir)
+        except OSError as e:
+            shutil.rmtree(tmp, ignore_errors=True)
+            if os.path.isdir(old) and not os.path.exists(self.out_dir):
+                os.rename(old, self.out_dir)
+            fail_on_os_error("cannot write the report set into", self.out_dir, e)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        shutil.rmtree(old, ignore_errors=True)
+        return [os.path.join(self.out_dir, f) for f in self.files]
+

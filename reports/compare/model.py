@@ -1,0 +1,40 @@
+"""The compare document (compare.json): the cmp_* views as rows, and the run's interference
+document. No computation here."""
+from ntscope.interference.model import interference_model
+from ntscope.sql.views import rows_of
+
+from . import load
+
+ORDER = {
+    "cmp_verdict": "group_key",
+    "cmp_lad": "group_key, stage_set, seq, statistic",
+    "cmp_queue_evidence": "run, group_key",
+    "cmp_run_info": "run",
+    "cmp_params": "1",
+}
+
+
+def view(con, name):
+    return rows_of(con, f"SELECT * FROM {name} ORDER BY {ORDER[name]}")
+
+
+def compare_model(base_dir, run_dir, progress=None):
+    con, run_con = load.compare_connection(base_dir, run_dir, keep_run=True, progress=progress)
+    if progress:
+        progress.step("LAD, bootstrap intervals and verdict", con)
+    info = {r["run"]: r for r in view(con, "cmp_run_info")}
+    stage_set = (con.sql("SELECT stage_set FROM cmp_stage_set").fetchall() or [None])[0]
+    model = {
+        "schema": "ntscope.compare/1",
+        "base": info.get("base"),
+        "run": info.get("run"),
+        "params": view(con, "cmp_params")[0],
+        "stage_set": stage_set[0] if stage_set else None,
+        "verdicts": view(con, "cmp_verdict"),
+        "lad": view(con, "cmp_lad"),
+        "queue_evidence": view(con, "cmp_queue_evidence"),
+        "interference": interference_model(run_con, run_dir),
+    }
+    run_con.close()
+    con.close()
+    return model

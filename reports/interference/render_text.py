@@ -1,0 +1,77 @@
+"""Terminal text for the interference model (formatting only): streams, who waited behind
+whom, verdict per stream, per-stream breakdown, queue depth and throughput sparklines."""
+import textwrap
+
+SPARK = " ▁▂▃▄▅▆▇█"
+
+
+def us(ns):
+    return "-" if ns is None else f"{ns / 1e3:.0f}"
+
+
+def spark(values):
+    vals = [v or 0 for v in values]
+    top = max(vals) if vals else 0
+    if top <= 0:
+        return SPARK[0] * len(vals)
+    return "".join(SPARK[min(8, int(round(8 * v / top)))] for v in vals)
+
+
+def timeseries_lines(ts):
+    out = []
+    by = {}
+    for r in ts:
+        by.setdefault((r["resource_kind"], r["resource"]), []).append(r)
+    for (kind, res), rs in sorted(by.items()):
+        rs.sort(key=lambda r: r["bin"])
+        infl = [r["inflight_avg"] for r in rs]
+        mbs = [r["mb_s"] for r in rs]
+        wait = [r["wait_mean_ns"] or 0 for r in rs]
+        out.append(f"  {kind:6} {res:28} in-flight avg {sum(infl) / len(infl):5.1f} max {max(infl):5.1f}   "
+                   f"MB/s avg {sum(mbs) / len(mbs):7.2f} max {max(mbs):7.2f}")
+        out.append(f"         in-flight |{spark(infl[::2])}|")
+        out.append(f"         MB/s      |{spark(mbs[::2])}|")
+        out.append(f"         wait      |{spark(wait[::2])}|")
+    return out
+
+
+def interference_text(m):
+    out = [f"== interference: {m['run_dir']}", "streams (process/pid type size):"]
+    out.append(f"  {'stream':28} {'ios':>6} {'MB/s':>8} {'cpus':>6}  {'queues':24} {'mean wait us':>12}")
+    for s in m["streams"]:
+        out.append(f"  {s['stream_id']:28} {s['ios']:>6} {s['mb_s']:8.2f} {s['cpus'] or '-':>6}  "
+                   f"{s['queues'] or '-':24} {us(s['mean_wait_ns']):>12}")
+    out.append("who waited behind whom (other streams' commands in flight ahead at submit):")
+    if not m["sharing"]:
+        out.append("  nobody: no stream had another stream's command ahead of it")
+    for r in m["sharing"]:
+        out.append(f"  {r['stream_id']:28} {r['resource']:6} behind {r['other_stream_id']:28} "
+                   f"{'same CPU ' if r['same_cpu'] else 'other CPU'} {100 * r['ios_waited_frac']:5.1f}% of its I/Os, "
+                   f"{r['ahead_bytes_mean'] / 1024:8.1f} KiB ahead on average; wait {us(r['wait_ns_with'])} us with, "
+                   f"{us(r['wait_ns_without'])} us without")
+    out.append("verdict per stream:")
+    for r in m["stream_verdicts"]:
+        out.append(f"  {r['stream_id']:28} {r['verdict']}")
+    bd = [r for r in m["breakdown"] if r["stage_set"] == "stock" and r["parent"] is None] or \
+         [r for r in m["breakdown"] if r["parent"] is None]
+    out.append("per-stream breakdown (mean us, top-level stages):")
+    by = {}
+    for r in bd:
+        by.setdefault(r["stream_id"], []).append(r)
+    for sid, rs in by.items():
+        out.append(f"  {sid:28} " + "  ".join(f"{r['stage']}={us(r['mean_ns'])}" for r in sorted(rs, key=lambda r: r["seq"])))
+    out.append("queue depth and throughput over time (100 bins; sparklines show every other bin):")
+    out += timeseries_lines(m["timeseries"])
+    return "\n".join(fit(out)) + "\n"
+
+
+def fit(lines, width=100):
+    """Wraps lines longer than the 100-column terminal the reports are made for."""
+    out = []
+    for line in lines:
+        if len(line) <= width:
+            out.append(line)
+            continue
+        indent = " " * (len(line) - len(line.lstrip()) + 4)
+        out += textwrap.wrap(line, width=width, subsequent_indent=indent, drop_whitespace=True)
+    return out

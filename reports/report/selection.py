@@ -1,0 +1,55 @@
+"""The report's selection (io_selected) and the checks that keep a mistyped filter from
+writing an empty report over a good one: each filter value must name something in the
+run, and the selection must hold at least one I/O. Reads views only."""
+from ntscope.errors import NtscopeError
+
+from .spec import Spec
+
+# filter attribute of Spec -> (flag, io column)
+CHECKED = (("types", "--type", "io_type"), ("devices", "--device", "disk"),
+           ("queues", "--queue", "qid"), ("cpus", "--cpu", "cpu"))
+
+
+def present(con, column):
+    return [r[0] for r in con.execute(f"SELECT DISTINCT {column} FROM io WHERE {column} IS NOT NULL ORDER BY 1").fetchall()]
+
+
+def listing(values, limit=20):
+    shown = ", ".join(str(v) for v in values[:limit])
+    return (shown + f", ... ({len(values)} in all)") if len(values) > limit else (shown or "none")
+
+
+def apply(con, spec: Spec):
+    n_io = con.execute("SELECT count(*) FROM io").fetchone()[0]
+    if n_io == 0:
+        hosts = con.execute("SELECT string_agg(host || ' (role ' || coalesce(role, '?') || ')', ', ' ORDER BY host) "
+                            "FROM hosts").fetchone()[0]
+        raise NtscopeError(f"the run has no initiator I/O command to report (hosts: {hosts or 'none'}); "
+                           "fix: the initiator's trace.dat must hold nvme:nvme_setup_cmd / nvme_complete_rq events "
+                           "of I/O queues: copy it into the run as <host>/trace.dat, or record with "
+                           "`just capture role=initiator ...`")
+    for attr, flag, col in CHECKED:
+        wanted = getattr(spec, attr)
+        if not wanted:
+            continue
+        have = present(con, col)
+        unknown = [w for w in wanted if (int(w) if attr in ("queues", "cpus") else w) not in have]
+        if unknown:
+            raise NtscopeError(f"{flag} {','.join(map(str, unknown))} matches no I/O of this run; "
+                               f"fix: use one of: {listing(have)}")
+    if spec.processes:
+        comms = present(con, "comm")
+        pids = {str(p) for p in present(con, "pid")}
+        unknown = [p for p in spec.processes if p not in comms and p not in pids]
+        if unknown:
+            raise NtscopeError(f"--process {','.join(unknown)} matches no process of this run; "
+                               f"fix: use a name or pid among: {listing(comms)}")
+    sets = [r[0] for r in con.execute("SELECT DISTINCT stage_set FROM io_stages ORDER BY 1").fetchall()]
+    unknown = [s for s in spec.stage_sets if s not in sets]
+    if unknown:
+        raise NtscopeError(f"--stage-set {','.join(unknown)} is not reported for this run; "
+                           f"fix: use one of: {listing(sets)}")
+    con.execute(spec.view_sql())
+    if con.execute("SELECT count(*) FROM io_selected").fetchone()[0] == 0:
+        raise NtscopeError(f"the filters select no I/O ({spec.describe()['filter']}); "
+                           "fix: loosen them (each value exists, but no I/O matches all of them)")
