@@ -69,6 +69,17 @@ def fixture_run(tmp_path_factory, ntscope_bin):
     return make
 
 
+@pytest.fixture
+def fresh_run(tmp_path, ntscope_bin):
+    """fresh_run(name, dst_name=None, convert=True) -> a private copy of fixtures/<name> in
+    this test's tmp_path (for tests that change or break it)."""
+    def make(name, dst_name=None, convert=True):
+        dst = str(tmp_path / (dst_name or name))
+        copy_fixture(name, dst)
+        return convert_run(dst, ntscope_bin) if convert else dst
+    return make
+
+
 @pytest.fixture(scope="session")
 def ntscope_cli(ntscope_bin):
     """ntscope_cli(*args, cwd=None, env=None) runs `python -m ntscope ARGS` as users do."""

@@ -47,12 +47,9 @@ def spec_from_args(a):
     kw = dict(types=a.type, sizes=a.size, devices=a.device, queues=a.queue, cpus=a.cpu,
               processes=a.process, window=a.window, group_by=a.group_by,
               time_bucket_s=a.time_bucket, stage_sets=a.stage_set)
-    try:
-        if a.spec:
-            return specmod.Spec.from_toml(a.spec, **{k: v for k, v in kw.items() if k != "time_bucket_s"})
-        return specmod.Spec(**kw)
-    except specmod.SpecError as e:
-        raise NtscopeError(str(e)) from None
+    if a.spec:
+        return specmod.Spec.from_toml(a.spec, **{k: v for k, v in kw.items() if k != "time_bucket_s"})
+    return specmod.Spec(**kw)
 
 
 def cmd_analyze(a):
@@ -89,6 +86,10 @@ def cmd_analyze(a):
     if not a.quiet:
         sys.stdout.write(text)
     print(f"ntscope: wrote {out}/{{{','.join(sorted(os.path.basename(w) for w in written))}}}", file=sys.stderr)
+    bad = [s["name"] for s in doc["pipeline_stats"] if s["name"].startswith("input_error:")]
+    if bad:
+        return fail(f"the run's inputs are inconsistent ({', '.join(bad)}); the report lists what is wrong "
+                    "and its numbers are not to be trusted; fix: see the INPUT ERROR lines of report.txt")
     loss = [s for s in doc["pipeline_stats"] if s["severity"] != "info" and
             (s["name"].startswith("lost_events") or s["name"].startswith("unmatched") or s["name"] == "matched_pct")]
     return EXIT_DATA_LOSS if (a.strict and loss) else EXIT_OK
@@ -115,6 +116,10 @@ def cmd_compare(a):
     if not a.quiet:
         sys.stdout.write(text)
     print(f"ntscope: wrote {out}/compare.{{txt,json,html}}", file=sys.stderr)
+    refused = [v for v in m["verdicts"] if v["verdict"] == "no verdict"]
+    if refused:
+        return fail(f"no verdict: {refused[0]['evidence']}; fix: analyze each run (just analyze RUN) and "
+                    "repair what its pipeline_stats lists as input_error, or trace both hosts")
     return EXIT_OK
 
 

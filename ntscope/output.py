@@ -11,6 +11,7 @@ import os
 import ctypes
 import re
 import shutil
+import signal
 import sys
 
 from .errors import NtscopeError
@@ -149,6 +150,8 @@ class ReportSet:
                         f.write(content)
                 with open(path, "rb") as f:
                     os.fsync(f.fileno())
+                if os.environ.get("NTSCOPE_TEST_KILL_DURING_COMMIT"):   # fault injection (tests): kill -9 mid-set
+                    os.kill(os.getpid(), signal.SIGKILL)
             if os.path.lexists(self.out_dir):
                 if not os.path.isdir(self.out_dir) or os.path.islink(self.out_dir):
                     raise NtscopeError(f"{self.out_dir} exists and is not a directory; fix: move it away or pass --out DIR")

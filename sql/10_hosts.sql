@@ -50,3 +50,62 @@ SELECT r.host,
        coalesce(r.metadata_json->>'trace_clock', r.host_json->>'trace_clock') AS trace_clock,
        lost.lost_events::BIGINT AS lost_events
 FROM run_hosts r LEFT JOIN c USING (host) LEFT JOIN lost USING (host);
+
+-- input_checks: one row per inconsistency in what the run directory holds (none for a
+-- good run). The hosts must be different traces, recorded together for one run, each in
+-- a role its events agree with. Every row is an error in pipeline_stats, and compare
+-- gives no verdict on such a run.
+--   check     'same_trace' (two hosts hold the same trace file), 'role_unknown' (host.json
+--             names a role that is neither initiator nor target), 'role_contradicts_events'
+--             (host.json's role has none of its events, only the other role's),
+--             'different_runs' (host.json names different runs), 'not_recorded_together'
+--             (host.json capture windows do not overlap)
+--   host      the host, or 'A,B' for a pair / every host concerned
+--   value     the offending value (text)
+--   meaning   what is wrong and the fix
+CREATE OR REPLACE VIEW input_checks AS
+WITH ev AS (
+    SELECT host, bool_or(system IN ('nvme', 'nvme_tcp')) AS has_initiator_events,
+           bool_or(system IN ('nvmet', 'nvmet_tcp')) AS has_target_events
+    FROM host_event_counts GROUP BY host
+), h AS (
+    SELECT r.host, r.host_json->>'role' AS json_role,
+           r.metadata_json->'source'->>'sha256' AS sha256,
+           r.host_json->>'run' AS run_name,
+           TRY_CAST(r.host_json->>'start_utc' AS TIMESTAMP) AS start_utc,
+           TRY_CAST(r.host_json->>'end_utc' AS TIMESTAMP) AS end_utc,
+           coalesce(ev.has_initiator_events, false) AS has_initiator_events,
+           coalesce(ev.has_target_events, false) AS has_target_events
+    FROM run_hosts r LEFT JOIN ev USING (host)
+)
+SELECT 'same_trace' AS "check", a.host || ',' || b.host AS host, 'sha256 ' || a.sha256 AS value,
+       'hosts ' || a.host || ' and ' || b.host || ' hold the same trace file: one host''s trace.dat was copied twice; '
+       || 'fix: copy each host''s own trace.dat into its folder' AS meaning
+FROM h a JOIN h b ON a.host < b.host AND a.sha256 = b.sha256
+UNION ALL
+SELECT 'role_unknown', host, json_role,
+       'host.json of ' || host || ' says role ''' || json_role || ''', which is neither initiator nor target; '
+       || 'fix: set "role" to "initiator" or "target" in ' || host || '/host.json (capture writes it)'
+FROM h WHERE json_role IS NOT NULL AND json_role NOT IN ('initiator', 'target')
+UNION ALL
+SELECT 'role_contradicts_events', host, json_role,
+       'host.json of ' || host || ' says ' || json_role || ', but its trace has only '
+       || CASE json_role WHEN 'initiator' THEN 'target (nvmet)' ELSE 'initiator (nvme)' END
+       || ' NVMe events; fix: the host folders or their host.json were swapped: put each trace with its own host.json'
+FROM h
+WHERE (json_role = 'initiator' AND NOT has_initiator_events AND has_target_events)
+   OR (json_role = 'target' AND NOT has_target_events AND has_initiator_events)
+UNION ALL
+SELECT 'different_runs', string_agg(host || '=' || run_name, ',' ORDER BY host),
+       string_agg(DISTINCT run_name, ',' ORDER BY run_name),
+       'host.json files name different runs: the hosts were recorded for different runs; '
+       || 'fix: put the traces of one run together (just capture ... run=NAME on each host)'
+FROM h WHERE run_name IS NOT NULL
+HAVING count(DISTINCT run_name) > 1
+UNION ALL
+SELECT 'not_recorded_together', string_agg(host, ',' ORDER BY host),
+       'latest start ' || max(start_utc) || ' after earliest end ' || min(end_utc),
+       'the hosts'' capture windows (host.json start_utc..end_utc) do not overlap: they were not recorded '
+       || 'during the same workload; fix: record both hosts while the workload runs'
+FROM h WHERE start_utc IS NOT NULL AND end_utc IS NOT NULL
+HAVING count(*) > 1 AND max(start_utc) > min(end_utc) + INTERVAL 1 MINUTE;

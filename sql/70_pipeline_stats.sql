@@ -31,6 +31,8 @@ counts AS (
                 ELSE 'role from host.json' END
     FROM hosts
     UNION ALL
+    SELECT 5, 'input_error:' || "check" || ':' || host, 'error', to_json(value), meaning FROM input_checks
+    UNION ALL
     SELECT 11, 'events:' || host, 'info', to_json(events), 'events read on this host (all systems)' FROM hosts
     UNION ALL
     SELECT 12, 'trace_clock:' || host, CASE WHEN trace_clock = 'local' THEN 'warning' ELSE 'info' END,

@@ -98,10 +98,12 @@ cp -a "$capture_dir/ntscope-capture" "$capture_dir/capture.just" "$capture_dir/R
 cat >"$root/opt/ntscope/justfile" <<'EOF'
 # The lab VMs' justfile: only the capture recipes (busybox sh, no bash).
 set shell := ["sh", "-eu", "-c"]
-runs := env_var_or_default("NTSCOPE_RUNS", "/share")
+set positional-arguments := true
+export NTSCOPE_REPO := "/opt/ntscope"
+export NTSCOPE_RUNS := env_var_or_default("NTSCOPE_RUNS", "/share")
 import 'capture/capture.just'
 EOF
-for cand in "$(pyenv which just 2>/dev/null || true)" "$(command -v just || true)"; do
+for cand in "$(command -v just || true)" "${NTSCOPE_CACHE:-$HOME/.cache/ntscope}/venv/bin/just"; do
 	if [ -n "$cand" ] && [ "$(head -c 4 "$cand" | od -An -c | tr -d ' ')" = '177ELF' ]; then
 		install -m 0755 "$cand" "$root/usr/bin/just"
 		for lib in $(ldd "$cand" | awk '/=>/ && $3 ~ /^\// {print $3}'); do

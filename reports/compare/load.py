@@ -31,7 +31,9 @@ FROM io_stages s JOIN io i USING (io_id) LEFT JOIN intf_io_ahead a USING (io_id)
 INFO_QUERY = """
 SELECT ? AS run, ? AS run_dir, (SELECT uncertainty_ns FROM clock_offset) AS offset_uncertainty_ns,
        string_agg(DISTINCT coalesce(trace_clock, '?'), ',') AS trace_clocks,
-       (SELECT synced FROM clock_offset) AS clock_synced
+       (SELECT synced FROM clock_offset) AS clock_synced,
+       (SELECT string_agg(name, ', ' ORDER BY name) FROM pipeline_stats WHERE name LIKE 'input_error:%') AS input_errors,
+       string_agg(DISTINCT role, ',' ORDER BY role) AS roles
 FROM hosts
 """
 

@@ -45,6 +45,9 @@ def histogram(hist, stage_set, stage):
 
 def render(doc, run_dir):
     L = [f"ntscope report: {run_dir}", f"mode: {doc['mode']}   stage sets: {', '.join(doc['stage_sets']) or '-'}", ""]
+    for s in doc["pipeline_stats"]:
+        if s["name"].startswith("input_error:"):
+            L += [f"INPUT ERROR ({s['name'][len('input_error:'):]}): {s['meaning']}", ""]
     L.append("pipeline_stats")
     for s in doc["pipeline_stats"]:
         v = s["value"]

@@ -3,6 +3,8 @@ io_selected view (a WHERE clause and a group key over the io view's columns)."""
 import re
 import tomllib
 
+from ntscope.errors import NtscopeError
+
 # report field -> io column (group_json key in the report)
 FIELDS = {
     "type": ("io_type", "type"),
@@ -18,8 +20,8 @@ FIELDS = {
 UNITS = {"": 1, "b": 1, "k": 1024, "kb": 1024, "kib": 1024, "m": 1 << 20, "mb": 1 << 20, "mib": 1 << 20}
 
 
-class SpecError(Exception):
-    pass
+class SpecError(NtscopeError):
+    """A filter or grouping that cannot be applied (exit 2)."""
 
 
 def parse_size(text):
@@ -77,7 +79,7 @@ class Spec:
             if g not in FIELDS:
                 raise SpecError(f"group-by field '{g}' is unknown; fix: one of {', '.join(FIELDS)}")
         if self.time_bucket_s <= 0:
-            raise SpecError(f"time bucket {time_bucket_s} must be > 0 seconds")
+            raise SpecError(f"time bucket {time_bucket_s} must be > 0 seconds; fix: e.g. --time-bucket 0.5")
 
     @classmethod
     def from_toml(cls, path, **overrides):

@@ -139,7 +139,7 @@ def test_timeline_export(randread):
 
 
 def test_html_renders_in_chromium(mixed, analyze):
-    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    chromium = shutil.which("chromium")
     assert chromium, "chromium is not installed (apt-get install chromium)"
     r = analyze(mixed)  # default grouping (another test re-ran it with filters)
     assert r.returncode == 0, r.stderr

@@ -7,7 +7,9 @@
 --   dur          ns (NULL when a milestone was missing)
 --   queue_ahead_cmds, queue_other_cpu_cmds, queue_other_bytes, device_other_bytes
 --                what was in flight ahead of the I/O at submit (intf_io_ahead of that run)
--- plus cmp_run_info (run, run_dir, offset_uncertainty_ns, trace_clocks) and cmp_params.
+-- plus cmp_run_info (run, run_dir, offset_uncertainty_ns, trace_clocks, clock_synced,
+-- input_errors: that run's input_error:* pipeline_stats names or NULL, roles: its hosts'
+-- roles, e.g. 'initiator,target') and cmp_params.
 
 -- cmp_params: one row: the knobs of the comparison (edit to taste, then re-run the views).
 --   resamples       bootstrap resamples per (run, group, stage)
@@ -21,6 +23,17 @@
 CREATE OR REPLACE TABLE cmp_params AS
 SELECT 200 AS resamples, 42 AS seed, 4000 AS max_draws,
        0.10 AS min_rel_change, 20000 AS min_abs_change_ns;
+
+-- cmp_input_problems: one row per run whose input cannot support a verdict: an input error
+-- in its pipeline_stats (same trace for two hosts, a role its events contradict, hosts of
+-- different runs ...), or not both an initiator and a target traced. cmp_verdict gives
+-- 'no verdict' while any row exists.
+--   run       'base' or 'run';  problem   what is wrong (text)
+CREATE OR REPLACE VIEW cmp_input_problems AS
+SELECT run, 'input errors: ' || input_errors AS problem FROM cmp_run_info WHERE input_errors IS NOT NULL
+UNION ALL
+SELECT run, 'hosts traced: ' || coalesce(roles, 'none') || ' (a comparison needs an initiator and a target in both runs)'
+FROM cmp_run_info WHERE coalesce(roles, '') NOT LIKE '%initiator%' OR coalesce(roles, '') NOT LIKE '%target%';
 
 -- cmp_io_stage: one row per (run, io, stage) with a known duration, with its group.
 --   run, io_id, stage_set, stage, seq, parent, direction, dur (ns)

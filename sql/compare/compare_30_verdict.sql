@@ -36,7 +36,8 @@ WHERE l.statistic = 'mean' AND l.stage <> 'end_to_end' AND l.stage_set = (SELECT
 -- cmp_verdict: one row per group present in both runs: what changed and the likely cause.
 --   group_key, stage_set
 --   verdict            'slower', 'faster' or 'no significant change' (end-to-end mean: its
---                      CI includes no change, or the change is below cmp_params' minimums)
+--                      CI includes no change, or the change is below cmp_params' minimums);
+--                      'no verdict' when cmp_input_problems has a row (evidence says which)
 --   e2e_base_ns, e2e_run_ns, e2e_lad, e2e_lad_lo, e2e_lad_hi, e2e_change_ns   (mean, ns)
 --   bottleneck_stage   top-level stage whose mean changed most in the direction of the
 --                      end-to-end change (NULL when no significant change)
@@ -53,7 +54,16 @@ WHERE l.statistic = 'mean' AND l.stage <> 'end_to_end' AND l.stage_set = (SELECT
 --   cause              in a storage engineer's words
 --   evidence           one sentence: which stage, by how much, how sure
 CREATE OR REPLACE VIEW cmp_verdict AS
-WITH e AS (
+-- an inconsistent input (cmp_input_problems) gets no verdict, whatever its numbers say
+SELECT j.* REPLACE (
+           CASE WHEN p.problems IS NULL THEN j.verdict ELSE 'no verdict' END AS verdict,
+           CASE WHEN p.problems IS NULL THEN j.bottleneck_stage END AS bottleneck_stage,
+           CASE WHEN p.problems IS NULL THEN j.detail_stage END AS detail_stage,
+           CASE WHEN p.problems IS NULL THEN j.network_direction END AS network_direction,
+           CASE WHEN p.problems IS NULL THEN j.cause ELSE 'no verdict: the input cannot support one' END AS cause,
+           CASE WHEN p.problems IS NULL THEN j.evidence ELSE p.problems END AS evidence)
+FROM (SELECT string_agg(run || ' ' || problem, '; ' ORDER BY run) AS problems FROM cmp_input_problems) p,
+(WITH e AS (
     SELECT * FROM cmp_lad WHERE stage = 'end_to_end' AND statistic = 'mean'
       AND stage_set = (SELECT stage_set FROM cmp_stage_set)
 ), top AS (
@@ -180,4 +190,4 @@ SELECT group_key, stage_set, verdict, e2e_base_ns, e2e_run_ns, e2e_lad, e2e_lad_
               || CASE WHEN transport_or_network THEN printf('; commands ahead on the same queue %.1f -> %.1f, other streams'' KiB ahead on the same device %+.0f, queues used %d -> %d',
                      coalesce(base_ahead, 0), coalesce(run_ahead, 0), coalesce(device_bytes_growth, 0) / 1024, coalesce(base_queues, 0), coalesce(run_queues, 0)) ELSE '' END
        END AS evidence
-FROM k;
+FROM k) j;
