@@ -153,10 +153,10 @@ verify_config() {
 boot_busybox_vm() {
     local kernel=$1 work=$2 tag=$3 mem=$4 limit=$5 who=$6 t0
     chmod +x "$work/root/init"
-    (cd "$work/root" && find . | cpio -o -H newc 2>/dev/null | gzip > "$work/initramfs.gz")
+    bash "$KP_DIR/../tools/pack-initramfs.sh" "$work/root" "$work/initramfs.cpio"
     t0=$(date +%s)
     timeout "$limit" qemu-system-x86_64 -m "$mem" -smp 1 -nographic -no-reboot -net none \
-        -kernel "$kernel" -initrd "$work/initramfs.gz" \
+        -kernel "$kernel" -initrd "$work/initramfs.cpio" \
         -append "console=ttyS0 panic=-1 quiet" > "$work/console.log" 2>&1 || true
     vm_secs=$(( $(date +%s) - t0 ))
     # The console may prefix lines with escape codes: keep from the tag on.

@@ -115,13 +115,7 @@ done
 [ -x "$root/usr/bin/just" ] || echo "build-initramfs: note: no just binary found; the VMs call ntscope-capture directly" >&2
 install -m 0755 "$here/init" "$root/init"
 
-tmp="$out.tmp.$$"
-if [ "$compress" = gzip ]; then
-	(cd "$root" && find . -print0 | cpio --null -o -H newc --quiet | gzip -1 >"$tmp")
-else
-	(cd "$root" && find . -print0 | cpio --null -o -H newc --quiet >"$tmp")
-fi
-mv "$tmp" "$out"
+bash "$(dirname "$capture_dir")/tools/pack-initramfs.sh" "$root" "$out" "$compress"
 # keep the three newest images
 ls -t "$cache"/initramfs-*.cpio* | tail -n +5 | xargs -r rm -f
 echo "build-initramfs: $(du -h "$out" | cut -f1) ($versions)" | tr '\n' ' ' >&2

@@ -1,0 +1,46 @@
+"""The package as a user installs it: `pip install .` into a fresh venv (the converter is
+built by setuptools-rust and installed beside Python as `ntscope`), then `python -m
+ntscope analyze RUN` from another directory, with no checkout on the path."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def source_copy(dst):
+    """The working tree without build outputs (pip builds in the tree it is given)."""
+    shutil.copytree(REPO, dst, ignore=shutil.ignore_patterns(
+        ".git", "build", "runs", "target", "*.egg-info", "__pycache__", "fixtures", "fuzz"))
+    return dst
+
+
+def test_pip_install_into_a_fresh_venv_then_analyze_from_elsewhere(tmp_path):
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    py = str(venv / "bin" / "python")
+    cache = os.environ.get("NTSCOPE_CACHE") or os.path.expanduser("~/.cache/ntscope")
+    env = dict(os.environ, PIP_CONSTRAINT=os.path.join(REPO, "constraints.txt"), PIP_DISABLE_PIP_VERSION_CHECK="1",
+               CARGO_TARGET_DIR=os.environ.get("CARGO_TARGET_DIR") or os.path.join(cache, "target"))
+    env.pop("NTSCOPE_BIN", None)
+    src = source_copy(str(tmp_path / "src"))
+    r = subprocess.run([py, "-m", "pip", "install", "-q", src], env=env, capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert os.access(venv / "bin" / "ntscope", os.X_OK)          # the converter came with the package
+    site = subprocess.run([py, "-c", "import ntscope.sql.views as v, os; print(os.path.dirname(v.__file__))"],
+                          env=env, capture_output=True, text=True, cwd=str(tmp_path), check=True).stdout.strip()
+    assert site.startswith(str(venv)) and os.path.isfile(os.path.join(site, "50_stages.sql"))
+    run = tmp_path / "run"
+    for host in ("initiator", "target"):
+        shutil.copytree(os.path.join(REPO, "fixtures", "lab-6.1-stock-base-randread", host), run / host)
+    work = tmp_path / "elsewhere"
+    work.mkdir()
+    r = subprocess.run([py, "-m", "ntscope", "analyze", str(run), "--quiet"], env=env, cwd=str(work),
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    doc = json.load(open(run / "report" / "report.json"))
+    assert sum(g["count"] for g in doc["groups"]) == 328
+    assert sorted(os.listdir(run / "report")) == ["interference.html", "interference.json", "interference.txt",
+                                                  "report.html", "report.json", "report.txt", "timeline.json"]
