@@ -1,85 +1,4 @@
--- stage_definitions: one row per stage of one stage set. Users add their own rows
--- (INSERT INTO stage_definitions ...) before querying io_stages.
---   stage_set    'stock' (events of unpatched kernels), 'ntprof' (ntprof's names),
---                's_notation' (the paper's S1..S9 (S)/(C) stages); patched-kernel sets
---                use the nvme_tcp / nvmet_tcp events of kernel-patches/
---   stage        stage name; 'end_to_end' is each set's total, measured directly
---   seq          display order
---   parent       NULL: a top-level stage (top-level stages of a set sum to end_to_end);
---                else the stage this one subdivides (children sum to their parent)
---   side         'initiator', 'target' or 'both' (both: needs the clock offset unless
---                minus_* cancels it)
---   from_ms, to_ms        milestones (io_milestones.milestone) the stage spans
---   minus_from_ms, minus_to_ms   optional span subtracted (clock-free network time)
---   direction    'S' submission path, 'C' completion path, 'S+C' both
---   meaning      what the time is spent on
-CREATE OR REPLACE TABLE stage_definitions AS
-SELECT * FROM (VALUES
-    -- ---- stock kernels: nvme/nvmet/block events only
-    ('stock', 'end_to_end', 0, NULL, 'initiator', 'i:block_bio_queue', 'i:block_rq_complete', NULL, NULL, 'S+C',
-     'application bio queued to block request completed on the initiator'),
-    ('stock', 'host_queue', 1, NULL, 'initiator', 'i:block_bio_queue', 'i:nvme_setup_cmd', NULL, NULL, 'S',
-     'initiator block layer: bio queued until nvme-tcp builds the command (blk-mq queueing, tag wait)'),
-    ('stock', 'host_getrq', 2, 'host_queue', 'initiator', 'i:block_bio_queue', 'i:block_getrq', NULL, NULL, 'S',
-     'bio queued until a request and tag were allocated'),
-    ('stock', 'host_dispatch', 3, 'host_queue', 'initiator', 'i:block_getrq', 'i:nvme_setup_cmd', NULL, NULL, 'S',
-     'request allocated until blk-mq dispatched it to nvme-tcp'),
-    ('stock', 'fabric_total', 4, NULL, 'both', 'i:nvme_setup_cmd', 'i:nvme_complete_rq', 't:nvmet_req_init', 't:nvmet_req_complete', 'S+C',
-     'clock-free: initiator command time minus target execution: both transports, both network stacks, the wire'),
-    ('stock', 'fabric_submission', 5, 'fabric_total', 'both', 'i:nvme_setup_cmd', 't:nvmet_req_init', NULL, NULL, 'S',
-     'command built on the initiator until the target parsed it (uses the clock offset: +- its uncertainty)'),
-    ('stock', 'fabric_completion', 6, 'fabric_total', 'both', 't:nvmet_req_complete', 'i:nvme_complete_rq', NULL, NULL, 'C',
-     'target completed until the initiator processed the response (uses the clock offset: +- its uncertainty)'),
-    ('stock', 'target_exec', 7, NULL, 'target', 't:nvmet_req_init', 't:nvmet_req_complete', NULL, NULL, 'S+C',
-     'target: command parsed until its completion was queued (nvmet core + backing device)'),
-    ('stock', 'target_to_device', 8, 'target_exec', 'target', 't:nvmet_req_init', 't:block_rq_issue', NULL, NULL, 'S',
-     'target: command parsed until the backing device request was issued'),
-    ('stock', 'target_device', 9, 'target_exec', 'target', 't:block_rq_issue', 't:block_rq_complete', NULL, NULL, 'S+C',
-     'backing device (e.g. null_blk, SSD) service time'),
-    ('stock', 'target_from_device', 10, 'target_exec', 'target', 't:block_rq_complete', 't:nvmet_req_complete', NULL, NULL, 'C',
-     'target: device completion until nvmet completed the command'),
-    ('stock', 'host_completion', 11, NULL, 'initiator', 'i:nvme_complete_rq', 'i:block_rq_complete', NULL, NULL, 'C',
-     'initiator: NVMe completion until the block request completed'),
-    -- ---- ntprof names (patched kernels: nvme_tcp / nvmet_tcp events, kernel-patches/EVENTS.md)
-    ('ntprof', 'end_to_end', 0, NULL, 'initiator', 'i:block_bio_queue', 'i:block_rq_complete', NULL, NULL, 'S+C',
-     'application bio queued to block request completed on the initiator'),
-    ('ntprof', 'blk_submission', 1, NULL, 'initiator', 'i:block_bio_queue', 'i:nvme_tcp_queue_rq', NULL, NULL, 'S',
-     'block layer until nvme-tcp accepted the request (S1(S))'),
-    ('ntprof', 'nvme_tcp_submission', 2, NULL, 'initiator', 'i:nvme_tcp_queue_rq', 'i:nvme_tcp_try_send', NULL, NULL, 'S',
-     'nvme-tcp req_list and send_list wait until the command becomes the queue''s current send (S2(S)); the cut is not done_send_req: send-side events fire after the bytes are in the socket and can be stamped after the target already received them'),
-    ('ntprof', 'network_transmission', 3, NULL, 'both', 'i:nvme_tcp_try_send', 'i:nvme_tcp_process_nvme_cqe', 't:nvmet_tcp_done_recv_pdu', 't:nvmet_tcp_setup_response_pdu#last', 'S+C',
-     'clock-free: socket copies, both network stacks and the wire, submission and completion (S3-S5(S+C)); for R2T writes the R2T round trip sits in nvmet_tcp_submission'),
-    ('ntprof', 'nstack_submission', 4, 'network_transmission', 'both', 'i:nvme_tcp_try_send', 't:nvmet_tcp_done_recv_pdu', NULL, NULL, 'S',
-     'host stack, wire, target stack on the way in (uses the clock offset: +- its uncertainty)'),
-    ('ntprof', 'nstack_completion', 5, 'network_transmission', 'both', 't:nvmet_tcp_setup_response_pdu#last', 'i:nvme_tcp_process_nvme_cqe', NULL, NULL, 'C',
-     'target stack, wire, host stack on the way back (uses the clock offset: +- its uncertainty)'),
-    ('ntprof', 'nvmet_tcp_submission', 6, NULL, 'target', 't:nvmet_tcp_done_recv_pdu', 't:nvmet_tcp_exec_req', NULL, NULL, 'S',
-     'target transport: command PDU read until executed (data receive, R2T round trip for large writes) (S6(S))'),
-    ('ntprof', 'nvmet_tcp_cmd_recv', 7, 'nvmet_tcp_submission', 'target', 't:nvmet_tcp_done_recv_pdu', 't:nvmet_tcp_r2t_wait_start', NULL, NULL, 'S',
-     'target CPU: command PDU read until executed, or until its R2T was built (large writes)'),
-    ('ntprof', 'nvmet_tcp_r2t_wait', 8, 'nvmet_tcp_submission', 'target', 't:nvmet_tcp_r2t_wait_start', 't:nvmet_tcp_exec_req', NULL, NULL, 'S',
-     'large writes: R2T built until all H2CData arrived (the R2T to the initiator and the write data back: both network stacks, the wire, the initiator''s send); 0 for other commands'),
-    ('ntprof', 'target_subsystem', 9, NULL, 'target', 't:nvmet_tcp_exec_req', 't:nvmet_tcp_queue_response#last', NULL, NULL, 'S+C',
-     'target nvmet core, block layer, device (S7-S9)'),
-    ('ntprof', 'nvmet_tcp_completion', 10, NULL, 'target', 't:nvmet_tcp_queue_response#last', 't:nvmet_tcp_setup_response_pdu#last', NULL, NULL, 'C',
-     'target transport: response queued until its CapsuleResp PDU is built, data PDUs included (S6(C)); the cut is not try_send_response: send-side events fire after the bytes are in the socket and can be stamped after the host already received them'),
-    ('ntprof', 'nvme_tcp_completion', 11, NULL, 'initiator', 'i:nvme_tcp_process_nvme_cqe', 'i:nvme_complete_rq', NULL, NULL, 'C',
-     'nvme-tcp: response parsed until the NVMe completion (S2(C))'),
-    ('ntprof', 'blk_completion', 12, NULL, 'initiator', 'i:nvme_complete_rq', 'i:block_rq_complete', NULL, NULL, 'C',
-     'block layer completion (S1(C))'),
-    -- ---- the paper's S-notation (same endpoints)
-    ('s_notation', 'end_to_end', 0, NULL, 'initiator', 'i:block_bio_queue', 'i:block_rq_complete', NULL, NULL, 'S+C',
-     'application bio queued to block request completed on the initiator'),
-    ('s_notation', 'S1(S)', 1, NULL, 'initiator', 'i:block_bio_queue', 'i:nvme_tcp_queue_rq', NULL, NULL, 'S', 'blk-mq staging queue'),
-    ('s_notation', 'S2(S)', 2, NULL, 'initiator', 'i:nvme_tcp_queue_rq', 'i:nvme_tcp_try_send', NULL, NULL, 'S', 'nvme-tcp transport queue until the command is taken off the send list'),
-    ('s_notation', 'S3-S5(S+C)', 3, NULL, 'both', 'i:nvme_tcp_try_send', 'i:nvme_tcp_process_nvme_cqe', 't:nvmet_tcp_done_recv_pdu', 't:nvmet_tcp_setup_response_pdu#last', 'S+C',
-     'network substrate: both TCP/IP stacks and the wire (clock-free)'),
-    ('s_notation', 'S6(S)', 4, NULL, 'target', 't:nvmet_tcp_done_recv_pdu', 't:nvmet_tcp_exec_req', NULL, NULL, 'S', 'target transport receive'),
-    ('s_notation', 'S7-S9(S+C)', 5, NULL, 'target', 't:nvmet_tcp_exec_req', 't:nvmet_tcp_queue_response#last', NULL, NULL, 'S+C', 'target block layer, NVMe, SSD'),
-    ('s_notation', 'S6(C)', 6, NULL, 'target', 't:nvmet_tcp_queue_response#last', 't:nvmet_tcp_setup_response_pdu#last', NULL, NULL, 'C', 'target transport response queue until the response PDU is built (data PDUs included)'),
-    ('s_notation', 'S2(C)', 7, NULL, 'initiator', 'i:nvme_tcp_process_nvme_cqe', 'i:nvme_complete_rq', NULL, NULL, 'C', 'nvme-tcp completion'),
-    ('s_notation', 'S1(C)', 8, NULL, 'initiator', 'i:nvme_complete_rq', 'i:block_rq_complete', NULL, NULL, 'C', 'block layer completion')
-) AS t(stage_set, stage, seq, parent, side, from_ms, to_ms, minus_from_ms, minus_to_ms, direction, meaning);
+-- stage_definitions, stage_categories, cause_ids: sql/05_stage_definitions.sql
 
 -- io_milestones: one row per (matched or not) io and point in its life.
 --   io_id      io.io_id
@@ -207,3 +126,12 @@ SELECT io_id, stage_set, end_to_end_ns, top_sum_ns,
             WHEN top_sum_ns <> end_to_end_ns THEN 'sum differs by ' || (top_sum_ns - end_to_end_ns) || ' ns'
        END AS reason
 FROM s;
+
+-- primary_stage_set: one row: the stage set every report leads with (the one rule: the
+-- most preferred set of stage_sets that io_stages reports, i.e. ntprof on patched kernels,
+-- else stock). The HTML page, the timeline, the interference text and compare
+-- (cmp_stage_set, the same rule over two runs) use it.
+--   stage_set
+CREATE OR REPLACE VIEW primary_stage_set AS
+SELECT s.stage_set FROM (SELECT DISTINCT stage_set FROM io_stages) p JOIN stage_sets s USING (stage_set)
+ORDER BY s.preference LIMIT 1;

@@ -18,6 +18,7 @@ from ntscope.errors import NtscopeError
 
 SQL_DIR = os.path.dirname(os.path.abspath(__file__))
 INTERFERENCE_SQL = os.path.join(SQL_DIR, "compare")
+STAGE_TABLE_SQL = os.path.join(SQL_DIR, "05_stage_definitions.sql")
 SYSTEMS = ("nvme", "nvmet", "block", "nvme_tcp", "nvmet_tcp")
 # Layers worth computing once when a report runs many queries over them.
 MATERIALIZE = ("hosts", "events", "block_requests", "lba_shift", "host_block_link", "nvme_commands",

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Checks that the shipped example reports are what ntscope prints today: re-analyzes
 each example's fixture into a temporary run and compares the report text, and checks
-that README.md quotes the stock example verbatim. Run by `just test-examples`."""
+that README.md quotes the stock example verbatim. Run by `just test-examples`.
+--write replaces the shipped examples with the fresh output (review the diff)."""
 import os
 import shutil
 import subprocess
@@ -9,6 +10,7 @@ import sys
 import tempfile
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+WRITE = "--write" in sys.argv
 EXAMPLES = {
     "reports/examples/stock-randread-4k-qd8.report.txt": "fixtures/stock-randread-4k-qd8",
     "reports/examples/lab-6.1-patched-write-128k.report.txt": "fixtures/lab-6.1-patched-write-128k",
@@ -46,6 +48,10 @@ def main():
                            cwd=REPO, check=True, stdout=subprocess.DEVNULL)
             fresh = open(os.path.join(run, "report", "report.txt")).read()
         shipped = open(os.path.join(REPO, example)).read()
+        if WRITE and body(fresh) != body(shipped):
+            open(os.path.join(REPO, example), "w").write(fresh.replace(tmp + "/", "fixtures/"))
+            print(f"WROTE {example}")
+            continue
         if body(fresh) != body(shipped):
             failed += 1
             print(f"FAIL {example}: differs from a fresh `just analyze {fixture}`; "
@@ -69,7 +75,10 @@ def main():
             subprocess.run([sys.executable, "-m", "ntscope", "compare", base, run, "--quiet", "--no-progress"],
                            cwd=REPO, check=True, stdout=subprocess.DEVNULL)
             fresh = open(os.path.join(run, "report", "compare.txt")).read()
-        if body(fresh) == body(open(os.path.join(REPO, cmp_example)).read()):
+        if WRITE and body(fresh) != body(open(os.path.join(REPO, cmp_example)).read()):
+            open(os.path.join(REPO, cmp_example), "w").write(fresh.replace(tmp + "/", "fixtures/"))
+            print(f"WROTE {cmp_example}")
+        elif body(fresh) == body(open(os.path.join(REPO, cmp_example)).read()):
             print(f"OK   {cmp_example}")
         else:
             failed += 1

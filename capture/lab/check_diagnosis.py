@@ -1,14 +1,19 @@
 #!/usr/bin/env python3
-"""Check a live diagnosis against the cause a lab scenario injected.
+"""Check a live diagnosis against the cause a lab scenario injected (its truth.json).
 
-  check_diagnosis.py compare RUN_DIR --cause TEXT [--group KEY] [--verdicts V,..] [--stage STAGE --change-us N
+  check_diagnosis.py compare RUN_DIR [--group KEY] [--verdicts V,..] [--stage STAGE --change-us N
                      --within LO,HI] [--amplified STAGE --min-lad X]
   check_diagnosis.py interference RUN_DIR --size BYTES --verdict TEXT
 
-compare: reads RUN_DIR/report/compare.json (from `just compare BASE RUN_DIR`). The group's
-verdict must be 'slower' (or one of --verdicts), its cause must contain TEXT; with --stage, that stage's
-change of the mean must lie within [LO*N, HI*N] us (N: the injected amount, e.g. a netem
-delay); with --amplified, that stage must be significant with a LAD >= X.
+compare: reads RUN_DIR/report/compare.json (from `just compare BASE RUN_DIR`) and
+RUN_DIR/truth.json. Ids, not prose: the group's verdict must be 'slower' (or one of
+--verdicts); its cause_id must be the one truth.json's cause maps to (cause_ids in
+sql/05_stage_definitions.sql, or truth.json's own verdict_cause_id); the stage truth.json
+expects for the verdict's stage set must be the bottleneck, its detail or the most
+amplified stage; a network cause's direction must be truth.json's injected direction on
+synchronized clocks (clock_sync), else 'unknown'. With --stage, that stage's change of
+the mean must lie within [LO*N, HI*N] us (N: the injected amount, e.g. a netem delay);
+with --amplified, that stage must be significant with a LAD >= X.
 interference: reads RUN_DIR/report/interference.json; the stream of I/O size BYTES
 must have the verdict TEXT (e.g. 'shares device only').
 STAGE is a name, or per stage set: 'ntprof:network_transmission,stock:fabric_total'.
@@ -20,6 +25,10 @@ import argparse
 import json
 import os
 import sys
+
+import duckdb
+
+from ntscope.sql.views import STAGE_TABLE_SQL
 
 
 def load(run_dir, name):
@@ -43,18 +52,48 @@ def pick(spec, stage_set):
     return None if stage == "-" else stage
 
 
+def expected_ids(run_dir):
+    """(cause_id, direction or None, {stage_set: stage}) the verdict must give for this run."""
+    try:
+        truth = json.load(open(os.path.join(run_dir, "truth.json")))
+    except (OSError, ValueError) as e:
+        print(f"check_diagnosis: error: cannot read {run_dir}/truth.json: {e}; fix: run the scenario with `just lab`",
+              file=sys.stderr)
+        sys.exit(2)
+    con = duckdb.connect()
+    con.execute(open(STAGE_TABLE_SQL).read())
+    row = con.execute("SELECT verdict_cause_id FROM cause_ids WHERE cause_id = ?", [truth.get("cause")]).fetchone()
+    if row is None:
+        print(f"check_diagnosis: error: truth.json cause {truth.get('cause')!r} is not a cause id; "
+              f"fix: use one of cause_ids in {STAGE_TABLE_SQL}", file=sys.stderr)
+        sys.exit(2)
+    cause_id = truth.get("verdict_cause_id") or row[0]
+    injected = truth.get("injected") or {}
+    direction = None
+    if cause_id == "slow_network":
+        synced = injected.get("clock_sync") not in (None, "none")
+        direction = injected.get("direction") if synced and injected.get("direction") else "unknown"
+    return cause_id, direction, truth.get("expected_bottleneck") or {}
+
+
 def check_compare(a):
     m = load(a.run_dir, "compare.json")
+    want_cause, want_direction, want_stage = expected_ids(a.run_dir)
     verdicts = [v for v in m["verdicts"] if a.group is None or v["group_key"] == a.group]
     if len(verdicts) != 1:
         return False, f"expected one group{' ' + a.group if a.group else ''}, found {[v['group_key'] for v in m['verdicts']]}"
     v = verdicts[0]
     problems = []
-    said = f"{v['verdict']} | {v['bottleneck_stage']} | {v['cause']}"
+    said = f"{v['verdict']} | {v['cause_id']} | {v['bottleneck_stage']} | direction {v['direction']}"
     if v["verdict"] not in a.verdicts.split(","):
         problems.append(f"verdict is not {a.verdicts}")
-    if a.cause not in (v["cause"] or ""):
-        problems.append(f"cause does not say '{a.cause}'")
+    if v["cause_id"] != want_cause:
+        problems.append(f"cause_id is not {want_cause}")
+    if want_direction is not None and v["direction"] != want_direction:
+        problems.append(f"direction is not {want_direction}")
+    stage_want = want_stage.get(m["stage_set"])
+    if stage_want and stage_want not in (v["bottleneck_stage"], v["detail_stage"], v["amplified_stage"]):
+        problems.append(f"{stage_want} (truth.json, {m['stage_set']}) is neither the bottleneck, its detail nor the most amplified stage")
     mean = {r["stage"]: r for r in m["lad"] if r["group_key"] == v["group_key"] and r["statistic"] == "mean"
             and r["stage_set"] == m["stage_set"]}
     stage = pick(a.stage, m["stage_set"])
@@ -98,7 +137,6 @@ def main():
     sub = p.add_subparsers(dest="kind", required=True)
     c = sub.add_parser("compare")
     c.add_argument("run_dir")
-    c.add_argument("--cause", required=True)
     c.add_argument("--group")
     c.add_argument("--verdicts", default="slower", help="accepted verdicts, comma-separated")
     c.add_argument("--stage")

@@ -86,44 +86,44 @@ diagnose() { # diagnose BASE RUN check_diagnosis-args...
 		return
 	fi
 	local out
-	if out=$(python3 "$here/check_diagnosis.py" compare "$run" "$@"); then result ok "diagnosis $(basename "$run"): $out"
+	if out=$("${NTSCOPE_PYTHON:-python3}" "$here/check_diagnosis.py" compare "$run" "$@"); then result ok "diagnosis $(basename "$run"): $out"
 	else result FAIL "diagnosis $(basename "$run"): $out"; fi
 }
 interference() { # interference RUN SIZE VERDICT: the analyze report's interference section
 	local run=$runs/lab-test-$1 out
 	[ -f "$run/report/interference.json" ] || (cd "$repo" && just interference "$run" >/dev/null 2>&1)
-	if out=$(python3 "$here/check_diagnosis.py" interference "$run" --size "$2" --verdict "$3"); then
+	if out=$("${NTSCOPE_PYTHON:-python3}" "$here/check_diagnosis.py" interference "$run" --size "$2" --verdict "$3"); then
 		result ok "interference $(basename "$run"): $out"
 	else result FAIL "interference $(basename "$run"): $out"; fi
 }
 if [ -n "$diagnosis_runs" ]; then
-	diagnose base slow-device --cause "target device" --stage ntprof:target_subsystem,stock:target_exec \
+	diagnose base slow-device --stage ntprof:target_subsystem,stock:target_exec \
 		--change-us 10000 --within 0.8,1.5
-	diagnose base slow-net --cause "network path" --stage ntprof:network_transmission,stock:fabric_total \
+	diagnose base slow-net --stage ntprof:network_transmission,stock:fabric_total \
 		--change-us 10000 --within 0.7,1.5
 	# synchronized clocks (chrony): the one-way stage of the delayed direction carries it
-	diagnose base-synced slow-net-ini-synced --cause "direction initiator->target" \
+	diagnose base-synced slow-net-ini-synced \
 		--stage ntprof:nstack_submission,stock:fabric_submission --change-us 10000 --within 0.7,1.5
-	diagnose base-synced slow-net-tgt-synced --cause "direction target->initiator" \
+	diagnose base-synced slow-net-tgt-synced \
 		--stage ntprof:nstack_completion,stock:fabric_completion --change-us 10000 --within 0.7,1.5
 	# 20 Mbit/s: a 128 KiB transfer takes 52 ms on the wire and qd 4 wait behind each
 	# other, so by Little's law the latency is 4 x 52 = 210 ms; the change is that minus the
 	# base's 20-28 ms (measured +175..+199 ms in three pairs per direction)
-	diagnose rate-tgt-base rate-tgt --group "type=read, size=131072" --cause "network path" \
+	diagnose rate-tgt-base rate-tgt --group "type=read, size=131072" \
 		--stage end_to_end --change-us 210000 --within 0.7,1.2
 	# writes: the data goes after the target's R2T, so the stage is nvmet_tcp_r2t_wait
-	diagnose rate-ini-base rate-ini --group "type=write, size=131072" --cause "network path for write data" \
+	diagnose rate-ini-base rate-ini --group "type=write, size=131072" \
 		--stage end_to_end --change-us 210000 --within 0.7,1.2
-	diagnose busy-base busy-device --cause "target device" --stage ntprof:target_subsystem,stock:target_exec \
+	diagnose busy-base busy-device --stage ntprof:target_subsystem,stock:target_exec \
 		--change-us 1000 --within 0.5,4
 	# under TCG the end-to-end effect of a second job on the queue is not reproducible (the 2
 	# host cores are the limit: LAD 1.44, 0.96, 0.91 in three pairs), its queue signature is
 	# (nvme_tcp_submission LAD 30, 35, 40): the cause must be named either way
-	diagnose few-queues-base few-queues --verdicts "slower,no significant change" --cause "too few transport queues" \
+	diagnose few-queues-base few-queues --verdicts "slower,no significant change" \
 		--amplified ntprof:nvme_tcp_submission,stock:- --min-lad 3
-	diagnose interference-c0 interference-c1 --group "type=read, size=4096" --cause "same device but other queues"
-	diagnose interference-c0 interference-c2 --group "type=read, size=4096" --cause "shared transport queue"
-	diagnose interference-c0 interference-c3 --group "type=read, size=4096" --cause "shared transport queue"
+	diagnose interference-c0 interference-c1 --group "type=read, size=4096"
+	diagnose interference-c0 interference-c2 --group "type=read, size=4096"
+	diagnose interference-c0 interference-c3 --group "type=read, size=4096"
 	interference interference-c1 4096 "shares device only"
 	interference interference-c2 4096 "shares queue (same CPU)"
 	interference interference-c3 4096 "shares queue (other CPU)"

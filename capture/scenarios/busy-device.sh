@@ -16,7 +16,7 @@ target_busy() {
 }
 truth() {
 	local_fio="{\"rw\": \"randread\", \"bs_bytes\": 4096, \"iodepth\": $local_qd}" cause=busy_device
-	bn='{"stock": "target_exec", "ntprof": "target_subsystem", "paper": "S7-S9 target block layer / SSD"}'
+	bn='{"stock": "target_exec", "ntprof": "target_subsystem", "s_notation": "S7-S9(S+C)"}'
 	if [ "$local_qd" -eq 0 ]; then local_fio=null cause=none bn=null; fi
 	cat <<JSON
 {"scenario": "busy-device", "family": "busy_device", "cause": "$cause",

@@ -24,7 +24,7 @@ truth() {
 	[ "$queues" -gt 0 ] && nq=$queues
 	inj="{\"nvme_connect_nr_io_queues\": $nq, \"jobs\": $jobs}"
 	if [ "$queues" -gt 0 ] && [ "$jobs" -gt "$queues" ]; then cause=few_queues
-		bn='{"stock": "fabric_total", "ntprof": "nvme_tcp_submission", "paper": "S1-S2 initiator block + transport queue"}'
+		bn='{"stock": "fabric_total", "ntprof": "nvme_tcp_submission", "s_notation": "S2(S)"}'
 	else cause=none; bn=null; fi
 	wl=""
 	i=0

@@ -11,7 +11,7 @@ truth() {
 	cat <<JSON
 {"scenario": "interference-c2", "family": "interference", "cause": "interference",
  "injected": {"stream_b": {"rw": "randread", "bs_bytes": 131072, "iodepth": 4, "cpu": 0}, "nvme_connect_nr_io_queues": null, "shares_cpu_with_a": true, "shares_queue_with_a": true},
- "expected_bottleneck": {"stock": "fabric_total", "ntprof": "nvme_tcp_submission", "paper": "S2 initiator transport queue (shared queue)"},
+ "expected_bottleneck": {"stock": "fabric_total", "ntprof": "nvme_tcp_submission", "s_notation": "S2(S)"},
  "workload": [{"job": "a_4k", "rw": "randread", "bs_bytes": 4096, "iodepth": 1, "cpu": 0, "runtime_s": $runtime},
               {"job": "b_128k", "rw": "randread", "bs_bytes": 131072, "iodepth": 4, "cpu": 0, "runtime_s": $runtime}],
  "expect": "B on the same CPU and so the same queue as A: A waits behind B's 128 KiB transfers in the queue, large slowdown"}

@@ -9,9 +9,9 @@ workload() {
 }
 truth() {
 	cat <<JSON
-{"scenario": "interference-c3", "family": "interference", "cause": "interference",
+{"scenario": "interference-c3", "family": "interference", "cause": "interference", "verdict_cause_id": "few_queues",
  "injected": {"stream_b": {"rw": "randread", "bs_bytes": 131072, "iodepth": 4, "cpu": 1}, "nvme_connect_nr_io_queues": 1, "shares_cpu_with_a": false, "shares_queue_with_a": true},
- "expected_bottleneck": {"stock": "fabric_total", "ntprof": "nvme_tcp_submission", "paper": "S2 initiator transport queue (shared queue)"},
+ "expected_bottleneck": {"stock": "fabric_total", "ntprof": "nvme_tcp_submission", "s_notation": "S2(S)"},
  "workload": [{"job": "a_4k", "rw": "randread", "bs_bytes": 4096, "iodepth": 1, "cpu": 0, "runtime_s": $runtime},
               {"job": "b_128k", "rw": "randread", "bs_bytes": 131072, "iodepth": 4, "cpu": 1, "runtime_s": $runtime}],
  "expect": "B on another CPU but the same queue (nvme connect -i 1): A waits behind B in the shared transport queue"}

@@ -5,11 +5,11 @@
 initiator_netem=$netem
 workload() { run_fio write128k --rw=write --bs=128k --iodepth="$qd"; }
 truth() {
-	cause=slow_network bn='{"stock": "fabric_total", "ntprof": "network_transmission", "paper": "S3-S5 network substrate", "direction": "initiator_to_target"}'
+	cause=slow_network bn='{"stock": "fabric_total", "ntprof": "network_transmission", "s_notation": "S3-S5(S+C)", "direction": "submission"}'
 	[ -n "$netem" ] || cause=none bn=null
 	cat <<JSON
 {"scenario": "slow-net-rate-initiator", "family": "slow_network", "cause": "$cause",
- "injected": {"netem": "$netem", "interface": "initiator eth0 egress", "direction": "initiator_to_target"},
+ "injected": {"netem": "$netem", "interface": "initiator eth0 egress", "direction": "submission"},
  "expected_bottleneck": $bn,
  "workload": [{"job": "write128k", "rw": "write", "bs_bytes": 131072, "iodepth": $qd, "cpu": null, "runtime_s": $runtime}],
  "expect": "write data (H2C) is throttled: network time dominates and throughput is capped near the rate"}

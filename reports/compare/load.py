@@ -33,7 +33,8 @@ SELECT ? AS run, ? AS run_dir, (SELECT uncertainty_ns FROM clock_offset) AS offs
        string_agg(DISTINCT coalesce(trace_clock, '?'), ',') AS trace_clocks,
        (SELECT synced FROM clock_offset) AS clock_synced,
        (SELECT string_agg(name, ', ' ORDER BY name) FROM pipeline_stats WHERE name LIKE 'input_error:%') AS input_errors,
-       string_agg(DISTINCT role, ',' ORDER BY role) AS roles
+       string_agg(DISTINCT role, ',' ORDER BY role) AS roles,
+       (SELECT sum(local_per_s) FROM target_local_io) AS target_local_io_per_s
 FROM hosts
 """
 
@@ -57,6 +58,8 @@ def compare_connection(base_dir, run_dir, keep_run=False, progress=None):
             run_con = rc
         else:
             rc.close()
+    with open(views.STAGE_TABLE_SQL) as f:   # the stage table and vocabularies the verdict joins
+        con.execute(f.read())
     con.execute("CREATE TABLE cmp_source AS SELECT * FROM src_base UNION ALL BY NAME SELECT * FROM src_run")
     con.execute("CREATE TABLE cmp_run_info AS SELECT * FROM info_base UNION ALL BY NAME SELECT * FROM info_run")
     for path in compare_files():

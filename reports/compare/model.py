@@ -25,7 +25,7 @@ def compare_model(base_dir, run_dir, progress=None):
     info = {r["run"]: r for r in view(con, "cmp_run_info")}
     stage_set = (con.sql("SELECT stage_set FROM cmp_stage_set").fetchall() or [None])[0]
     model = {
-        "schema": "ntscope.compare/1",
+        "schema": "ntscope.compare/2",
         "base": info.get("base"),
         "run": info.get("run"),
         "params": view(con, "cmp_params")[0],

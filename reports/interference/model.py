@@ -24,4 +24,5 @@ def interference_model(con, run_dir):
         "sharing": view(con, "intf_stream_sharing"),
         "breakdown": view(con, "intf_stream_breakdown"),
         "timeseries": view(con, "intf_timeseries"),
+        "primary_stage_set": (rows_of(con, "SELECT stage_set FROM primary_stage_set") or [{"stage_set": None}])[0]["stage_set"],
     }

@@ -52,7 +52,7 @@ def interference_text(m):
     out.append("verdict per stream:")
     for r in m["stream_verdicts"]:
         out.append(f"  {r['stream_id']:28} {r['verdict']}")
-    bd = [r for r in m["breakdown"] if r["stage_set"] == "stock" and r["parent"] is None] or \
+    bd = [r for r in m["breakdown"] if r["stage_set"] == m["primary_stage_set"] and r["parent"] is None] or \
          [r for r in m["breakdown"] if r["parent"] is None]
     out.append("per-stream breakdown (mean us, top-level stages):")
     by = {}

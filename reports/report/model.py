@@ -13,6 +13,9 @@ def build(con, spec):
     if spec.stage_sets:
         stage_sets = [s for s in stage_sets if s in spec.stage_sets]
     mode = rows(con, "SELECT mode FROM analysis_mode")[0]["mode"]
+    primary = (rows(con, "SELECT stage_set FROM primary_stage_set") or [{"stage_set": None}])[0]["stage_set"]
+    if stage_sets and primary not in stage_sets:
+        primary = stage_sets[0]
     stats = [dict(r, value=json.loads(r["value"])) for r in
              rows(con, "SELECT name, severity, value, meaning FROM pipeline_stats ORDER BY seq, name")]
     clock = rows(con, "SELECT offset_ns, uncertainty_ns, drift_ppm, t0_ns, method FROM clock_offset")
@@ -33,7 +36,7 @@ def build(con, spec):
             "key": json.loads(g["group_json"]), "key_text": g["group_key"],
             "count": g["count"], "matched": g["matched"], "bytes": g["bytes"],
             "iops": g["iops"], "mb_s": g["mb_s"],
-            "stages": [{"name": s["stage"], **{k: s[k] for k in ["stage_set", "parent", "direction"] + STAT_COLS}}
+            "stages": [{"stage": s["stage"], **{k: s[k] for k in ["stage_set", "parent", "direction"] + STAT_COLS}}
                        for s in stages],
             "histograms": [h for h in hist if h["stage_set"] in stage_sets],
             "cdf_pct_1_to_100": [c for c in cdf if c["stage_set"] in stage_sets],
@@ -43,10 +46,11 @@ def build(con, spec):
     defs = rows(con, "SELECT stage_set, stage, seq, parent, side, from_ms, to_ms, minus_from_ms, minus_to_ms, "
                      "direction, meaning FROM stage_definitions ORDER BY stage_set, seq")
     return {
-        "schema": "ntscope.report/1",
+        "schema": "ntscope.report/2",
         "mode": mode,
         "spec": spec.describe(),
         "stage_sets": stage_sets,
+        "primary_stage_set": primary,
         "pipeline_stats": stats,
         "clock": clock,
         "window": window,

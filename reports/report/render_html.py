@@ -29,7 +29,7 @@ const COLORS = ['#4e79a7','#f28e2b','#e15759','#76b7b2','#59a14f','#edc948','#b0
 function el(tag, attrs, parent, text){const e=document.createElementNS(NS,tag);for(const k in attrs)e.setAttribute(k,attrs[k]);if(text!==undefined)e.textContent=text;if(parent)parent.appendChild(e);return e;}
 function h(tag, parent, text, cls){const e=document.createElement(tag);if(text!==undefined)e.textContent=text;if(cls)e.className=cls;parent.appendChild(e);return e;}
 function us(ns){return ns===null||ns===undefined?'-':(ns/1000).toFixed(ns<100000?1:0);}
-const set = D.stage_sets[0];
+const set = D.primary_stage_set;
 document.getElementById('meta').textContent = 'mode: '+D.mode+'   stage sets: '+D.stage_sets.join(', ')+
   '   clock offset: '+(D.clock.offset_ns===null?'-':(D.clock.offset_ns/1e9).toFixed(6)+' s +- '+us(D.clock.uncertainty_ns)+' us');
 const st = document.getElementById('stats');
@@ -39,12 +39,12 @@ for (const s of D.pipeline_stats){const tr=h('tr',st,undefined,s.severity);h('td
   const div=document.getElementById('breakdown');
   const groups=D.groups.filter(g=>g.stages.some(s=>s.stage_set===set));
   if(!groups.length){h('p',div,'no stage data');return;}
-  const stages=[];for(const g of groups)for(const s of g.stages)if(s.stage_set===set&&!s.parent&&s.name!=='end_to_end'&&!stages.includes(s.name))stages.push(s.name);
+  const stages=[];for(const g of groups)for(const s of g.stages)if(s.stage_set===set&&!s.parent&&s.stage!=='end_to_end'&&!stages.includes(s.stage))stages.push(s.stage);
   const W=1000,rowH=22,left=220,H=groups.length*rowH+40;
   const svg=el('svg',{width:W,height:H,id:'breakdown-svg'},div);
-  let max=0;for(const g of groups){let t=0;for(const s of g.stages)if(s.stage_set===set&&stages.includes(s.name))t+=Math.max(s.mean_ns,0);max=Math.max(max,t);}
+  let max=0;for(const g of groups){let t=0;for(const s of g.stages)if(s.stage_set===set&&stages.includes(s.stage))t+=Math.max(s.mean_ns,0);max=Math.max(max,t);}
   groups.forEach((g,i)=>{let x=left;const y=10+i*rowH;el('text',{x:4,y:y+14,'font-size':11},svg,g.key_text);
-    stages.forEach((n,j)=>{const s=g.stages.find(s=>s.stage_set===set&&s.name===n);if(!s)return;const w=Math.max(s.mean_ns,0)/max*(W-left-20);
+    stages.forEach((n,j)=>{const s=g.stages.find(s=>s.stage_set===set&&s.stage===n);if(!s)return;const w=Math.max(s.mean_ns,0)/max*(W-left-20);
       const r=el('rect',{x:x,y:y,width:w,height:rowH-6,fill:COLORS[j%COLORS.length],class:'seg'},svg);el('title',{},r,n+': '+us(s.mean_ns)+' us');x+=w;});});
   el('text',{x:left,y:H-8,'font-size':11},svg,'0 .. '+us(max)+' us (mean per stage)');
   const lg=h('div',div,undefined,'legend');stages.forEach((n,j)=>{const s=h('span',lg);const sw=h('span',s,undefined,'sw');sw.style.background=COLORS[j%COLORS.length];s.appendChild(document.createTextNode(n));});
@@ -87,7 +87,7 @@ for (const s of D.pipeline_stats){const tr=h('tr',st,undefined,s.severity);h('td
   const div=document.getElementById('tables');const cols=['count','mean_ns','p10_ns','p50_ns','p90_ns','p99_ns','p999_ns','max_ns'];
   for(const g of D.groups){h('h3',div,'group: '+g.key_text+'  count '+g.count+'  IOPS '+g.iops.toFixed(1)+'  MB/s '+g.mb_s.toFixed(2));
     const t=h('table',div);const hr=h('tr',t);h('th',hr,'stage');for(const c of cols)h('th',hr,c.replace('_ns',''));
-    for(const s of g.stages){const tr=h('tr',t);h('td',tr,s.stage_set+' '+(s.parent?'\u00a0\u00a0':'')+s.name);for(const c of cols)h('td',tr,c==='count'?String(s[c]):us(s[c]));}}
+    for(const s of g.stages){const tr=h('tr',t);h('td',tr,s.stage_set+' '+(s.parent?'\u00a0\u00a0':'')+s.stage);for(const c of cols)h('td',tr,c==='count'?String(s[c]):us(s[c]));}}
 })();
 </script></body></html>
 """

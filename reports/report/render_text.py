@@ -21,7 +21,7 @@ def stage_table(stages, stage_set):
     for s in stages:
         if s["stage_set"] != stage_set:
             continue
-        name = ("  " + s["name"]) if s["parent"] else s["name"]
+        name = ("  " + s["stage"]) if s["parent"] else s["stage"]
         cells = [str(s["count"])] + [us(s[k]) for _, k in COLS[1:]]
         out.append(f"  {name[:20]:<20}" + "".join(f"{c:>7}" for c in cells))
     return out

@@ -5,8 +5,8 @@ import json
 
 
 def stage_set_of(doc):
-    """The stage set the timeline draws: stock on stock kernels, else the first reported."""
-    return "stock" if doc["mode"] == "stock" or not doc["stage_sets"] else doc["stage_sets"][0]
+    """The stage set the timeline draws: the report's primary set (view primary_stage_set)."""
+    return doc["primary_stage_set"] or "stock"
 
 
 def write(con, path, stage_set="stock"):

@@ -101,12 +101,12 @@ def test_report_json_schema(randread):
     [g] = doc["groups"]
     assert g["key"] == {"type": "read", "size_bytes": 4096}
     assert g["count"] == 6389 and g["iops"] > 1000 and g["mb_s"] > 4
-    names = [s["name"] for s in g["stages"]]
+    names = [s["stage"] for s in g["stages"]]
     assert names[0] == "end_to_end" and "fabric_total" in names and "target_device" in names
     for s in g["stages"]:
         for k in ("count", "mean_ns", "p10_ns", "p50_ns", "p70_ns", "p80_ns", "p90_ns", "p95_ns",
                   "p99_ns", "p999_ns", "max_ns"):
-            assert isinstance(s[k], int), (s["name"], k)
+            assert isinstance(s[k], int), (s["stage"], k)
         assert s["p10_ns"] <= s["p50_ns"] <= s["p99_ns"] <= s["max_ns"]
 
 

@@ -9,7 +9,9 @@
 --                what was in flight ahead of the I/O at submit (intf_io_ahead of that run)
 -- plus cmp_run_info (run, run_dir, offset_uncertainty_ns, trace_clocks, clock_synced,
 -- input_errors: that run's input_error:* pipeline_stats names or NULL, roles: its hosts'
--- roles, e.g. 'initiator,target') and cmp_params.
+-- roles, e.g. 'initiator,target', target_local_io_per_s: requests/s the target's backing
+-- devices served for the target itself, from target_local_io) and cmp_params; and the
+-- stage table with its vocabularies (05_stage_definitions.sql).
 
 -- cmp_params: one row: the knobs of the comparison (edit to taste, then re-run the views).
 --   resamples       bootstrap resamples per (run, group, stage)
@@ -45,11 +47,11 @@ SELECT run, io_id, 'type=' || coalesce(io_type, '?') || ', size=' || size_bytes 
 FROM cmp_source
 WHERE dur IS NOT NULL;
 
--- cmp_stage_set: one row: the stage set the verdict uses: the most detailed set both
--- runs have for every io ('ntprof' on patched kernels, else 'stock').
+-- cmp_stage_set: one row: the stage set the verdict uses: the most preferred set
+-- (stage_sets.preference, the same rule as primary_stage_set) both runs have.
 --   stage_set
 CREATE OR REPLACE VIEW cmp_stage_set AS
-SELECT stage_set FROM cmp_io_stage
+SELECT stage_set FROM cmp_io_stage JOIN stage_sets USING (stage_set)
 GROUP BY stage_set HAVING count(DISTINCT run) = 2
-ORDER BY CASE stage_set WHEN 'ntprof' THEN 0 WHEN 'stock' THEN 1 ELSE 2 END
+ORDER BY min(preference)
 LIMIT 1;

@@ -49,10 +49,14 @@ WHERE l.statistic = 'mean' AND l.stage <> 'end_to_end' AND l.stage_set = (SELECT
 --                      that built up most (the paper's LAD localization; a small stage can
 --                      amplify 30x while most added time sits elsewhere)
 --   amplified_lad, amplified_lad_lo, amplified_lad_hi   its LAD of the mean and 95% CI
---   network_direction  for network stages: 'unknown' unless both hosts traced with a
---                      synchronized clock (then 'submission' / 'completion' / 'both')
---   cause              in a storage engineer's words
+--   network_direction  kept for compatibility: direction when the verdict names a change
+--   cause              in a storage engineer's words (cause_ids.meaning + this run's specifics)
 --   evidence           one sentence: which stage, by how much, how sure
+--   cause_id           cause_ids.cause_id: read from the category (stage_definitions) of the
+--                      stage the cause is read from, with the queue, stream and target-device
+--                      evidence; 'none' without a change, 'input_error' without a verdict
+--   direction          for a network cause: 'submission' / 'completion' / 'both' on a
+--                      synchronized clock (the stage's children), else 'unknown'; NULL otherwise
 CREATE OR REPLACE VIEW cmp_verdict AS
 -- an inconsistent input (cmp_input_problems) gets no verdict, whatever its numbers say
 SELECT j.* REPLACE (
@@ -61,7 +65,9 @@ SELECT j.* REPLACE (
            CASE WHEN p.problems IS NULL THEN j.detail_stage END AS detail_stage,
            CASE WHEN p.problems IS NULL THEN j.network_direction END AS network_direction,
            CASE WHEN p.problems IS NULL THEN j.cause ELSE 'no verdict: the input cannot support one' END AS cause,
-           CASE WHEN p.problems IS NULL THEN j.evidence ELSE p.problems END AS evidence)
+           CASE WHEN p.problems IS NULL THEN j.evidence ELSE p.problems END AS evidence,
+           CASE WHEN p.problems IS NULL THEN j.cause_id ELSE 'input_error' END AS cause_id,
+           CASE WHEN p.problems IS NULL THEN j.direction END AS direction)
 FROM (SELECT string_agg(run || ' ' || problem, '; ' ORDER BY run) AS problems FROM cmp_input_problems) p,
 (WITH e AS (
     SELECT * FROM cmp_lad WHERE stage = 'end_to_end' AND statistic = 'mean'
@@ -100,8 +106,8 @@ FROM (SELECT string_agg(run || ' ' || problem, '; ' ORDER BY run) AS problems FR
 ), dir AS (
     -- one-way split of a network change, only meaningful on a synchronized clock
     SELECT s.group_key,
-           max(s.change_ns) FILTER (WHERE s.direction = 'S') AS sub_ns,
-           max(s.change_ns) FILTER (WHERE s.direction = 'C') AS comp_ns
+           max(s.change_ns) FILTER (WHERE s.direction = 'submission') AS sub_ns,
+           max(s.change_ns) FILTER (WHERE s.direction = 'completion') AS comp_ns
     FROM cmp_stage_share s JOIN top t ON s.group_key = t.group_key AND s.parent = t.stage GROUP BY s.group_key
 ), v AS (
     SELECT e.group_key, e.stage_set,
@@ -115,79 +121,99 @@ FROM (SELECT string_agg(run || ' ' || problem, '; ' ORDER BY run) AS problems FR
            amp.amplified_stage, amp.amplified_lad, amp.amplified_lad_lo, amp.amplified_lad_hi, amp.amplified_change_ns
     FROM e LEFT JOIN top t USING (group_key) LEFT JOIN child c USING (group_key) LEFT JOIN amp USING (group_key)
     LEFT JOIN q USING (group_key) LEFT JOIN dir USING (group_key), clk
+), cat AS (
+    -- where each stage's time goes (stage_definitions, the one stage table)
+    SELECT stage_set, stage, category, side FROM stage_definitions
 ), k AS (
-    SELECT *,
+    SELECT v.*,
+           -- the stage the cause is read from: the bottleneck (its dominant child when it
+           -- has one), or without an end-to-end change the amplified stage
+           CASE WHEN v.verdict = 'no significant change' THEN v.amplified_stage
+                ELSE coalesce(v.child_stage, v.top_stage) END AS cstage,
            -- transport queue crowding: a command from another CPU, or >= 4 KiB of another
            -- stream, ahead of the average I/O on its queue, that the base did not have
-           coalesce(other_cpu_growth >= 0.5, false) AS queue_shared_by_cpus,
-           coalesce(other_bytes_growth >= 4096, false) AS queue_shared_by_streams,
-           coalesce(device_bytes_growth >= 4096, false) AS device_shared_by_streams,
-           -- the initiator transport queue's own stages, or the connection behind it: with one
-           -- queue for several CPUs, completions are also handled on the queue's CPU and bounce back
-           -- the stage the cause is read from: the bottleneck, or without an end-to-end
-           -- change the amplified stage
-           CASE WHEN verdict = 'no significant change' THEN amplified_stage ELSE top_stage END AS cstage,
-           coalesce(CASE WHEN verdict = 'no significant change' THEN amplified_stage ELSE top_stage END
-                    IN ('fabric_total', 'network_transmission', 'S3-S5(S+C)', 'nvme_tcp_submission', 'S2(S)',
-                        'nvme_tcp_completion', 'S2(C)'), false)
-           OR amplified_stage IN ('nvme_tcp_submission', 'S2(S)') AS transport_or_network
-    FROM v
+           coalesce(v.other_cpu_growth >= 0.5, false) AS queue_shared_by_cpus,
+           coalesce(v.other_bytes_growth >= 4096, false) AS queue_shared_by_streams,
+           coalesce(v.device_bytes_growth >= 4096, false) AS device_shared_by_streams,
+           -- a busier device: the target's own I/O on it grew (>= 10 requests/s more than the base)
+           coalesce(li.run_local_per_s - coalesce(li.base_local_per_s, 0) >= 10, false) AS device_busier
+    FROM v LEFT JOIN (SELECT max(target_local_io_per_s) FILTER (WHERE run = 'run') AS run_local_per_s,
+                             max(target_local_io_per_s) FILTER (WHERE run = 'base') AS base_local_per_s
+                      FROM cmp_run_info) li ON true
+), c AS (
+    SELECT k.*, cc.category AS ccat, cc.side AS cside, ac.category AS acat,
+           -- the initiator transport queue's own stage, or the connection behind it (network,
+           -- or the stock fabric stages that hold both): where queue crowding shows
+           coalesce(cc.category IN ('transport_queue', 'network', 'fabric'), false)
+             OR coalesce(ac.category = 'transport_queue', false) AS transport_or_network
+    FROM k
+    LEFT JOIN cat cc ON cc.stage_set = k.stage_set AND cc.stage = k.cstage
+    LEFT JOIN cat ac ON ac.stage_set = k.stage_set AND ac.stage = k.amplified_stage
+), d AS (
+    SELECT c.*,
+           CASE WHEN ccat IS NULL THEN 'none'
+                WHEN transport_or_network AND queue_shared_by_cpus THEN 'few_queues'
+                WHEN transport_or_network AND (queue_shared_by_streams OR device_shared_by_streams) THEN 'interference'
+                WHEN ccat IN ('network', 'fabric') THEN 'slow_network'
+                WHEN ccat = 'transport_queue' THEN 'host_transport'
+                WHEN ccat = 'target_device' THEN CASE WHEN device_busier THEN 'busy_device' ELSE 'slow_device' END
+                ELSE ccat END AS cause_id,
+           -- one-way split of a network change: only on a synchronized clock, and not from a
+           -- round trip measured on one host (the R2T wait: both ends on the target)
+           CASE WHEN ccat IS NULL OR ccat NOT IN ('network', 'fabric') THEN NULL
+                WHEN NOT synced OR cside = 'target' THEN 'unknown'
+                WHEN coalesce(sub_ns, 0) >= 0.7 * change_ns THEN 'submission'
+                WHEN coalesce(comp_ns, 0) >= 0.7 * change_ns THEN 'completion'
+                ELSE 'both' END AS dir
+    FROM c
 )
-SELECT group_key, stage_set, verdict, e2e_base_ns, e2e_run_ns, e2e_lad, e2e_lad_lo, e2e_lad_hi,
-       e2e_change_ns, e2e_change_lo_ns, e2e_change_hi_ns,
-       CASE WHEN verdict <> 'no significant change' THEN top_stage END AS bottleneck_stage,
-       CASE WHEN verdict <> 'no significant change' THEN child_stage END AS detail_stage,
-       change_ns AS stage_change_ns, change_lo_ns AS stage_change_lo_ns, change_hi_ns AS stage_change_hi_ns,
-       lad AS stage_lad, lad_lo AS stage_lad_lo, lad_hi AS stage_lad_hi, share,
-       amplified_stage, amplified_lad, amplified_lad_lo, amplified_lad_hi,
-       CASE WHEN verdict = 'no significant change' OR top_stage NOT IN ('fabric_total', 'network_transmission', 'S3-S5(S+C)') THEN NULL
-            WHEN NOT synced THEN 'unknown'
-            WHEN coalesce(sub_ns, 0) >= 0.7 * change_ns THEN 'submission'
-            WHEN coalesce(comp_ns, 0) >= 0.7 * change_ns THEN 'completion'
-            ELSE 'both' END AS network_direction,
-       CASE
-         WHEN cstage IS NULL THEN 'no significant change'
-         WHEN transport_or_network AND queue_shared_by_cpus THEN
-              'too few transport queues: commands from several CPUs share one nvme-tcp queue (one TCP connection) and wait behind each other'
-              || CASE WHEN queue_shared_by_streams THEN ' (other streams'' commands ahead of them: a shared transport queue)' ELSE '' END
-         WHEN transport_or_network AND queue_shared_by_streams THEN
-              'shared transport queue: other streams'' commands (bytes) are ahead of this one on its nvme-tcp queue'
-         WHEN transport_or_network AND device_shared_by_streams THEN
-              'interference from other streams on the same device but other queues: they share the network path and the target''s CPUs and device, not the transport queue'
-         WHEN cstage IN ('fabric_total', 'network_transmission', 'S3-S5(S+C)') THEN
-              'network path (TCP stacks and the wire between the hosts), direction ' ||
-              CASE WHEN synced THEN coalesce(CASE WHEN coalesce(sub_ns, 0) >= 0.7 * change_ns THEN 'initiator->target'
-                                                   WHEN coalesce(comp_ns, 0) >= 0.7 * change_ns THEN 'target->initiator' END, 'both ways')
-                   ELSE 'unknown (hosts traced with their own clocks)' END
-              || CASE WHEN cstage = 'fabric_total' THEN '; on stock kernels this stage also holds both nvme-tcp transports and the target''s nvmet-tcp CPU work' ELSE '' END
-         WHEN cstage IN ('nvme_tcp_submission', 'S2(S)') THEN 'initiator nvme-tcp send path (CPU) or transport queue'
-         WHEN cstage = 'target_device' OR (cstage = 'target_exec' AND child_stage = 'target_device') THEN 'target device (the backing SSD / block device is slower or busier)'
-         WHEN cstage IN ('target_to_device', 'target_from_device') OR (cstage = 'target_exec' AND child_stage IN ('target_to_device', 'target_from_device')) THEN 'target CPU (nvmet command handling around the device)'
-         WHEN cstage = 'target_exec' THEN 'target (device and nvmet processing together)'
-         WHEN cstage IN ('target_subsystem', 'S7-S9(S+C)') THEN 'target device (nvmet core, block layer and SSD on the target)'
-         WHEN cstage = 'nvmet_tcp_r2t_wait' OR (cstage = 'nvmet_tcp_submission' AND child_stage = 'nvmet_tcp_r2t_wait') THEN
-              'network path for write data: the R2T round trip (R2T to the initiator, H2CData back) grew, not the target''s CPU; direction unknown from this stage'
-         WHEN cstage IN ('nvmet_tcp_submission', 'nvmet_tcp_completion', 'nvmet_tcp_cmd_recv', 'S6(S)', 'S6(C)') THEN 'target CPU (nvmet-tcp transport on the target)'
-         WHEN cstage IN ('host_queue', 'blk_submission', 'S1(S)') THEN 'initiator block layer (blk-mq queueing, tag wait)'
-         WHEN cstage IN ('host_completion', 'blk_completion', 'nvme_tcp_completion', 'S1(C)', 'S2(C)') THEN 'initiator completion path (CPU, block layer)'
-         ELSE 'stage ' || cstage END AS cause,
-       CASE WHEN verdict = 'no significant change' THEN
+SELECT d.group_key, d.stage_set, d.verdict, d.e2e_base_ns, d.e2e_run_ns, d.e2e_lad, d.e2e_lad_lo, d.e2e_lad_hi,
+       d.e2e_change_ns, d.e2e_change_lo_ns, d.e2e_change_hi_ns,
+       CASE WHEN d.verdict <> 'no significant change' THEN d.top_stage END AS bottleneck_stage,
+       CASE WHEN d.verdict <> 'no significant change' THEN d.child_stage END AS detail_stage,
+       d.change_ns AS stage_change_ns, d.change_lo_ns AS stage_change_lo_ns, d.change_hi_ns AS stage_change_hi_ns,
+       d.lad AS stage_lad, d.lad_lo AS stage_lad_lo, d.lad_hi AS stage_lad_hi, d.share,
+       d.amplified_stage, d.amplified_lad, d.amplified_lad_lo, d.amplified_lad_hi,
+       CASE WHEN d.verdict <> 'no significant change' THEN d.dir END AS network_direction,
+       -- the cause in words: the cause_ids text, with what this run adds to it
+       CASE WHEN d.cause_id = 'few_queues' AND d.queue_shared_by_streams
+                 THEN ci.meaning || ' (other streams'' commands ahead of them: a shared transport queue)'
+            WHEN d.cause_id = 'interference' AND NOT (d.queue_shared_by_streams AND d.transport_or_network)
+                 THEN 'interference from other streams on the same device but other queues: they share the network path and the target''s CPUs and device, not the transport queue'
+            WHEN d.cause_id = 'interference'
+                 THEN 'shared transport queue: other streams'' commands (bytes) are ahead of this one on its nvme-tcp queue'
+            WHEN d.cause_id = 'slow_network' AND d.cside = 'target'
+                 THEN 'network path for write data: the R2T round trip (R2T to the initiator, H2CData back) grew, not the target''s CPU; direction unknown from this stage'
+            WHEN d.cause_id = 'slow_network'
+                 THEN ci.meaning || ', direction ' ||
+                      CASE d.dir WHEN 'submission' THEN 'initiator->target' WHEN 'completion' THEN 'target->initiator'
+                                 WHEN 'both' THEN 'both ways' ELSE 'unknown (hosts traced with their own clocks)' END
+                      || CASE WHEN d.ccat = 'fabric' THEN '; on stock kernels this stage also holds both nvme-tcp transports and the target''s nvmet-tcp CPU work' ELSE '' END
+            ELSE ci.meaning END AS cause,
+       CASE WHEN d.verdict = 'no significant change' THEN
               printf('end_to_end mean %.0f us -> %.0f us (LAD %.2f, 95%% CI %.2f-%.2f): within noise',
-                     e2e_base_ns / 1e3, e2e_run_ns / 1e3, e2e_lad, e2e_lad_lo, e2e_lad_hi)
-              || CASE WHEN amplified_stage IS NOT NULL THEN
+                     d.e2e_base_ns / 1e3, d.e2e_run_ns / 1e3, d.e2e_lad, d.e2e_lad_lo, d.e2e_lad_hi)
+              || CASE WHEN d.amplified_stage IS NOT NULL THEN
                       printf('; but %s mean %+.0f us, LAD %.2f [%.2f-%.2f]: other stages absorbed it',
-                             amplified_stage, amplified_change_ns / 1e3, amplified_lad, amplified_lad_lo, amplified_lad_hi)
-                      || CASE WHEN transport_or_network THEN printf('; commands ahead on the same queue %.1f -> %.1f (from other CPUs %+.1f), queues used %d -> %d',
-                             coalesce(base_ahead, 0), coalesce(run_ahead, 0), coalesce(other_cpu_growth, 0), coalesce(base_queues, 0), coalesce(run_queues, 0)) ELSE '' END
+                             d.amplified_stage, d.amplified_change_ns / 1e3, d.amplified_lad, d.amplified_lad_lo, d.amplified_lad_hi)
+                      || CASE WHEN d.transport_or_network THEN printf('; commands ahead on the same queue %.1f -> %.1f (from other CPUs %+.1f), queues used %d -> %d',
+                             coalesce(d.base_ahead, 0), coalesce(d.run_ahead, 0), coalesce(d.other_cpu_growth, 0), coalesce(d.base_queues, 0), coalesce(d.run_queues, 0)) ELSE '' END
                  ELSE '' END
             ELSE printf('%s%s mean %+.0f us (95%% CI %+.0f..%+.0f us, LAD %.2f [%.2f-%.2f]) of end_to_end %+.0f us (LAD %.2f [%.2f-%.2f]): %.0f%% of the change',
-                     top_stage, CASE WHEN child_stage IS NOT NULL THEN ' (mostly ' || child_stage || ')' ELSE '' END,
-                     change_ns / 1e3, change_lo_ns / 1e3, change_hi_ns / 1e3, coalesce(lad, 'NaN'::DOUBLE), coalesce(lad_lo, 'NaN'::DOUBLE), coalesce(lad_hi, 'NaN'::DOUBLE),
-                     e2e_change_ns / 1e3, e2e_lad, e2e_lad_lo, e2e_lad_hi, 100 * share)
-              || CASE WHEN amplified_stage IS NOT NULL AND amplified_stage <> top_stage
-                      THEN printf('; most amplified: %s LAD %.2f [%.2f-%.2f]', amplified_stage, amplified_lad, amplified_lad_lo, amplified_lad_hi)
+                     d.top_stage, CASE WHEN d.child_stage IS NOT NULL THEN ' (mostly ' || d.child_stage || ')' ELSE '' END,
+                     d.change_ns / 1e3, d.change_lo_ns / 1e3, d.change_hi_ns / 1e3, coalesce(d.lad, 'NaN'::DOUBLE), coalesce(d.lad_lo, 'NaN'::DOUBLE), coalesce(d.lad_hi, 'NaN'::DOUBLE),
+                     d.e2e_change_ns / 1e3, d.e2e_lad, d.e2e_lad_lo, d.e2e_lad_hi, 100 * d.share)
+              || CASE WHEN d.amplified_stage IS NOT NULL AND d.amplified_stage <> d.top_stage
+                      THEN printf('; most amplified: %s LAD %.2f [%.2f-%.2f]', d.amplified_stage, d.amplified_lad, d.amplified_lad_lo, d.amplified_lad_hi)
                       ELSE '' END
-              || CASE WHEN transport_or_network THEN printf('; commands ahead on the same queue %.1f -> %.1f, other streams'' KiB ahead on the same device %+.0f, queues used %d -> %d',
-                     coalesce(base_ahead, 0), coalesce(run_ahead, 0), coalesce(device_bytes_growth, 0) / 1024, coalesce(base_queues, 0), coalesce(run_queues, 0)) ELSE '' END
-       END AS evidence
-FROM k) j;
+              || CASE WHEN d.transport_or_network THEN printf('; commands ahead on the same queue %.1f -> %.1f, other streams'' KiB ahead on the same device %+.0f, queues used %d -> %d',
+                     coalesce(d.base_ahead, 0), coalesce(d.run_ahead, 0), coalesce(d.device_bytes_growth, 0) / 1024, coalesce(d.base_queues, 0), coalesce(d.run_queues, 0)) ELSE '' END
+              || CASE WHEN d.ccat = 'target_device' THEN printf('; the target''s own I/O on the device %.0f -> %.0f requests/s',
+                     coalesce(li2.base_local_per_s, 0), coalesce(li2.run_local_per_s, 0)) ELSE '' END
+       END AS evidence,
+       d.cause_id,
+       d.dir AS direction
+FROM d LEFT JOIN cause_ids ci USING (cause_id)
+LEFT JOIN (SELECT max(target_local_io_per_s) FILTER (WHERE run = 'run') AS run_local_per_s,
+                  max(target_local_io_per_s) FILTER (WHERE run = 'base') AS base_local_per_s
+           FROM cmp_run_info) li2 ON true) j;

@@ -1,0 +1,77 @@
+"""The stage table (sql/05_stage_definitions.sql) is the single source of stages and
+causes: every other place agrees with it or is generated from it."""
+import glob
+import json
+import os
+import re
+import subprocess
+import sys
+
+import duckdb
+import pytest
+
+from ntscope.sql import views
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+@pytest.fixture(scope="module")
+def con():
+    c = duckdb.connect()
+    c.execute(open(views.STAGE_TABLE_SQL).read())
+    return c
+
+
+def test_events_md_stage_table_is_generated_from_the_sql_table():
+    r = subprocess.run([sys.executable, os.path.join(REPO, "tools", "stage_table.py"), "--check"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+
+
+def test_every_stage_names_known_ids(con):
+    assert con.execute("SELECT count(*) FROM stage_definitions WHERE category NOT IN "
+                       "(SELECT category FROM stage_categories)").fetchone()[0] == 0
+    assert {r[0] for r in con.execute("SELECT DISTINCT direction FROM stage_definitions").fetchall()} == \
+        {"submission", "completion", "both"}
+    # aliases point at a stage of another set with the same cut
+    bad = con.execute("""
+        SELECT d.stage_set || ':' || d.stage, a FROM stage_definitions d, unnest(d.aliases) t(a)
+        LEFT JOIN stage_definitions o ON o.stage_set || ':' || o.stage = a
+        WHERE o.stage IS NULL OR o.from_ms <> d.from_ms OR o.to_ms <> d.to_ms""").fetchall()
+    assert bad == []
+    # parents exist in the same set
+    assert con.execute("""SELECT count(*) FROM stage_definitions d WHERE parent IS NOT NULL AND NOT EXISTS
+                          (SELECT 1 FROM stage_definitions p WHERE p.stage_set = d.stage_set AND p.stage = d.parent)""").fetchone()[0] == 0
+
+
+def test_the_verdict_names_no_stage():
+    # the verdict reads causes from stage_definitions.category; a stage name in its SQL
+    # would be a second, disagreeing source
+    c = duckdb.connect()
+    c.execute(open(views.STAGE_TABLE_SQL).read())
+    stages = {r[0] for r in c.execute("SELECT DISTINCT stage FROM stage_definitions").fetchall()} - {"end_to_end"}
+    stages -= {r[0] for r in c.execute("SELECT category FROM stage_categories").fetchall()}  # ids the verdict may name
+    text = open(os.path.join(REPO, "sql", "compare", "compare_30_verdict.sql")).read()
+    code = "\n".join(l.split("--")[0] for l in text.splitlines())
+    named = sorted(s for s in stages if re.search(r"'" + re.escape(s) + r"'", code))
+    assert named == []
+
+
+def test_truth_files_use_the_vocabulary(con):
+    causes = {r[0] for r in con.execute("SELECT cause_id FROM cause_ids").fetchall()}
+    stages = {(r[0], r[1]) for r in con.execute("SELECT stage_set, stage FROM stage_definitions").fetchall()}
+    truths = glob.glob(os.path.join(REPO, "fixtures", "*", "truth.json"))
+    assert len(truths) >= 20
+    for t in truths:
+        doc = json.load(open(t))
+        assert doc["cause"] in causes, t
+        assert doc.get("verdict_cause_id", "none") in causes, t
+        expected = dict(doc.get("expected_bottleneck") or {})
+        assert expected.pop("direction", None) in (None, "submission", "completion", "both"), t
+        for stage_set, stage in expected.items():
+            assert (stage_set, stage) in stages, (t, stage_set, stage)
+        direction = (doc.get("injected") or {}).get("direction")
+        assert direction in (None, "submission", "completion", "both"), t
+    for s in glob.glob(os.path.join(REPO, "capture", "scenarios", "*.sh")):
+        for cause in re.findall(r'"cause": "(\w+)"|cause=(\w+)', open(s).read()):
+            assert (cause[0] or cause[1]) in causes | {"$cause"}, s
