@@ -122,7 +122,7 @@ start_vm() { # start_vm ROLE LOCAL_PORT REMOTE_PORT MAC_SUFFIX EXTRA_CMDLINE
 	qemu-system-x86_64 -name "ntscope-$role" -machine pc -accel "$accel_opt" -cpu "$cpu" \
 		-smp "$smp" -m "$mem" -nodefaults -display none -no-reboot \
 		-kernel "$bzimage" -initrd "$initramfs" \
-		-append "console=ttyS0 panic=-1 loglevel=4 ntscope.role=$role ntscope.run=$run ntscope.epoch=$(date +%s) $5" \
+		-append "console=ttyS0 panic=-1 loglevel=4 no_timer_check ntscope.role=$role ntscope.run=$run ntscope.epoch=$(date +%s) $5" \
 		-serial "file:$stage/$run/lab/$role.console.log" \
 		-netdev "dgram,id=link,local.type=inet,local.host=127.0.0.1,local.port=$2,remote.type=inet,remote.host=127.0.0.1,remote.port=$3" \
 		-device "virtio-net-pci,netdev=link,mac=52:54:00:6e:74:$4" \
