@@ -128,10 +128,16 @@ def test_sql_query(case_dir, name, sql_case, request):
 # ---------------------------------------------------------------- compare cases (lab fixtures)
 @pytest.fixture(scope="module")
 def compare_case(fixture_run):
-    cache = {}
+    cache = {}   # one case at a time: tests run case by case, and each holds two runs' tables
 
     def get(case_dir):
         if case_dir not in cache:
+            for old in cache.values():
+                if not isinstance(old, Exception):
+                    for c in old:
+                        if c is not None:
+                            c.close()
+            cache.clear()
             spec = json.load(open(os.path.join(case_dir, "case.json")))
             try:
                 run = fixture_run(spec["run"])
