@@ -46,7 +46,7 @@ def spec_from_args(a):
     from ntscope.report import spec as specmod
     kw = dict(types=a.type, sizes=a.size, devices=a.device, queues=a.queue, cpus=a.cpu,
               processes=a.process, window=a.window, group_by=a.group_by,
-              time_bucket_s=a.time_bucket, stage_sets=a.stage_set)
+              time_bucket_s=a.time_bucket, stage_sets=a.stage_set, slos=a.slo)
     if a.spec:
         return specmod.Spec.from_toml(a.spec, **{k: v for k, v in kw.items() if k != "time_bucket_s"})
     return specmod.Spec(**kw)
@@ -54,7 +54,7 @@ def spec_from_args(a):
 
 def cmd_analyze(a):
     from ntscope.interference import model as imodel, render_html as ihtml, render_text as itext
-    from ntscope.report import model, render_html, render_text, selection, timeline
+    from ntscope.report import model, render_html, render_text, selection, slo, timeline
     from ntscope.sql import views
     run = runs.resolve(a.run)
     out = os.path.abspath(a.out) if a.out else os.path.join(run, runs.REPORT_DIR)
@@ -65,6 +65,7 @@ def cmd_analyze(a):
         con = views.connect(run, memory_limit=a.memory_limit, temp_dir=a.temp_dir,
                             interference=not a.no_interference, progress=p)
         selection.apply(con, spec)
+        slo.load(con, spec.slos)
         p.step("report model (groups, stage statistics, histograms)", con)
         doc = model.build(con, spec)
         text = render_text.render(doc, run)
@@ -204,6 +205,9 @@ def add_analyze_flags(p):
     p.add_argument("--group-by", help="fields: type,size,device,queue,cpu,process,pid,host,time (default type,size)")
     p.add_argument("--time-bucket", default=1.0, type=float, help="seconds per group when grouping by time")
     p.add_argument("--stage-set", help="stage sets to report (stock, ntprof, s_notation); default all present")
+    p.add_argument("--slo", action="append", metavar="OBJECTIVE",
+                   help="an objective, e.g. 'read,4k: p99 <= 2ms' or 'write: target_device p90 < 500us' "
+                        "(repeatable): met or missed, per second, and the worst I/Os")
     p.add_argument("--strict", action="store_true", help="exit 1 when events were lost or commands unmatched")
     p.add_argument("--no-interference", action="store_true",
                    help="skip the interference section (streams sharing queues/devices)")

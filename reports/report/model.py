@@ -45,6 +45,9 @@ def build(con, spec):
                    "FROM report_timeseries ORDER BY queue, bin")
     defs = rows(con, "SELECT stage_set, stage, seq, parent, side, from_ms, to_ms, minus_from_ms, minus_to_ms, "
                      "direction, meaning FROM stage_definitions ORDER BY stage_set, seq")
+    slo = {"objectives": rows(con, "SELECT * FROM slo_results ORDER BY slo_id"),
+           "per_second": rows(con, "SELECT * FROM slo_per_second ORDER BY slo_id, second"),
+           "worst_ios": rows(con, "SELECT * FROM slo_worst_ios ORDER BY slo_id, rank")}
     return {
         "schema": "ntscope.report/2",
         "mode": mode,
@@ -57,4 +60,5 @@ def build(con, spec):
         "groups": groups,
         "timeseries": ts,
         "stage_definitions": [d for d in defs if d["stage_set"] in stage_sets],
+        "slo": slo,
     }

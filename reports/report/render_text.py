@@ -43,6 +43,27 @@ def histogram(hist, stage_set, stage):
     return out
 
 
+def objectives(slo):
+    """The --slo section: met or missed, per second, and the worst I/Os to open in the timeline."""
+    if not slo["objectives"]:
+        return []
+    L = ["", "objectives (--slo)"]
+    for o in slo["objectives"]:
+        if not o["ios"]:
+            L.append(f"  NO DATA  {o['text']}: no selected I/O matches it")
+            continue
+        state = "MET    " if o["met"] else "MISSED "
+        L.append(f"  {state} {o['text']}: {o['statistic']} {o['stage']} = {us(o['value_ns'])} us "
+                 f"(limit {us(o['limit_ns'])} us, {o['ios']} I/Os); missed in {o['seconds_missed']} of "
+                 f"{o['seconds']} s, worst second {o['worst_second']}: {us(o['worst_value_ns'])} us")
+        worst = [w for w in slo["worst_ios"] if w["slo_id"] == o["slo_id"]][:5]
+        for w in worst:
+            parts = "  ".join(f"{s['stage']}={us(s['dur_ns'])}" for s in (w["stages"] or []))
+            L.append(f"      #{w['rank']} io {w['io_id']} at {w['at_s']:.3f} s {w['queue_key']} cpu {w['cpu']} "
+                     f"{w['comm']}: {us(w['dur_ns'])} us  {parts}")
+    return L
+
+
 def render(doc, run_dir):
     L = [f"ntscope report: {run_dir}", f"mode: {doc['mode']}   stage sets: {', '.join(doc['stage_sets']) or '-'}", ""]
     for s in doc["pipeline_stats"]:
@@ -61,6 +82,7 @@ def render(doc, run_dir):
         L.append("  no offset: no matched command pairs")
     w = doc["window"]
     L.append(f"  window: {(w['dur_ns'] or 0) / 1e9:.3f} s of selected I/O")
+    L += objectives(doc["slo"])
     for g in doc["groups"]:
         L += ["", f"group: {g['key_text']}   count {g['count']} (matched {g['matched']})   "
                   f"IOPS {g['iops']:.1f}   MB/s {g['mb_s']:.2f}"]

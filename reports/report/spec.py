@@ -64,7 +64,7 @@ def ints(values, what):
 
 class Spec:
     def __init__(self, types=None, sizes=None, devices=None, queues=None, cpus=None,
-                 processes=None, window=None, group_by=None, time_bucket_s=1.0, stage_sets=None):
+                 processes=None, window=None, group_by=None, time_bucket_s=1.0, stage_sets=None, slos=None):
         self.types = as_list(types)
         self.sizes = as_list(sizes)
         self.devices = as_list(devices)
@@ -75,6 +75,7 @@ class Spec:
         self.group_by = as_list(group_by) or ["type", "size"]
         self.time_bucket_s = float(time_bucket_s)
         self.stage_sets = as_list(stage_sets)
+        self.slos = [str(s) for s in (slos or [])]   # objectives, parsed by slo.py
         for g in self.group_by:
             if g not in FIELDS:
                 raise SpecError(f"group-by field '{g}' is unknown; fix: one of {', '.join(FIELDS)}")
@@ -90,15 +91,16 @@ class Spec:
             raise SpecError(f"spec file {path}: {e}; fix: see reports/README.md 'Spec file'")
         flt = doc.get("filter", {})
         grp = doc.get("group", {})
-        known = {"filter", "group", "stages"}
+        known = {"filter", "group", "stages", "slo"}
         for k in doc:
             if k not in known:
-                raise SpecError(f"spec file {path}: unknown table [{k}]; fix: use [filter], [group], [stages]")
+                raise SpecError(f"spec file {path}: unknown table [{k}]; fix: use [filter], [group], [stages], [slo]")
         args = dict(types=flt.get("type"), sizes=flt.get("size"), devices=flt.get("device"),
                     queues=flt.get("queue"), cpus=flt.get("cpu"), processes=flt.get("process"),
                     window=flt.get("window"), group_by=grp.get("by"),
                     time_bucket_s=grp.get("time_bucket_s", 1.0),
-                    stage_sets=doc.get("stages", {}).get("sets"))
+                    stage_sets=doc.get("stages", {}).get("sets"),
+                    slos=doc.get("slo", {}).get("objectives"))
         args.update({k: v for k, v in overrides.items() if v})
         return cls(**args)
 
@@ -153,4 +155,4 @@ class Spec:
                            "queue": self.queues, "cpu": self.cpus, "process": self.processes,
                            "window": self.window},
                 "group_by": self.group_by, "time_bucket_s": self.time_bucket_s,
-                "stage_sets": self.stage_sets}
+                "stage_sets": self.stage_sets, "slo": self.slos}

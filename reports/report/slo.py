@@ -1,0 +1,66 @@
+"""Service-level objectives: `--slo 'read,4k: p99 <= 2ms'` parsed into rows of the
+slo_objectives table (sql/68_slo.sql judges them). Grammar:
+
+    [SELECTOR:] [STAGE] STATISTIC <= LIMIT
+    SELECTOR   comma list of: an I/O type (read, write, flush, discard, write_zeroes),
+               a size (4k) or size range (4k-128k), process=NAME
+    STAGE      a stage of the primary set, or SET:STAGE (default end_to_end)
+    STATISTIC  mean, max, or a percentile pNN (p50, p99, p99.9, p99.99)
+    LIMIT      a duration with its unit: ns, us, ms or s (e.g. 2ms, 500us)"""
+import re
+
+from .spec import SpecError, parse_size
+
+TYPES = ("read", "write", "flush", "discard", "write_zeroes", "other")
+UNITS_NS = {"ns": 1, "us": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
+FORM = re.compile(r"^\s*(?:(?P<sel>[^:<]*):)?\s*(?:(?P<stage>[A-Za-z_][\w()+\-:]*?)\s+)?"
+                  r"(?P<stat>mean|avg|max|p\d+(?:\.\d+)?)\s*(?P<op><=|<)\s*(?P<limit>\d+(?:\.\d+)?)\s*(?P<unit>ns|us|ms|s)\s*$")
+FIX = "fix: e.g. --slo 'read,4k: p99 <= 2ms' or --slo 'write: target_device p90 < 500us'"
+
+
+def parse(text, slo_id, primary_set, stages):
+    """One objective -> a slo_objectives row (dict). stages: {(set, stage)} known."""
+    m = FORM.match(text)
+    if not m:
+        raise SpecError(f"objective {text!r} is not '[SELECTOR:] [STAGE] STATISTIC <= LIMIT'; {FIX}")
+    row = {"slo_id": slo_id, "text": text.strip(), "io_type": None, "size_lo": None, "size_hi": None,
+           "comm": None, "stage_set": primary_set, "stage": "end_to_end"}
+    for tok in filter(None, (t.strip() for t in (m.group("sel") or "").split(","))):
+        if tok in TYPES:
+            row["io_type"] = tok
+        elif tok.startswith(("process=", "comm=")):
+            row["comm"] = tok.split("=", 1)[1]
+        else:
+            lo, _, hi = tok.partition("-")
+            row["size_lo"], row["size_hi"] = parse_size(lo), parse_size(hi or lo)
+    if m.group("stage"):
+        st_set, _, st = m.group("stage").rpartition(":")
+        row["stage_set"], row["stage"] = (st_set or primary_set), st
+    if (row["stage_set"], row["stage"]) not in stages:
+        known = ", ".join(sorted(s for ss, s in stages if ss == row["stage_set"]))
+        raise SpecError(f"objective {text!r}: no stage {row['stage']!r} in stage set {row['stage_set']!r}; "
+                        f"fix: one of {known}")
+    stat = "mean" if m.group("stat") == "avg" else m.group("stat")
+    row["statistic"] = stat
+    row["quantile"] = None if stat in ("mean", "max") else float(stat[1:]) / 100
+    if row["quantile"] is not None and not 0 < row["quantile"] < 1:
+        raise SpecError(f"objective {text!r}: percentile {stat} is not between p0 and p100; {FIX}")
+    limit = float(m.group("limit")) * UNITS_NS[m.group("unit")]
+    # '< X' on integer ns is '<= X - 1'
+    row["limit_ns"] = int(limit) - (1 if m.group("op") == "<" and limit == int(limit) else 0)
+    return row
+
+
+def load(con, texts):
+    """Parses the objectives and fills slo_objectives; returns how many."""
+    if not texts:
+        return 0
+    primary = con.execute("SELECT stage_set FROM primary_stage_set").fetchone()[0]
+    stages = set(con.execute("SELECT DISTINCT stage_set, stage FROM io_stages").fetchall())
+    rows = [parse(t, i + 1, primary, stages) for i, t in enumerate(texts)]
+    cols = ["slo_id", "text", "io_type", "size_lo", "size_hi", "comm", "stage_set", "stage", "statistic",
+            "quantile", "limit_ns"]
+    con.execute("DELETE FROM slo_objectives")
+    con.executemany(f"INSERT INTO slo_objectives ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})",
+                    [[r[c] for c in cols] for r in rows])
+    return len(rows)
