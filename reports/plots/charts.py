@@ -71,6 +71,7 @@ def cdf_pair(rows, columns=4):
         y=alt.Y("pct:Q", title="I/Os at or below (%)", scale=alt.Scale(domain=[0, 100])),
         color=stage_colour(rows, legend=False),
         strokeDash=alt.StrokeDash("run:N", title="run", sort=["base", "run"],
+                                  legend=alt.Legend(symbolType="stroke", symbolStrokeWidth=2, symbolStrokeColor="#262626"),
                                   scale=alt.Scale(domain=["base", "run"], range=[[5, 3], [1, 0]])),
         detail="run:N")
     tips = [alt.Tooltip("stage:N"), alt.Tooltip("run:N"), alt.Tooltip("pct:Q", title="percentile"),
