@@ -71,7 +71,7 @@ def cdf_pair(rows, columns=4):
         y=alt.Y("pct:Q", title="I/Os at or below (%)", scale=alt.Scale(domain=[0, 100])),
         color=stage_colour(rows, legend=False),
         strokeDash=alt.StrokeDash("run:N", title="run", sort=["base", "run"],
-                                  legend=alt.Legend(symbolType="stroke", symbolStrokeWidth=2, symbolStrokeColor="#262626"),
+                                  legend=None,   # the page says: base dashed, run solid
                                   scale=alt.Scale(domain=["base", "run"], range=[[5, 3], [1, 0]])),
         detail="run:N")
     tips = [alt.Tooltip("stage:N"), alt.Tooltip("run:N"), alt.Tooltip("pct:Q", title="percentile"),
@@ -145,10 +145,11 @@ def lad(rows, title):
         opacity=alt.Opacity("significant:N", title="significant", sort=["yes", "no"],
                             scale=alt.Scale(domain=["yes", "no"], range=[1.0, 0.3])),
         tooltip=tips)
-    whiskers = alt.Chart().mark_errorbar(ticks=True, color="#222").encode(
+    whiskers = alt.Chart().transform_filter("datum.lad_lo > 0 && datum.lad_hi > 0").mark_rule(
+        color="#222", strokeWidth=1.5).encode(
         x=x, y=alt.Y("lad_lo:Q", title="LAD = run / base (log scale)", scale=ylog), y2="lad_hi:Q", tooltip=tips)
-    one = alt.Chart().mark_rule(color="#222", strokeDash=[2, 2]).encode(y=alt.datum(1))
-    return alt.layer(bars, whiskers, one).properties(width=alt.Step(26), height=240).facet(
+    one = alt.Chart().transform_aggregate(n="count()").mark_rule(color="#222", strokeDash=[2, 2]).encode(y=alt.datum(1))
+    return alt.layer(bars, whiskers, one).properties(width=alt.Step(21), height=240).facet(
         column=alt.Column("statistic:N", title=None, sort=["mean", "p50", "p99"],
                           header=alt.Header(labelFontWeight="bold", labelExpr="'LAD of the ' + datum.value")),
         data=data("lad"), title=title), {"lad": rows}
