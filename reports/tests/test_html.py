@@ -276,7 +276,7 @@ NONBLANK_JS = """async (b64) => {
 }"""
 
 
-@pytest.mark.parametrize("which,start", [("report", "#breakdown"), ("compare", ".verdict"), ("interference", "#streams-mb_s")])
+@pytest.mark.parametrize("which,start", [("report", "#breakdown"), ("compare", "h2"), ("interference", "#streams-mb_s")])
 def test_screenshot_of_each_page(browser, randread, compared, patched_c3, which, start):
     path = {"report": html_of(randread, "report.html"), "compare": html_of(compared, "compare.html"),
             "interference": html_of(patched_c3, "interference.html")}[which]
