@@ -193,7 +193,7 @@ def test_an_all_zero_stage_says_no_data_instead_of_a_line(browser, patched_c3):
     assert len(colours) == 12 and len(set(colours.values())) == 12
 
 
-def test_empty_selections_say_no_data(patched_c3, fixture_run):
+def test_empty_selections_say_no_data(patched_c3):
     """The renderers given real documents whose series are empty (a run where no command has
     both nvme_setup_cmd and nvme_complete_rq): 'no data', no empty frame."""
     from ntscope.interference import model as imodel, plot_data as iplot, render_html as ihtml
