@@ -53,8 +53,8 @@ def spec_from_args(a):
 
 
 def cmd_analyze(a):
-    from ntscope.interference import model as imodel, render_html as ihtml, render_text as itext
-    from ntscope.report import model, render_html, render_text, selection, slo, timeline
+    from ntscope.interference import model as imodel, plot_data as iplot, render_html as ihtml, render_text as itext
+    from ntscope.report import model, plot_data, render_html, render_text, selection, slo, timeline
     from ntscope.sql import views
     run = runs.resolve(a.run)
     out = os.path.abspath(a.out) if a.out else os.path.join(run, runs.REPORT_DIR)
@@ -71,7 +71,7 @@ def cmd_analyze(a):
         text = render_text.render(doc, run)
         files = ReportSet(out)
         files.add("report.json", json.dumps(doc, indent=1, default=str) + "\n")
-        files.add("report.html", render_html.render(doc))
+        files.add("report.html", render_html.render(doc, plot_data.build(con, doc)))
         p.step("timeline", con)
         files.add("timeline.json", lambda path: timeline.write(con, path, timeline.stage_set_of(doc)))
         if not a.no_interference:
@@ -80,7 +80,7 @@ def cmd_analyze(a):
             text += "\n" + itxt
             files.add("interference.txt", itxt)
             files.add("interference.json", json.dumps(m, indent=1, default=str))
-            files.add("interference.html", ihtml.interference_html(m))
+            files.add("interference.html", ihtml.interference_html(m, iplot.build(con)))
         files.add("report.txt", text)
         p.step("writing the report set")
         written = files.commit()
@@ -106,12 +106,12 @@ def cmd_compare(a):
         p.step("converting hosts not converted yet")
         for r in (base, run):
             runs.convert_missing(r, progress=p, quiet=a.quiet)
-        m = model.compare_model(base, run, progress=p)
+        m, plots = model.compare_documents(base, run, progress=p, plots=True)
         text = render_text.compare_text(m)
         files = ReportSet(out)
         files.add("compare.txt", text)
         files.add("compare.json", json.dumps(m, indent=1, default=str))
-        files.add("compare.html", render_html.compare_html(m))
+        files.add("compare.html", render_html.compare_html(m, plots))
         p.step("writing the report set")
         files.commit()
     if not a.quiet:
@@ -125,7 +125,7 @@ def cmd_compare(a):
 
 
 def cmd_interference(a):
-    from ntscope.interference import model, render_html, render_text
+    from ntscope.interference import model, plot_data, render_html, render_text
     from ntscope.sql import views
     run = runs.resolve(a.run)
     out = os.path.abspath(a.out) if a.out else os.path.join(run, runs.REPORT_DIR)
@@ -138,7 +138,7 @@ def cmd_interference(a):
         files = ReportSet(out)
         files.add("interference.txt", text)
         files.add("interference.json", json.dumps(m, indent=1, default=str))
-        files.add("interference.html", render_html.interference_html(m))
+        files.add("interference.html", render_html.interference_html(m, plot_data.build(con)))
         p.step("writing the report set")
         files.commit()
     if not a.quiet:

@@ -1,9 +1,9 @@
 """The compare document (compare.json): the cmp_* views as rows, and the run's interference
-document. No computation here."""
+document; beside it the plot rows of compare.html (plot_data). No computation here."""
 from ntscope.interference.model import interference_model
 from ntscope.sql.views import rows_of
 
-from . import load
+from . import load, plot_data
 
 ORDER = {
     "cmp_verdict": "group_key",
@@ -19,6 +19,11 @@ def view(con, name):
 
 
 def compare_model(base_dir, run_dir, progress=None):
+    return compare_documents(base_dir, run_dir, progress)[0]
+
+
+def compare_documents(base_dir, run_dir, progress=None, plots=False):
+    """(compare.json document, compare.html's plot rows or None unless plots)."""
     con, run_con = load.compare_connection(base_dir, run_dir, keep_run=True, progress=progress)
     if progress:
         progress.step("LAD, bootstrap intervals and verdict", con)
@@ -35,6 +40,7 @@ def compare_model(base_dir, run_dir, progress=None):
         "queue_evidence": view(con, "cmp_queue_evidence"),
         "interference": interference_model(run_con, run_dir),
     }
+    plot_rows = plot_data.build(con, run_con, model["stage_set"]) if plots else None
     run_con.close()
     con.close()
-    return model
+    return model, plot_rows

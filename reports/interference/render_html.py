@@ -1,47 +1,58 @@
-"""interference.html: queue depth, throughput and wait over time per queue and device,
-and the interference text. Formatting only."""
-import html
+"""interference.html: per-stream throughput, completions and wait over time, queue depth,
+throughput and wait over time per queue and device, and the interference text. Renders
+interference.json (m) and the per-stream rows of plot_data.build; computes nothing."""
+from ntscope.plots import charts
+from ntscope.plots.page import Page, esc
+from ntscope.plots.units import seconds, us
 
 from .render_text import interference_text
 
-STYLE = """body{font-family:sans-serif;margin:1.5em;max-width:1200px}pre{font-size:12px;background:#f6f6f6;padding:.5em;overflow-x:auto}
-svg text{font-size:11px}"""
+RESOURCES = 10   # queue/device lines drawn (the first in the document's order)
 
 
-def esc(s):
-    return html.escape(str(s))
+def interference_section(page, m, plots):
+    """The charts and the text of one run's interference document, onto page."""
+    page.heading(2, "Streams over time (run)")
+    rows = [{"stream": r["stream_id"], "t_s": seconds(r["bin_start_ns"]), "completions": r["completions"],
+             "mb_s": r["mb_s"], "wait_us": us(r["wait_mean_ns"])} for r in plots["streams"]]
+    if not rows:
+        page.nodata("streams", "no I/O has both nvme_setup_cmd and nvme_complete_rq, so no stream")
+    else:
+        order = list(dict.fromkeys(r["stream"] for r in rows))
+        page.how("One line per application stream (process, I/O type and size), per time bin: one stream's "
+                 "throughput falling while another's rises, or its wait climbing when another starts, is "
+                 "interference. Mean wait (nvme_setup_cmd to nvme_complete_rq) is missing where the stream "
+                 "completed nothing.")
+        page.chart("streams-mb_s", "streams", charts.series(rows, "stream", "stream", "mb_s", "MB/s (10^6 bytes/s)",
+                                                            "throughput per stream", order))
+        page.chart("streams-completions", "streams", charts.series(rows, "stream", "stream", "completions",
+                                                                   "I/Os completed in the bin", "completions per stream", order))
+        page.chart("streams-wait", "streams", charts.series(rows, "stream", "stream", "wait_us", "mean wait (us)",
+                                                            "mean wait of the stream's completions", order))
+        if plots["streams_total"] > len(order):
+            page.how(f"Drawn: the {len(order)} streams with the most I/Os of {plots['streams_total']}.")
+    page.heading(2, "Queues and devices over time (run)")
+    names = list(dict.fromkeys(f"{r['resource_kind']} {r['resource']}" for r in m["timeseries"]))[:RESOURCES]
+    rows = [{"resource": f"{r['resource_kind']} {r['resource']}", "t_s": seconds(r["bin_start_ns"]),
+             "inflight": r["inflight_avg"], "mb_s": r["mb_s"], "wait_us": us(r["wait_mean_ns"])}
+            for r in m["timeseries"] if f"{r['resource_kind']} {r['resource']}" in names]
+    if not rows:
+        page.nodata("resources", "no queue or device had a command in flight")
+    else:
+        page.how("Per transport queue (= its TCP connection) and block device: saturation shows as flat MB/s "
+                 "while in-flight commands and the wait climb.")
+        page.chart("res-inflight", "resources", charts.series(rows, "resource", "queue / device", "inflight",
+                                                              "commands in flight", "in-flight commands (time average)", names))
+        page.chart("res-mb_s", "resources", charts.series(rows, "resource", "queue / device", "mb_s",
+                                                          "MB/s (10^6 bytes/s)", "throughput", names))
+        page.chart("res-wait", "resources", charts.series(rows, "resource", "queue / device", "wait_us",
+                                                          "mean wait (us)", "mean wait of the completions", names))
+    page.heading(2, "Interference report (text)")
+    page.add(f"<pre>{esc(interference_text(m))}</pre>")
 
 
-def timeseries_chart(ts, field, label):
-    by = {}
-    for r in ts:
-        by.setdefault(f'{r["resource_kind"]} {r["resource"]}', []).append(r)
-    if not by:
-        return ""
-    w, h, left = 640, 160, 50
-    top_v = max((r[field] or 0) for r in ts) or 1
-    colors = ["#36c", "#c63", "#393", "#939", "#999", "#c33"]
-    parts = [f'<svg width="{w + 260}" height="{h + 20}" xmlns="http://www.w3.org/2000/svg">'
-             f'<text x="0" y="12">{esc(label)} (max {top_v:.2f})</text>']
-    for i, (name, rs) in enumerate(sorted(by.items())):
-        rs.sort(key=lambda r: r["bin"])
-        pts = " ".join(f'{left + r["bin"] * (w - left) / 100:.1f},{h - (r[field] or 0) / top_v * (h - 20):.1f}' for r in rs)
-        c = colors[i % len(colors)]
-        parts.append(f'<polyline fill="none" stroke="{c}" points="{pts}"/>'
-                     f'<text x="{w + 10}" y="{20 + 14 * i}" fill="{c}">{esc(name)}</text>')
-    parts.append("</svg>")
-    return "".join(parts)
-
-
-def interference_section(m):
-    ts = m["timeseries"]
-    return ("<h2>Interference and queue depth over time (run)</h2>"
-            + timeseries_chart(ts, "inflight_avg", "in-flight commands") + "<br>"
-            + timeseries_chart(ts, "mb_s", "MB/s") + "<br>"
-            + timeseries_chart([dict(r, wait_ms=(r["wait_mean_ns"] or 0) / 1e6) for r in ts], "wait_ms", "mean wait of completions (ms)")
-            + f"<pre>{esc(interference_text(m))}</pre>")
-
-
-def interference_html(m):
-    return (f"<!doctype html><html><head><meta charset='utf-8'><title>ntscope interference</title><style>{STYLE}</style></head>"
-            f"<body><h1>ntscope interference</h1><p><code>{esc(m['run_dir'])}</code></p>{interference_section(m)}</body></html>")
+def interference_html(m, plots):
+    page = Page("ntscope interference")
+    page.add(f"<h1>ntscope interference</h1><p><code>{esc(m['run_dir'])}</code></p>")
+    interference_section(page, m, plots)
+    return page.render()

@@ -1,98 +1,166 @@
-"""report.html: one self-contained page (no network): the report document embedded as
-JSON, drawn as inline SVG by a small script (stacked stage breakdown per group,
-per-stage CDFs, throughput and in-flight over time)."""
-import html
-import json
+"""report.html: one self-contained page (ntscope.plots.page): pipeline_stats, the stacked
+stage breakdown per group, per group (the largest) the stage CDFs, log2 histograms, the
+tail view and latency over time, throughput and in-flight per queue, and the stage tables.
+Renders report.json (doc) and the plot rows of sql/65_plots.sql (plot_data.build); it
+computes nothing."""
+from ntscope.plots import charts
+from ntscope.plots.page import Page, esc
+from ntscope.plots.units import bucket_label, not_drawn, seconds, us, us_text
 
-PAGE = r"""<!doctype html>
-<html><head><meta charset="utf-8"><title>ntscope report</title>
-<style>
-body{font-family:system-ui,sans-serif;margin:20px;color:#222;max-width:1100px}
-h1{font-size:20px}h2{font-size:17px;margin-top:28px}h3{font-size:15px}
-table{border-collapse:collapse;font-size:12px}td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}
-td:first-child,th:first-child{text-align:left}.warning{background:#fff3cd}.error{background:#f8d7da}
-svg{background:#fafafa;border:1px solid #ddd;margin:4px 0}.legend span{display:inline-block;margin-right:12px;font-size:12px}
-.sw{display:inline-block;width:10px;height:10px;margin-right:4px}
-</style></head><body>
-<h1>ntscope report</h1>
-<div id="meta"></div>
-<h2>pipeline_stats</h2><table id="stats"></table>
-<h2>Stage breakdown (mean, top-level stages, stacked)</h2><div id="breakdown"></div>
-<h2>Per-stage CDFs (the 8 largest groups)</h2><div id="cdfs"></div>
-<h2>Throughput and in-flight over time</h2><div id="timeseries"></div>
-<h2>Stage tables (microseconds)</h2><div id="tables"></div>
-<script id="data" type="application/json">__DATA__</script>
-<script>
-const D = JSON.parse(document.getElementById('data').textContent);
-const NS = 'http://www.w3.org/2000/svg';
-const COLORS = ['#4e79a7','#f28e2b','#e15759','#76b7b2','#59a14f','#edc948','#b07aa1','#ff9da7','#9c755f','#bab0ac','#1f77b4','#2ca02c'];
-function el(tag, attrs, parent, text){const e=document.createElementNS(NS,tag);for(const k in attrs)e.setAttribute(k,attrs[k]);if(text!==undefined)e.textContent=text;if(parent)parent.appendChild(e);return e;}
-function h(tag, parent, text, cls){const e=document.createElement(tag);if(text!==undefined)e.textContent=text;if(cls)e.className=cls;parent.appendChild(e);return e;}
-function us(ns){return ns===null||ns===undefined?'-':(ns/1000).toFixed(ns<100000?1:0);}
-const set = D.primary_stage_set;
-document.getElementById('meta').textContent = 'mode: '+D.mode+'   stage sets: '+D.stage_sets.join(', ')+
-  '   clock offset: '+(D.clock.offset_ns===null?'-':(D.clock.offset_ns/1e9).toFixed(6)+' s +- '+us(D.clock.uncertainty_ns)+' us');
-const st = document.getElementById('stats');
-for (const s of D.pipeline_stats){const tr=h('tr',st,undefined,s.severity);h('td',tr,s.name);h('td',tr,String(s.value));h('td',tr,s.severity);h('td',tr,s.meaning);}
-// stacked breakdown: one bar per group, segments = top-level stages of the first set
-(function(){
-  const div=document.getElementById('breakdown');
-  const groups=D.groups.filter(g=>g.stages.some(s=>s.stage_set===set));
-  if(!groups.length){h('p',div,'no stage data');return;}
-  const stages=[];for(const g of groups)for(const s of g.stages)if(s.stage_set===set&&!s.parent&&s.stage!=='end_to_end'&&!stages.includes(s.stage))stages.push(s.stage);
-  const W=1000,rowH=22,left=220,H=groups.length*rowH+40;
-  const svg=el('svg',{width:W,height:H,id:'breakdown-svg'},div);
-  let max=0;for(const g of groups){let t=0;for(const s of g.stages)if(s.stage_set===set&&stages.includes(s.stage))t+=Math.max(s.mean_ns,0);max=Math.max(max,t);}
-  groups.forEach((g,i)=>{let x=left;const y=10+i*rowH;el('text',{x:4,y:y+14,'font-size':11},svg,g.key_text);
-    stages.forEach((n,j)=>{const s=g.stages.find(s=>s.stage_set===set&&s.stage===n);if(!s)return;const w=Math.max(s.mean_ns,0)/max*(W-left-20);
-      const r=el('rect',{x:x,y:y,width:w,height:rowH-6,fill:COLORS[j%COLORS.length],class:'seg'},svg);el('title',{},r,n+': '+us(s.mean_ns)+' us');x+=w;});});
-  el('text',{x:left,y:H-8,'font-size':11},svg,'0 .. '+us(max)+' us (mean per stage)');
-  const lg=h('div',div,undefined,'legend');stages.forEach((n,j)=>{const s=h('span',lg);const sw=h('span',s,undefined,'sw');sw.style.background=COLORS[j%COLORS.length];s.appendChild(document.createTextNode(n));});
-})();
-// CDFs: one chart per group (the 8 with the most I/Os), one line per stage, log x axis
-(function(){
-  const div=document.getElementById('cdfs');
-  const largest=[...D.groups].sort((a,b)=>b.count-a.count).slice(0,8);
-  for(const g of largest){
-    const cdfs=g.cdf_pct_1_to_100.filter(c=>c.stage_set===set);if(!cdfs.length)continue;
-    h('h3',div,'group: '+g.key_text);
-    const W=1000,H=320,L=50,B=30;const svg=el('svg',{width:W,height:H,class:'cdf-svg'},div);
-    let lo=Infinity,hi=0;for(const c of cdfs)for(const v of c.dur_ns)if(v>0){lo=Math.min(lo,v);hi=Math.max(hi,v);}
-    if(!(hi>0))continue;const lx=v=>L+(Math.log10(Math.max(v,lo))-Math.log10(lo))/(Math.log10(hi)-Math.log10(lo)||1)*(W-L-170);
-    el('line',{x1:L,y1:H-B,x2:W-170,y2:H-B,stroke:'#888'},svg);el('line',{x1:L,y1:10,x2:L,y2:H-B,stroke:'#888'},svg);
-    for(let e=Math.ceil(Math.log10(lo));e<=Math.log10(hi);e++){const x=lx(10**e);el('text',{x:x-10,y:H-10,'font-size':10},svg,us(10**e)+'us');}
-    el('text',{x:4,y:16,'font-size':10},svg,'100%');el('text',{x:4,y:H-B,'font-size':10},svg,'0%');
-    cdfs.forEach((c,j)=>{const pts=c.dur_ns.map((v,k)=>lx(v).toFixed(1)+','+(H-B-(k+1)/100*(H-B-10)).toFixed(1)).join(' ');
-      el('polyline',{points:pts,fill:'none',stroke:COLORS[j%COLORS.length],'stroke-width':1.5,class:'cdf-line'},svg);
-      el('text',{x:W-165,y:20+j*14,'font-size':11,fill:COLORS[j%COLORS.length]},svg,c.stage);});
-  }
-})();
-// time series: MB/s and in-flight for 'all' and each queue
-(function(){
-  const div=document.getElementById('timeseries');const qs=[...new Set(D.timeseries.map(r=>r.queue))];
-  for(const [field,label] of [['mb_s','MB/s'],['inflight_avg','in-flight commands (time average)']]){
-    h('h3',div,label);const W=1000,H=220,L=50,B=25;const svg=el('svg',{width:W,height:H,class:'ts-svg'},div);
-    let xmax=0,ymax=0;for(const r of D.timeseries){xmax=Math.max(xmax,r.bin_start_ns+r.bin_ns);ymax=Math.max(ymax,r[field]);}
-    if(!(xmax>0&&ymax>0))continue;
-    el('line',{x1:L,y1:H-B,x2:W-150,y2:H-B,stroke:'#888'},svg);el('text',{x:4,y:16,'font-size':10},svg,ymax.toFixed(1));
-    el('text',{x:W-200,y:H-6,'font-size':10},svg,(xmax/1e9).toFixed(2)+' s');
-    qs.forEach((q,j)=>{const rs=D.timeseries.filter(r=>r.queue===q);
-      const pts=rs.map(r=>(L+(r.bin_start_ns+r.bin_ns/2)/xmax*(W-L-150)).toFixed(1)+','+(H-B-r[field]/ymax*(H-B-10)).toFixed(1)).join(' ');
-      el('polyline',{points:pts,fill:'none',stroke:COLORS[j%COLORS.length],'stroke-width':q==='all'?2:1,class:'ts-line'},svg);
-      el('text',{x:W-145,y:20+j*14,'font-size':11,fill:COLORS[j%COLORS.length]},svg,q);});
-  }
-})();
-// stage tables
-(function(){
-  const div=document.getElementById('tables');const cols=['count','mean_ns','p10_ns','p50_ns','p90_ns','p99_ns','p999_ns','max_ns'];
-  for(const g of D.groups){h('h3',div,'group: '+g.key_text+'  count '+g.count+'  IOPS '+g.iops.toFixed(1)+'  MB/s '+g.mb_s.toFixed(2));
-    const t=h('table',div);const hr=h('tr',t);h('th',hr,'stage');for(const c of cols)h('th',hr,c.replace('_ns',''));
-    for(const s of g.stages){const tr=h('tr',t);h('td',tr,s.stage_set+' '+(s.parent?'\u00a0\u00a0':'')+s.stage);for(const c of cols)h('td',tr,c==='count'?String(s[c]):us(s[c]));}}
-})();
-</script></body></html>
-"""
+from .plot_data import BREAKDOWN_GROUPS, CHART_GROUPS
+
+LINEAR = {"ok", "not_positive"}   # what a linear axis can draw; a log axis: only "ok"
+TABLE_COLS = ["count", "mean_ns", "p10_ns", "p50_ns", "p90_ns", "p99_ns", "p999_ns", "max_ns"]
 
 
-def render(doc):
-    data = json.dumps(doc, default=str).replace("</", "<\\/")
-    return PAGE.replace("__DATA__", data)
+def render(doc, plots):
+    page = Page("ntscope report")
+    page.add("<h1>ntscope report</h1>")
+    clock = doc["clock"]
+    offset = "-" if clock["offset_ns"] is None else f"{clock['offset_ns'] / 1e9:.6f} s +- {us_text(clock['uncertainty_ns'])} us"
+    page.add(f"<p>mode: {esc(doc['mode'])} &nbsp; stage sets: {esc(', '.join(doc['stage_sets']))} &nbsp; "
+             f"charts: stage set <b>{esc(plots['stage_set'])}</b> &nbsp; clock offset: {esc(offset)}</p>")
+    page.heading(2, "pipeline_stats")
+    stats = doc["pipeline_stats"]
+    page.table(["name", "value", "severity", "meaning"], [[s["name"], s["value"], s["severity"], s["meaning"]] for s in stats],
+               [s["severity"] for s in stats], text_cols=(3,))
+    presence = {}
+    for r in plots["presence"]:
+        presence.setdefault(r["group_key"], []).append(r)
+    seq = {(d["stage_set"], d["stage"]): d["seq"] for d in doc["stage_definitions"]}
+    breakdown(page, doc, plots, presence)
+    largest = doc["groups"][:CHART_GROUPS]
+    page.heading(2, f"Per group (the {len(largest)} largest of {len(doc['groups'])}): stage set {plots['stage_set']}")
+    for i, g in enumerate(largest):
+        page.heading(3, f"group: {g['key_text']}   count {g['count']}   IOPS {g['iops']:.1f}   MB/s {g['mb_s']:.2f}")
+        rows = presence.get(g["key_text"], [])
+        group_cdf(page, i, g, plots["stage_set"], rows, seq)
+        group_histogram(page, i, g, plots["stage_set"], rows, seq)
+        group_tail(page, i, g, plots, rows)
+        group_heatmap(page, i, g, plots)
+    timeseries(page, plots)
+    tables(page, doc)
+    return page.render()
+
+
+def breakdown(page, doc, plots, presence):
+    page.heading(2, f"Stage breakdown (mean per I/O, top-level stages of {plots['stage_set']}, stacked)")
+    page.how("One bar per group; each segment is a top-level stage's mean, so the bar adds up to the mean "
+             "end_to_end (the black tick, measured directly). Hover a segment for its value.")
+    groups = doc["groups"][:BREAKDOWN_GROUPS]
+    rows, ticks, skipped = [], [], {}
+    for g in groups:
+        ok = {r["stage"]: r for r in presence.get(g["key_text"], [])}
+        for s in g["stages"]:
+            p = ok.get(s["stage"])
+            if s["stage_set"] != plots["stage_set"] or s["parent"] or p is None:
+                continue
+            if p["status"] not in LINEAR:
+                skipped[s["stage"]] = p
+                continue
+            row = {"group": g["key_text"], "stage": s["stage"], "seq": p["seq"], "value_us": us(s["mean_ns"]), "n": s["count"]}
+            (ticks if s["stage"] == "end_to_end" else rows).append(row)
+    if not rows:
+        page.nodata("breakdown", f"no group has a top-level stage of {plots['stage_set']} with durations")
+        return
+    page.chart("breakdown", "breakdown", charts.stacked_bars(
+        rows, "group", "group", [g["key_text"] for g in groups], "mean per I/O (us)", ticks))
+    if skipped:
+        page.nodata("breakdown", not_drawn(skipped.values(), LINEAR))
+    if len(doc["groups"]) > len(groups):
+        page.how(f"{len(doc['groups']) - len(groups)} smaller groups are only in the stage tables below.")
+
+
+def group_cdf(page, i, g, stage_set, presence, seq):
+    drawn = {r["stage"] for r in presence if r["status"] == "ok"}
+    rows = [{"stage": c["stage"], "seq": seq[(stage_set, c["stage"])], "pct": k, "dur_us": us(v)}
+            for c in g["cdf_pct_1_to_100"] if c["stage_set"] == stage_set and c["stage"] in drawn
+            for k, v in enumerate(c["dur_ns"], 1)]
+    if not rows:
+        page.nodata("cdf", f"no stage of {stage_set} has a duration above 0 in this group")
+        return
+    page.chart(f"cdf-{i}", "cdf", charts.cdf(rows, "CDF per stage (p1..p100)"))
+    missing = not_drawn(presence, {"ok"})
+    if missing:
+        page.nodata("cdf", missing)
+    partial = [r for r in presence if r["status"] == "ok" and (r["zero"] or r["negative"])]
+    if partial:
+        page.how("not on the log axis: " + "; ".join(
+            f"{r['stage']}: {r['zero']} zero and {r['negative']} negative of {r['ios']} durations" for r in partial))
+
+
+def group_histogram(page, i, g, stage_set, presence, seq):
+    drawn = {r["stage"] for r in presence if r["status"] in LINEAR}
+    rows = [{"stage": h["stage"], "seq": seq[(stage_set, h["stage"])], "bucket": h["bucket"],
+             "bucket_label": bucket_label(h["bucket"], h["lo_ns"], h["hi_ns"]), "count": h["count"]}
+            for h in g["histograms"] if h["stage_set"] == stage_set and h["stage"] in drawn]
+    if not rows:
+        page.nodata("histogram", f"no stage of {stage_set} has durations in this group")
+        return
+    page.how("log2 histograms (bcc style): I/Os per duration bucket [2^k, 2^(k+1)) us, one chart per stage, "
+             "each with its own count axis.")
+    page.chart(f"hist-{i}", "histogram", charts.histogram(rows))
+    missing = not_drawn(presence, LINEAR)
+    if missing:
+        page.nodata("histogram", missing)
+
+
+def group_tail(page, i, g, plots, presence):
+    status = {r["stage"]: r["status"] for r in presence}
+    tail = [r for r in plots["tail"] if r["group_key"] == g["key_text"] and r["parent"] is None]
+    label = {}
+    for r in tail:
+        if r["stage"] == "end_to_end":
+            label[r["cohort"]] = (f"median I/Os (end_to_end p45-p55, {r['cohort_ios']})" if r["cohort"] == "median"
+                                  else f"p99+ I/Os (end_to_end >= {us_text(r['e2e_lo_ns'])} us, {r['cohort_ios']})")
+    rows, ticks = [], []
+    for r in tail:
+        if status.get(r["stage"]) not in LINEAR or r["cohort"] not in label:
+            continue
+        row = {"cohort": label[r["cohort"]], "stage": r["stage"], "seq": r["seq"], "value_us": us(r["mean_ns"]),
+               "n": r["n"], "share_pct": None if r["share"] is None else r["share"] * 100}
+        (ticks if r["stage"] == "end_to_end" else rows).append(row)
+    if not rows:
+        page.nodata("tail", "no I/O of this group has an end_to_end duration")
+        return
+    page.how("Tail view: the mean of each top-level stage over the slowest 1% of I/Os (p99+) next to the "
+             "I/Os around the median: the stage whose segment grows is where the tail comes from.")
+    order = [label[c] for c in ("median", "tail") if c in label]
+    page.chart(f"tail-{i}", "tail", charts.stacked_bars(rows, "cohort", "I/Os", order, "mean per I/O (us)", ticks,
+                                                         height_per_bar=30))
+
+
+def group_heatmap(page, i, g, plots):
+    rows = [{"t0_s": seconds(r["bin_start_ns"]), "t1_s": seconds(r["bin_end_ns"]), "bucket": r["bucket"],
+             "bucket_label": bucket_label(r["bucket"], r["lo_ns"], r["hi_ns"]), "count": r["count"]}
+            for r in plots["heatmap"] if r["group_key"] == g["key_text"]]
+    if not rows:
+        page.nodata("heatmap", "no I/O of this group has an end_to_end duration and a completion time")
+        return
+    page.chart(f"heat-{i}", "heatmap", charts.heatmap(rows, "end_to_end over time (I/Os per time bin and latency bucket)"))
+
+
+def timeseries(page, plots):
+    page.heading(2, "Throughput and in-flight commands over time, per queue")
+    rows = [{"queue": r["queue"], "t_s": seconds(r["bin_start_ns"]), "mb_s": r["mb_s"], "inflight": r["inflight_avg"]}
+            for r in plots["queue_timeseries"]]
+    if not rows:
+        page.nodata("timeseries", "no I/O has both nvme_setup_cmd and nvme_complete_rq")
+        return
+    page.how("Per time bin (about 100 over the run): 'all' is the run total; a queue with nothing in flight "
+             "in a bin is at 0 there (in-flight = commands between nvme_setup_cmd and nvme_complete_rq, time-averaged).")
+    order = list(dict.fromkeys(r["queue"] for r in rows))
+    page.chart("ts-mb_s", "timeseries", charts.series(rows, "queue", "queue", "mb_s", "MB/s (10^6 bytes/s)", "throughput", order))
+    page.chart("ts-inflight", "timeseries", charts.series(rows, "queue", "queue", "inflight", "commands in flight",
+                                                         "in-flight commands (time average)", order))
+    if plots["queues_total"] > len(order):
+        page.how(f"Drawn: 'all' and the busiest {len(order) - 1} of {plots['queues_total'] - 1} queues.")
+
+
+def tables(page, doc):
+    page.heading(2, "Stage tables (microseconds)")
+    for g in doc["groups"]:
+        page.heading(3, f"group: {g['key_text']}   count {g['count']}   IOPS {g['iops']:.1f}   MB/s {g['mb_s']:.2f}")
+        page.table(["stage"] + [c.replace("_ns", "") for c in TABLE_COLS],
+                   [[f"{s['stage_set']} {'  ' if s['parent'] else ''}{s['name']}"] +
+                    [str(s[c]) if c == "count" else us_text(s[c]) for c in TABLE_COLS] for s in g["stages"]])

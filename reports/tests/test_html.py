@@ -1,0 +1,295 @@
+"""The HTML pages (report, compare, interference) on real captures, opened in the system's
+headless Chromium through playwright: every chart is drawn (its marks counted against the
+JSON documents), nothing is loaded from the network, the console stays clean, a stage has
+one colour on every chart of every page, what cannot be drawn says "no data", and a
+screenshot of each page is checked (to reports/examples/*.png, the README's pictures, with
+NTSCOPE_WRITE_SCREENSHOTS=1: `just screenshots`)."""
+import base64
+import json
+import os
+import shutil
+from collections import defaultdict
+
+import pytest
+
+from ntscope.plots.palette import stage_colour
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+EXAMPLES = os.path.join(REPO, "reports", "examples")
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+        "--disable-sync", "--no-first-run"]
+
+# Every data mark of every drawn chart: [chart id, marktype, key, colour, datum].
+MARKS_JS = """() => {
+  const out = [];
+  for (const [id, view] of Object.entries(window.ntscopeViews)) {
+    (function walk(mark) {
+      for (const item of mark.items || []) {
+        if (mark.marktype === 'group') { (item.items || []).forEach(walk); continue; }
+        if (mark.role !== 'mark' || !item.datum) continue;
+        const d = item.datum;
+        const key = d.stage ?? d.queue ?? d.stream ?? d.resource ?? null;
+        const colour = (mark.marktype === 'line' || mark.marktype === 'rule') ? item.stroke : item.fill;
+        out.push([id, mark.marktype, key, colour, d]);
+      }
+    })(view.scenegraph().root);
+  }
+  return out;
+}"""
+
+
+@pytest.fixture(scope="module")
+def browser():
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is installed by setup.sh (pyproject [test])")
+    assert os.access(CHROMIUM, os.X_OK), f"{CHROMIUM} is missing; fix: apt-get install chromium (tools/apt-packages.txt)"
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield b
+        b.close()
+
+
+class Opened:
+    """A page opened from a file: console messages, requests, text and marks."""
+
+    def __init__(self, browser, path, viewport=(1200, 1400)):
+        assert os.path.isfile(path), f"{path} was not written"
+        self.path = path
+        self.page = browser.new_page(viewport={"width": viewport[0], "height": viewport[1]})
+        self.console, self.requests = [], []
+        self.page.on("console", lambda m: self.console.append((m.type, m.text)))
+        self.page.on("pageerror", lambda e: self.console.append(("pageerror", str(e))))
+        self.page.on("request", lambda r: self.requests.append(r.url))
+        self.page.goto("file://" + path)
+        # a wait, not a timed assertion: a slow machine only makes it slower
+        self.page.wait_for_selector("body[data-charts=drawn]", timeout=300_000)
+        self.text = self.page.inner_text("body")
+        self.marks = self.page.evaluate(MARKS_JS)
+        self.chart_ids = self.page.evaluate("Object.keys(window.ntscopeViews)")
+        self.failed = self.page.evaluate("Array.from(document.querySelectorAll('div.vega.failed')).map(e => e.id)")
+
+    def of(self, chart, marktype=None):
+        return [m for m in self.marks if m[0] == chart and (marktype is None or m[1] == marktype)]
+
+    def assert_clean(self):
+        bad = [c for c in self.console if c[0] in ("error", "warning", "pageerror")]
+        assert not bad, f"{self.path}: console errors/warnings: {bad[:5]}"
+        remote = [u for u in self.requests if not u.startswith(("file:", "data:", "blob:", "about:"))]
+        assert not remote, f"{self.path} loaded {remote[:5]}: the page must be self-contained"
+        assert not self.failed, f"{self.path}: charts not drawn: {self.failed}"
+        nodes = self.page.evaluate("document.querySelectorAll('div.vega svg .role-mark > *').length")
+        assert nodes > 100, f"{self.path}: only {nodes} SVG mark elements drawn"
+
+
+# ---------------------------------------------------------------- the runs
+@pytest.fixture(scope="module")
+def analyzed(fixture_run, ntscope_cli):
+    done = {}
+
+    def get(name):
+        if name not in done:
+            run = fixture_run(name)
+            r = ntscope_cli("analyze", run, "--quiet")
+            assert r.returncode == 0, r.stderr
+            done[name] = run
+        return done[name]
+    return get
+
+
+@pytest.fixture(scope="module")
+def randread(analyzed):
+    return analyzed("stock-randread-4k-qd8")
+
+
+@pytest.fixture(scope="module")
+def patched_c3(analyzed):
+    return analyzed("lab-6.1-patched-interference-c3")   # reads: nvmet_tcp_r2t_wait is 0 for every I/O
+
+
+@pytest.fixture(scope="module")
+def compared(fixture_run, ntscope_cli):
+    base, run = fixture_run("lab-6.1-stock-base-randread"), fixture_run("lab-6.1-stock-slow-device")
+    r = ntscope_cli("compare", base, run, "--quiet")
+    assert r.returncode == 0, r.stderr
+    return run
+
+
+def doc_of(run, name="report.json"):
+    with open(os.path.join(run, "report", name)) as f:
+        return json.load(f)
+
+
+def html_of(run, name):
+    return os.path.join(run, "report", name)
+
+
+def stage_seq(doc, stage_set):
+    return {d["stage"]: d["seq"] for d in doc["stage_definitions"] if d["stage_set"] == stage_set}
+
+
+# ---------------------------------------------------------------- report.html
+def test_report_page_draws_every_chart_from_the_report(browser, randread):
+    doc = doc_of(randread)
+    page = Opened(browser, html_of(randread, "report.html"))
+    page.assert_clean()
+    [g] = doc["groups"]
+    assert set(page.chart_ids) >= {"breakdown", "cdf-0", "hist-0", "tail-0", "heat-0", "ts-mb_s", "ts-inflight"}
+    top = [s["name"] for s in g["stages"] if s["parent"] is None and s["name"] != "end_to_end"]
+    # breakdown: one segment per top-level stage, its length the stage's mean; a tick at end_to_end's mean
+    seg = {m[2]: m[4]["value_us"] for m in page.of("breakdown", "rect")}
+    assert seg == {s["name"]: s["mean_ns"] / 1e3 for s in g["stages"] if s["name"] in top + ["end_to_end"]}
+    # CDF: one line per stock stage, a point per percentile above 0
+    lines = defaultdict(int)
+    for m in page.of("cdf-0", "line"):
+        lines[m[2]] += 1
+    assert dict(lines) == {c["stage"]: sum(1 for v in c["dur_ns"] if v > 0) for c in g["cdf_pct_1_to_100"]}
+    assert len(lines) == 12
+    # histograms: every bcc bucket of report.json, each stage's bars adding up to its I/Os
+    bars = page.of("hist-0", "rect")
+    assert len(bars) == len(g["histograms"]) == 122
+    per_stage = defaultdict(int)
+    for m in bars:
+        per_stage[m[2]] += m[4]["count"]
+    assert dict(per_stage) == {s["name"]: s["count"] for s in g["stages"]}
+    # heatmap: every end_to_end I/O in exactly one (time bin, bucket) cell
+    assert sum(m[4]["count"] for m in page.of("heat-0", "rect")) == g["count"] == 6389
+    # tail view: the top-level stages (and end_to_end's tick) for the median and the p99+ I/Os
+    cohorts = {(m[4]["cohort"].split(" ")[0], m[2]) for m in page.of("tail-0", "rect")}
+    assert cohorts == {(c, s) for c in ("median", "p99+") for s in top + ["end_to_end"]}
+
+
+def test_queue_series_go_to_zero_instead_of_bridging_idle_bins(browser, randread):
+    doc = doc_of(randread)
+    page = Opened(browser, html_of(randread, "report.html"))
+    bin_ns = doc["timeseries"][0]["bin_ns"]
+    n_bins = max(r["bin"] for r in doc["timeseries"]) + 1
+    drawn = defaultdict(dict)
+    for m in page.of("ts-inflight", "line"):
+        drawn[m[2]][round(m[4]["t_s"] * 1e9 / bin_ns)] = m[4]["inflight"]
+    assert set(drawn) == {r["queue"] for r in doc["timeseries"]} == {"all", "initiator/q1", "initiator/q2"}
+    idle = 0
+    for q, points in drawn.items():
+        assert sorted(points) == list(range(n_bins)), f"{q}: a point per bin"
+        have = {r["bin"] for r in doc["timeseries"] if r["queue"] == q}
+        for b in set(range(n_bins)) - have:   # no row in report.json: nothing in flight
+            assert points[b] == 0, (q, b)
+            idle += 1
+    assert idle >= 2   # this capture has idle bins on both queues (so the check above checked something)
+
+
+def test_an_all_zero_stage_says_no_data_instead_of_a_line(browser, patched_c3):
+    doc = doc_of(patched_c3)
+    assert doc["stage_sets"][0] == "ntprof"
+    r2t = [s for g in doc["groups"] for s in g["stages"] if s["name"] == "nvmet_tcp_r2t_wait"]
+    assert r2t and all(s["max_ns"] == 0 and s["min_ns"] == 0 for s in r2t)   # reads: no R2T
+    page = Opened(browser, html_of(patched_c3, "report.html"))
+    page.assert_clean()
+    assert not [m for m in page.marks if m[2] == "nvmet_tcp_r2t_wait"]
+    notes = page.page.eval_on_selector_all("p.nodata", "ps => ps.map(p => [p.dataset.kind, p.textContent])")
+    for kind in ("cdf", "histogram"):
+        assert sum(1 for k, t in notes if k == kind and t.startswith("no data: nvmet_tcp_r2t_wait (every duration is 0")) \
+            == len(doc["groups"]), (kind, notes)
+    # the other 12 ntprof stages are drawn, each in its own colour
+    colours = {m[2]: m[3] for m in page.of("cdf-0", "line")}
+    assert len(colours) == 12 and len(set(colours.values())) == 12
+
+
+def test_empty_selections_say_no_data(patched_c3):
+    """The renderers given real documents whose series are empty (a run where no command has
+    both nvme_setup_cmd and nvme_complete_rq): 'no data', no empty frame."""
+    from ntscope.interference import model as imodel, plot_data as iplot, render_html as ihtml
+    from ntscope.report import model, plot_data, render_html, selection, spec
+    from ntscope.sql import views
+    con = views.connect(patched_c3, interference=True)
+    selection.apply(con, spec.Spec())
+    doc = model.build(con, spec.Spec())
+    plots = plot_data.build(con, doc)
+    assert plots["queue_timeseries"] and plots["heatmap"]
+    page = render_html.render(doc, dict(plots, queue_timeseries=[], heatmap=[], tail=[]))
+    assert "no data: no I/O has both nvme_setup_cmd and nvme_complete_rq" in page
+    assert "no data: no I/O of this group has an end_to_end duration and a completion time" in page
+    assert "id='ts-mb_s'" not in page and "id='heat-0'" not in page and "id='tail-0'" not in page
+    m = imodel.interference_model(con, patched_c3)
+    page = ihtml.interference_html(dict(m, timeseries=[]), dict(iplot.build(con), streams=[]))
+    assert "no data: no I/O has both nvme_setup_cmd and nvme_complete_rq, so no stream" in page
+    assert "no data: no queue or device had a command in flight" in page
+    assert "id='streams-mb_s'" not in page
+
+
+# ---------------------------------------------------------------- compare.html, interference.html
+def test_compare_page_draws_lad_and_both_runs_cdfs(browser, compared):
+    m = doc_of(compared, "compare.json")
+    page = Opened(browser, html_of(compared, "compare.html"))
+    page.assert_clean()
+    assert {"lad-0", "cdfpair-0"} <= set(page.chart_ids)
+    lad = {(r["stage"], r["statistic"]): r["lad"] for r in m["lad"] if r["stage_set"] == "stock" and r["lad"]}
+    bars = {(d["stage"], d["statistic"]): d["lad"] for _, _, _, _, d in page.of("lad-0", "rect")}
+    assert bars == lad and len(bars) == 12 * 3
+    assert bars[("target_device", "mean")] > 100   # the injected slow device
+    runs = defaultdict(set)
+    for _, _, stage, _, d in page.of("cdfpair-0", "line"):
+        runs[stage].add(d["run"])
+    assert len(runs) == 12 and all(v == {"base", "run"} for v in runs.values())
+
+
+def test_interference_page_draws_each_stream_over_time(browser, patched_c3):
+    m = doc_of(patched_c3, "interference.json")
+    page = Opened(browser, html_of(patched_c3, "interference.html"))
+    page.assert_clean()
+    streams = {s["stream_id"]: s["ios"] for s in m["streams"]}
+    assert len(streams) == 2
+    done = defaultdict(int)
+    for _, _, stream, _, d in page.of("streams-completions", "line"):
+        done[stream] += d["completions"]
+    assert dict(done) == streams
+    resources = {m[2] for m in page.of("res-inflight", "line")}
+    assert resources == {f"{r['resource_kind']} {r['resource']}" for r in m["timeseries"]}
+
+
+def test_one_colour_per_stage_on_every_chart_of_every_page(browser, randread, compared):
+    seq = stage_seq(doc_of(randread), "stock")
+    seen = defaultdict(set)
+    for path in (html_of(randread, "report.html"), html_of(compared, "compare.html")):
+        page = Opened(browser, path)
+        for chart, marktype, stage, colour, _ in page.marks:
+            if stage in seq and marktype in ("rect", "line", "symbol"):   # not the black CI whiskers (rule)
+                seen[stage].add((colour, chart.split("-")[0]))
+    charts = {c for v in seen.values() for _, c in v}
+    assert {"breakdown", "cdf", "hist", "tail", "lad", "cdfpair"} <= charts
+    colours = {s: {c for c, _ in v} for s, v in seen.items()}
+    assert colours == {s: {stage_colour(seq[s])} for s in seq}, colours
+    assert len({stage_colour(q) for q in seq.values()}) == len(seq) == 12
+    assert len({stage_colour(q) for q in range(13)}) == 13   # the largest set, ntprof
+
+
+# ---------------------------------------------------------------- the README's pictures
+NONBLANK_JS = """async (b64) => {
+  const img = new Image(); img.src = 'data:image/png;base64,' + b64; await img.decode();
+  const c = document.createElement('canvas'); c.width = img.width; c.height = img.height;
+  const g = c.getContext('2d'); g.drawImage(img, 0, 0);
+  const px = g.getImageData(0, 0, c.width, c.height).data;
+  let ink = 0; const colours = new Set();
+  for (let i = 0; i < px.length; i += 4) {
+    if (px[i] < 235 || px[i + 1] < 235 || px[i + 2] < 235) ink++;
+    if (i % 64 === 0) colours.add((px[i] << 16) | (px[i + 1] << 8) | px[i + 2]);
+  }
+  return {width: c.width, height: c.height, ink: ink / (px.length / 4), colours: colours.size};
+}"""
+
+
+@pytest.mark.parametrize("which,start", [("report", "#breakdown"), ("compare", "h2"), ("interference", "#streams-mb_s")])
+def test_screenshot_of_each_page(browser, randread, compared, patched_c3, which, start, tmp_path):
+    path = {"report": html_of(randread, "report.html"), "compare": html_of(compared, "compare.html"),
+            "interference": html_of(patched_c3, "interference.html")}[which]
+    page = Opened(browser, path, viewport=(1100, 900))
+    top = page.page.evaluate(f"document.querySelector('{start}').getBoundingClientRect().top + window.scrollY")
+    # the README's pictures are refreshed only on request (just screenshots): a test run
+    # leaves the checkout as it found it
+    png = os.path.join(EXAMPLES if os.environ.get("NTSCOPE_WRITE_SCREENSHOTS") else str(tmp_path), f"{which}.png")
+    page.page.screenshot(path=png, full_page=True, clip={"x": 0, "y": max(top - 90, 0), "width": 1100, "height": 1250})
+    size = os.path.getsize(png)
+    assert 0 < size < 300_000, f"{png}: {size} bytes; fix: a smaller clip in this test"
+    with open(png, "rb") as f:
+        info = page.page.evaluate(NONBLANK_JS, base64.b64encode(f.read()).decode())
+    assert (info["width"], info["height"]) == (1100, 1250)
+    assert info["ink"] > 0.03 and info["colours"] > 20, f"{png} looks blank: {info}"
