@@ -162,5 +162,5 @@ def tables(page, doc):
     for g in doc["groups"]:
         page.heading(3, f"group: {g['key_text']}   count {g['count']}   IOPS {g['iops']:.1f}   MB/s {g['mb_s']:.2f}")
         page.table(["stage"] + [c.replace("_ns", "") for c in TABLE_COLS],
-                   [[f"{s['stage_set']} {'  ' if s['parent'] else ''}{s['name']}"] +
+                   [[f"{s['stage_set']} {'  ' if s['parent'] else ''}{s['stage']}"] +
                     [str(s[c]) if c == "count" else us_text(s[c]) for c in TABLE_COLS] for s in g["stages"]])

@@ -134,10 +134,10 @@ def test_report_page_draws_every_chart_from_the_report(browser, randread):
     page.assert_clean()
     [g] = doc["groups"]
     assert set(page.chart_ids) >= {"breakdown", "cdf-0", "hist-0", "tail-0", "heat-0", "ts-mb_s", "ts-inflight"}
-    top = [s["name"] for s in g["stages"] if s["parent"] is None and s["name"] != "end_to_end"]
+    top = [s["stage"] for s in g["stages"] if s["parent"] is None and s["stage"] != "end_to_end"]
     # breakdown: one segment per top-level stage, its length the stage's mean; a tick at end_to_end's mean
     seg = {m[2]: m[4]["value_us"] for m in page.of("breakdown", "rect")}
-    assert seg == {s["name"]: s["mean_ns"] / 1e3 for s in g["stages"] if s["name"] in top + ["end_to_end"]}
+    assert seg == {s["stage"]: s["mean_ns"] / 1e3 for s in g["stages"] if s["stage"] in top + ["end_to_end"]}
     # CDF: one line per stock stage, a point per percentile above 0
     lines = defaultdict(int)
     for m in page.of("cdf-0", "line"):
@@ -150,7 +150,7 @@ def test_report_page_draws_every_chart_from_the_report(browser, randread):
     per_stage = defaultdict(int)
     for m in bars:
         per_stage[m[2]] += m[4]["count"]
-    assert dict(per_stage) == {s["name"]: s["count"] for s in g["stages"]}
+    assert dict(per_stage) == {s["stage"]: s["count"] for s in g["stages"]}
     # heatmap: every end_to_end I/O in exactly one (time bin, bucket) cell
     assert sum(m[4]["count"] for m in page.of("heat-0", "rect")) == g["count"] == 6389
     # tail view: the top-level stages (and end_to_end's tick) for the median and the p99+ I/Os
@@ -180,7 +180,7 @@ def test_queue_series_go_to_zero_instead_of_bridging_idle_bins(browser, randread
 def test_an_all_zero_stage_says_no_data_instead_of_a_line(browser, patched_c3):
     doc = doc_of(patched_c3)
     assert doc["stage_sets"][0] == "ntprof"
-    r2t = [s for g in doc["groups"] for s in g["stages"] if s["name"] == "nvmet_tcp_r2t_wait"]
+    r2t = [s for g in doc["groups"] for s in g["stages"] if s["stage"] == "nvmet_tcp_r2t_wait"]
     assert r2t and all(s["max_ns"] == 0 and s["min_ns"] == 0 for s in r2t)   # reads: no R2T
     page = Opened(browser, html_of(patched_c3, "report.html"))
     page.assert_clean()
