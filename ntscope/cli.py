@@ -54,7 +54,7 @@ def spec_from_args(a):
 
 def cmd_analyze(a):
     from ntscope.interference import model as imodel, render_html as ihtml, render_text as itext
-    from ntscope.report import model, render_html, render_text, selection, timeline
+    from ntscope.report import export, model, render_html, render_text, selection, timeline
     from ntscope.sql import views
     run = runs.resolve(a.run)
     out = os.path.abspath(a.out) if a.out else os.path.join(run, runs.REPORT_DIR)
@@ -71,6 +71,8 @@ def cmd_analyze(a):
         files = ReportSet(out)
         files.add("report.json", json.dumps(doc, indent=1, default=str) + "\n")
         files.add("report.html", render_html.render(doc))
+        files.add("io.parquet", lambda path: export.write_io(con, path))
+        files.add("io_stages.parquet", lambda path: export.write_stages(con, path, doc["stage_sets"]))
         p.step("timeline", con)
         files.add("timeline.json", lambda path: timeline.write(con, path, timeline.stage_set_of(doc)))
         if not a.no_interference:
