@@ -149,28 +149,3 @@ WITH w AS (
 SELECT queue, bin, bin * bin_ns AS bin_start_ns, bin_ns, completions, bytes,
        completions * 1e9 / bin_ns AS iops, bytes * 1e3 / bin_ns AS mb_s, inflight_avg
 FROM t;
-
--- timeline_ios: one row per io the timeline export covers: the first 10000 selected io by
--- submit time (a Perfetto UI stays responsive). Columns as io_selected.
-CREATE OR REPLACE VIEW timeline_ios AS
-SELECT * FROM io_selected ORDER BY i_setup_ts LIMIT 10000;
-
--- timeline_slices: one row per (io, stage) slice for the timeline export: every known
--- stage of every set of the timeline_ios, on the initiator clock, on its host queue's track.
---   io_id, stage_set, stage, parent
---   track        '<host> q<qid>' (initiator stages) or '<target host> cntlid <c> q<qid>'
---   ts           slice start (ns, initiator clock; target stages shifted by the offset)
---   dur          slice length (ns)
---   io_type, size_bytes, cid
-CREATE OR REPLACE VIEW timeline_slices AS
-SELECT s.io_id, s.stage_set, s.stage, s.parent,
-       CASE WHEN d.side = 'target' THEN sel.target_host || ' cntlid ' || sel.cntlid || ' q' || sel.qid
-            ELSE sel.initiator_host || ' q' || sel.qid END AS track,
-       f.ts AS ts, CASE WHEN d.minus_from_ms IS NULL THEN s.dur ELSE t.ts - f.ts END AS dur,
-       sel.io_type, sel.size_bytes, sel.cid
-FROM io_stages s
-JOIN timeline_ios sel USING (io_id)
-JOIN stage_definitions d ON d.stage_set = s.stage_set AND d.stage = s.stage
-JOIN io_milestones f ON f.io_id = s.io_id AND f.milestone = d.from_ms
-JOIN io_milestones t ON t.io_id = s.io_id AND t.milestone = d.to_ms
-WHERE s.dur IS NOT NULL AND s.stage <> 'end_to_end';

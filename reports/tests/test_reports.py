@@ -1,5 +1,6 @@
 """Report tests: spec parsing, `analyze` on a real capture (text, JSON schema, filters,
-timeline), and the HTML page rendered by headless Chromium."""
+--group-by time), and the HTML page rendered by headless Chromium (the timeline: test_timeline.py;
+per-I/O Parquet: test_export.py)."""
 import json
 import os
 import re
@@ -148,17 +149,6 @@ def test_group_by_time_rates_per_bucket_in_time_order(tmp_path, analyze):
 def test_missing_run_is_fatal(analyze):
     r = analyze("/nonexistent/run")
     assert r.returncode == 2 and "no run directory" in r.stderr
-
-
-def test_timeline_export(randread):
-    doc = json.load(open(os.path.join(randread, "report", "timeline.json")))
-    ev = doc["traceEvents"]
-    tracks = {e["args"]["name"] for e in ev if e["ph"] == "M"}
-    assert "initiator q1" in tracks and any(t.startswith("target cntlid 1") for t in tracks)
-    begins = [e for e in ev if e["ph"] == "b"]
-    ends = [e for e in ev if e["ph"] == "e"]
-    assert len(begins) == len(ends) > 6389
-    assert {e["name"] for e in begins} >= {"host_queue", "fabric_total", "target_exec", "host_completion"}
 
 
 def test_html_renders_in_chromium(mixed, analyze):
