@@ -134,10 +134,27 @@ def _string_rows(values, n):
 
 def message_field(number, inner, present=None):
     """A length-delimited field holding `inner` (a nested message, or raw bytes)."""
-    if present is not None:
-        inner = inner.only(present)
+    inner = inner.only(present)
     data, lens = _varint_matrix(inner.lens())
-    return (const(inner.n, tag(number, LEN)) + Rows(inner.n, [(data, lens)]) + inner).only(present)
+    return (const(inner.n, tag(number, LEN), present) + Rows(inner.n, [(data, lens)]).only(present) + inner)
+
+
+def interleave(parts, n):
+    """[(row indices, Rows)] covering rows 0..n-1 once -> their bytes in row order."""
+    row_len = np.zeros(n, dtype=np.int64)
+    blobs = []
+    for idx, rows in parts:
+        lens = rows.lens()
+        row_len[idx] = lens
+        blobs.append((idx, lens, np.frombuffer(rows.encode(), dtype=np.uint8)))
+    starts = np.cumsum(row_len) - row_len
+    out = np.empty(int(row_len.sum()), dtype=np.uint8)
+    for idx, lens, blob in blobs:
+        if len(blob):
+            # byte j of the part goes to its row's start + (j - the part's own start of that row)
+            own = np.cumsum(lens) - lens
+            out[np.repeat(starts[idx] - own, lens) + np.arange(len(blob))] = blob
+    return out.tobytes()
 
 
 def string_field(number, values, n, present=None):

@@ -79,37 +79,70 @@ def header(con):
     return trace.SerializeToString(), len(tracks)
 
 
-def encode(batch):
-    """One Arrow batch of timeline_packets -> the bytes of its TracePackets."""
-    n = batch.num_rows
-    col = batch.column
-    kind = col("kind").to_numpy(zero_copy_only=False)
-    is_desc, is_event = kind == 0, kind != 0
-    event = (pbcol.varint_field(TE["type"], TYPES[kind], n)
-             + pbcol.varint_field(TE["track_uuid"], col("track_uuid"), n)
-             + pbcol.varint_field(TE["name_iid"], col("name_iid"), n)
-             + pbcol.varint_field(TE["category_iids"], col("category_iid"), n)
-             + pbcol.fixed64_field(TE["flow_ids"], col("flow_out"), n)
-             + pbcol.fixed64_field(TE["terminating_flow_ids"], col("flow_in"), n)
-             + pbcol.varint_field(TE["counter_value"], col("int_value"), n)
-             + pbcol.double_field(TE["double_counter_value"], col("double_value"), n))
-    for iid, (name, kind_) in enumerate(ARGS, 1):
-        values = col(name)
+def _packet(n, ts, event, seq_present=True):
+    """A TracePacket on our sequence: timestamp, track_event, sequence id and flags."""
+    return (pbcol.varint_field(TP["timestamp"], ts, n)
+            + pbcol.message_field(TP["track_event"], event)
+            + pbcol.const(n, pbcol.tag(TP["trusted_packet_sequence_id"], pbcol.VARINT) + bytes([SEQUENCE_ID])
+                          + pbcol.tag(TP["sequence_flags"], pbcol.VARINT)
+                          + bytes([pb.TracePacket.SEQ_NEEDS_INCREMENTAL_STATE])))
+
+
+def _event_head(n, type_, track_uuid):
+    return (pbcol.const(n, pbcol.tag(TE["type"], pbcol.VARINT) + bytes([type_]))
+            + pbcol.varint_field(TE["track_uuid"], track_uuid, n))
+
+
+def _args(b, n):
+    """The debug annotations (slice args) present in this part of the batch."""
+    out = pbcol.Rows(n)
+    for iid, (name, kind) in enumerate(ARGS, 1):
+        values = b.column(name)
         if values.null_count == n:
             continue
-        value = (pbcol.string_field(DA["string_value"], values, n) if kind_ == "string" else
-                 pbcol.varint_field(DA["uint_value" if kind_ == "uint" else "int_value"], values, n))
-        ann = pbcol.varint_field(DA["name_iid"], iid, n) + value
-        event += pbcol.message_field(TE["debug_annotations"], ann, values.is_valid().to_numpy(zero_copy_only=False))
-    desc = (pbcol.varint_field(TD["uuid"], col("track_uuid"), n)
-            + pbcol.varint_field(TD["parent_uuid"], col("parent_uuid"), n)
-            + pbcol.const(n, pbcol.tag(TD["name"], pbcol.LEN) + bytes([len(IO_TRACK_NAME)]) + IO_TRACK_NAME))
-    packet = (pbcol.varint_field(TP["timestamp"], col("ts"), n, is_event)
-              + pbcol.message_field(TP["track_event"], event, is_event)
-              + pbcol.message_field(TP["track_descriptor"], desc, is_desc)
-              + pbcol.varint_field(TP["trusted_packet_sequence_id"], SEQUENCE_ID, n, is_event)
-              + pbcol.varint_field(TP["sequence_flags"], pb.TracePacket.SEQ_NEEDS_INCREMENTAL_STATE, n, is_event))
-    return pbcol.message_field(PACKET, packet).encode()
+        value = (pbcol.string_field(DA["string_value"], values, n) if kind == "string" else
+                 pbcol.varint_field(DA["uint_value" if kind == "uint" else "int_value"], values, n))
+        ann = pbcol.const(n, pbcol.tag(DA["name_iid"], pbcol.VARINT) + bytes([iid])) + value
+        out += pbcol.message_field(TE["debug_annotations"], ann, values.is_valid().to_numpy(zero_copy_only=False))
+    return out
+
+
+def _part(kind, b):
+    """The TracePackets of the rows of one kind (see timeline_packets.kind)."""
+    n, col = b.num_rows, b.column
+    if kind == 0:
+        desc = (pbcol.varint_field(TD["uuid"], col("track_uuid"), n)
+                + pbcol.varint_field(TD["parent_uuid"], col("parent_uuid"), n)
+                + pbcol.const(n, pbcol.tag(TD["name"], pbcol.LEN) + bytes([len(IO_TRACK_NAME)]) + IO_TRACK_NAME))
+        return pbcol.message_field(TP["track_descriptor"], desc)
+    if kind == 1:
+        event = (_event_head(n, pb.TrackEvent.TYPE_SLICE_BEGIN, col("track_uuid"))
+                 + pbcol.varint_field(TE["name_iid"], col("name_iid"), n)
+                 + pbcol.varint_field(TE["category_iids"], col("category_iid"), n)
+                 + pbcol.fixed64_field(TE["flow_ids"], col("flow_out"), n)
+                 + pbcol.fixed64_field(TE["terminating_flow_ids"], col("flow_in"), n)
+                 + _args(b, n))
+    elif kind == 2:
+        event = _event_head(n, pb.TrackEvent.TYPE_SLICE_END, col("track_uuid"))
+    else:
+        event = (_event_head(n, pb.TrackEvent.TYPE_COUNTER, col("track_uuid"))
+                 + pbcol.varint_field(TE["counter_value"], col("int_value"), n)
+                 + pbcol.double_field(TE["double_counter_value"], col("double_value"), n))
+    return _packet(n, col("ts"), event)
+
+
+def encode(batch):
+    """One Arrow batch of timeline_packets -> the bytes of its TracePackets, in row order.
+    Each kind of packet is encoded with its own fields only, then the rows are interleaved
+    back (equal times on one track must keep their depth-first order)."""
+    kind = batch.column("kind").to_numpy(zero_copy_only=False)
+    parts = []
+    for k in (0, 1, 2, 3):
+        idx = np.flatnonzero(kind == k)
+        if len(idx):
+            packets = pbcol.message_field(PACKET, _part(k, batch.take(idx)))
+            parts.append((idx, packets))
+    return pbcol.interleave(parts, batch.num_rows)
 
 
 COLUMNS = ("kind, ts, track_uuid, parent_uuid, name_iid, category_iid, flow_out, flow_in, int_value, "
