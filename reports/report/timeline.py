@@ -17,6 +17,8 @@ views; this module only encodes."""
 import numpy as np
 from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
 
+from ntscope.sql.views import sql_str
+
 from . import pbcol
 
 SEQUENCE_ID = 1            # one writer, one packet sequence
@@ -48,7 +50,7 @@ def stage_set_of(con, doc):
     primary = con.execute("SELECT stage_set FROM primary_stage_set").fetchall()[0][0]
     chosen = primary if primary in doc["stage_sets"] or not doc["stage_sets"] else doc["stage_sets"][0]
     if chosen != primary:
-        con.execute("CREATE OR REPLACE VIEW timeline_stage_set AS SELECT ? AS stage_set", [chosen])
+        con.execute(f"CREATE OR REPLACE VIEW timeline_stage_set AS SELECT {sql_str(chosen)} AS stage_set")
     return chosen
 
 

@@ -152,3 +152,15 @@ def test_patched_timeline_uses_ntprof_stages(patched):
         assert (a.name, b.name) in (("nstack_submission", "target_side"), ("target_side", "nstack_completion"))
     r2t = [s for s in t.slices if s.name == "nvmet_tcp_r2t_wait"]
     assert r2t and all(s.parent.name == "nvmet_tcp_submission" and t.host_of(s.track) == "target" for s in r2t)
+
+
+def test_stage_set_flag_chooses_the_drawn_set(patched, ntscope_cli):
+    """--stage-set stock on a patched capture: the timeline draws the stock stages."""
+    out = os.path.join(patched["run"], "stock-only")
+    r = ntscope_cli("analyze", patched["run"], "--quiet", "--no-interference", "--stage-set", "stock", "--out", out)
+    assert r.returncode == 0, r.stderr
+    t = perfetto_check.load(os.path.join(out, "timeline.perfetto-trace"))
+    names = {s.name for s in t.slices}
+    assert t.errors == [] and {"fabric_total", "target_exec", "host_queue"} <= names
+    assert not names & {"network_transmission", "nvmet_tcp_submission"}
+    assert len(t.flows) == 2 * patched["io"].filter(pl.col("match_state") == "matched").height
