@@ -6,7 +6,8 @@ I/Os) repeated N times (make_scaled_run.py). Prints figures and the ratios betwe
 sizes; asserts nothing (speed and memory are not test verdicts on a shared machine).
 
 Each size runs in a child process, in phases: load (views, selection), export (the two
-Parquet files), timeline. Peak RSS is measured per phase (the kernel's high-water mark,
+Parquet files), timeline; wall and CPU seconds (user + system, every thread: on a shared
+machine wall time mostly measures the others). Peak RSS is measured per phase (the kernel's high-water mark,
 reset between phases through /proc/self/clear_refs), as is the peak of Python's own heap
 (tracemalloc: numpy batches included, DuckDB's buffers not: those are bounded by
 --memory-limit, MEMORY_LIMIT here).
@@ -52,12 +53,13 @@ def child(run, memory_limit):
     def phase(name, fn):
         reset_peak()
         tracemalloc.start()
-        t = time.perf_counter()
+        t, c = time.perf_counter(), os.times()
         result = fn()
-        secs = time.perf_counter() - t
+        secs, c2 = time.perf_counter() - t, os.times()
         _, py_peak = tracemalloc.get_traced_memory()
         tracemalloc.stop()
-        out[name] = {"s": secs, "peak_rss_mib": status_kib("VmHWM") / 1024, "py_heap_peak_mib": py_peak / 2**20}
+        out[name] = {"s": secs, "cpu_s": (c2.user + c2.system) - (c.user + c.system),
+                     "peak_rss_mib": status_kib("VmHWM") / 1024, "py_heap_peak_mib": py_peak / 2**20}
         return result
 
     def load():
@@ -104,12 +106,13 @@ def main(sizes):
 def print_table(results, mem):
     print(f"\nbench_export (DuckDB memory_limit {mem}; this machine: {os.cpu_count()} CPUs, "
           f"load {os.getloadavg()[0]:.1f})")
-    print(f"{'I/Os':>9}  {'phase':<32} {'wall s':>8} {'peak RSS MiB':>13} {'py heap MiB':>12} {'MB out':>8}")
+    print(f"{'I/Os':>9}  {'phase':<32} {'wall s':>8} {'CPU s':>8} {'peak RSS MiB':>13} {'py heap MiB':>12} "
+          f"{'MB out':>8}")
     for n, r in results.items():
         for ph in ("load views", "io.parquet + io_stages.parquet", "timeline.perfetto-trace"):
             x = r[ph]
-            print(f"{r['ios']:>9}  {ph:<32} {x['s']:>8.1f} {x['peak_rss_mib']:>13.0f} {x['py_heap_peak_mib']:>12.1f} "
-                  f"{x.get('mb', float('nan')):>8.1f}")
+            print(f"{r['ios']:>9}  {ph:<32} {x['s']:>8.1f} {x.get('cpu_s', float('nan')):>8.1f} "
+                  f"{x['peak_rss_mib']:>13.0f} {x['py_heap_peak_mib']:>12.1f} {x.get('mb', float('nan')):>8.1f}")
     if len(results) >= 2:
         (n1, a), (n2, b) = list(results.items())[0], list(results.items())[-1]
         print(f"ratios {b['ios']} / {a['ios']} I/Os (x{b['ios'] / a['ios']:.1f}):")
