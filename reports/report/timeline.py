@@ -40,7 +40,6 @@ TE = {f: _num(pb.TrackEvent, f) for f in ("type", "track_uuid", "name_iid", "cat
 DA = {f: _num(pb.DebugAnnotation, f) for f in ("name_iid", "string_value", "uint_value", "int_value")}
 TD = {f: _num(pb.TrackDescriptor, f) for f in ("uuid", "parent_uuid", "name")}
 PACKET = _num(pb.Trace, "packet")
-TYPES = np.array([0, pb.TrackEvent.TYPE_SLICE_BEGIN, pb.TrackEvent.TYPE_SLICE_END, pb.TrackEvent.TYPE_COUNTER])
 IO_TRACK_NAME = b"io"      # every per-io track: the UI draws the siblings of one queue as one track
 
 
