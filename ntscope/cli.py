@@ -1,7 +1,8 @@
 """`python -m ntscope COMMAND`: the front door (the justfile's recipes call it).
 
   convert RUN                 every <host>/trace.dat of the run not converted yet -> <host>/parquet/
-  analyze RUN [filters]       report.{txt,json,html}, timeline.json, interference.* in RUN/report/
+  analyze RUN [filters]       report.{txt,json,html}, io.parquet, io_stages.parquet,
+                              timeline.perfetto-trace, interference.* in RUN/report/
   compare BASE RUN            compare.{txt,json,html} in RUN/report/: LAD per stage and a verdict
   interference RUN            interference.{txt,json,html} in RUN/report/
   sql RUN [-c SQL]            the views of RUN in DuckDB: a prompt, or statements from -c / stdin
@@ -54,7 +55,7 @@ def spec_from_args(a):
 
 def cmd_analyze(a):
     from ntscope.interference import model as imodel, plot_data as iplot, render_html as ihtml, render_text as itext
-    from ntscope.report import model, plot_data, render_html, render_text, selection, slo, timeline
+    from ntscope.report import export, model, plot_data, render_html, render_text, selection, slo, timeline
     from ntscope.sql import views
     run = runs.resolve(a.run)
     out = os.path.abspath(a.out) if a.out else os.path.join(run, runs.REPORT_DIR)
@@ -72,8 +73,11 @@ def cmd_analyze(a):
         files = ReportSet(out)
         files.add("report.json", json.dumps(doc, indent=1, default=str) + "\n")
         files.add("report.html", render_html.render(doc, plot_data.build(con, doc)))
+        files.add("io.parquet", lambda path: export.write_io(con, path))
+        files.add("io_stages.parquet", lambda path: export.write_stages(con, path, doc["stage_sets"]))
         p.step("timeline", con)
-        files.add("timeline.json", lambda path: timeline.write(con, path, timeline.stage_set_of(doc)))
+        timeline.stage_set_of(con, doc)
+        files.add("timeline.perfetto-trace", lambda path: timeline.write(con, path))
         if not a.no_interference:
             m = imodel.interference_model(con, run)
             itxt = itext.interference_text(m)

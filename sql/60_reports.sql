@@ -4,9 +4,12 @@
 --   (all io columns)
 --   group_key    display key, e.g. 'type=read, size=4096'
 --   group_json   the same as a JSON object, e.g. {"type":"read","size_bytes":4096}
+--   time_bucket_start_ts, time_bucket_end_ts   grouping by time: the bucket the io was
+--                submitted in (ns, initiator clock, [start, end)); NULL otherwise
 CREATE OR REPLACE VIEW io_selected AS
 SELECT *, 'type=' || coalesce(io_type, '?') || ', size=' || size_bytes AS group_key,
-       json_object('type', io_type, 'size_bytes', size_bytes) AS group_json
+       json_object('type', io_type, 'size_bytes', size_bytes) AS group_json,
+       NULL::BIGINT AS time_bucket_start_ts, NULL::BIGINT AS time_bucket_end_ts
 FROM io;
 
 -- report_window: one row: the time the selected io span, used for rates.
@@ -22,16 +25,28 @@ FROM io_selected;
 --   group_key, group_json   as in io_selected
 --   count        io in the group;  matched  io joined to a target command
 --   bytes        sum of io sizes
---   iops         count / report_window.dur (per second)
---   mb_s         bytes / report_window.dur (10^6 bytes per second)
+--   time_start_ts  grouping by time: the group's bucket start (ns, initiator clock), the
+--                order groups are shown in; NULL otherwise (groups shown by count)
+--   rate_dur_ns  the time rates divide by (ns): report_window.dur, or for a time group its
+--                own bucket clipped to report_window (the first and last are partial)
+--   iops         count / rate_dur_ns (per second)
+--   mb_s         bytes / rate_dur_ns (10^6 bytes per second)
 CREATE OR REPLACE VIEW report_groups AS
-SELECT group_key, any_value(group_json) AS group_json, count(*) AS count,
-       count(*) FILTER (WHERE match_state = 'matched') AS matched,
-       sum(size_bytes)::BIGINT AS bytes,
-       count(*) * 1e9 / any_value(w.dur) AS iops,
-       sum(size_bytes) * 1e3 / any_value(w.dur) AS mb_s
-FROM io_selected, report_window w
-GROUP BY group_key;
+WITH g AS (
+    SELECT group_key, any_value(group_json) AS group_json, count(*) AS count,
+           count(*) FILTER (WHERE match_state = 'matched') AS matched,
+           sum(size_bytes)::BIGINT AS bytes,
+           any_value(time_bucket_start_ts) AS time_start_ts,
+           CASE WHEN any_value(time_bucket_start_ts) IS NULL THEN any_value(w.dur)
+                ELSE greatest(least(any_value(time_bucket_end_ts), any_value(w.end_ts))
+                              - greatest(any_value(time_bucket_start_ts), any_value(w.start_ts)), 1)
+           END AS rate_dur_ns
+    FROM io_selected, report_window w
+    GROUP BY group_key
+)
+SELECT group_key, group_json, count, matched, bytes, time_start_ts, rate_dur_ns,
+       count * 1e9 / rate_dur_ns AS iops, bytes * 1e3 / rate_dur_ns AS mb_s
+FROM g;
 
 -- report_stage_stats: one row per (group, stage set, stage) over selected io whose stage
 -- duration is known. Percentiles are of that stage alone (they do not add up).
@@ -134,28 +149,3 @@ WITH w AS (
 SELECT queue, bin, bin * bin_ns AS bin_start_ns, bin_ns, completions, bytes,
        completions * 1e9 / bin_ns AS iops, bytes * 1e3 / bin_ns AS mb_s, inflight_avg
 FROM t;
-
--- timeline_ios: one row per io the timeline export covers: the first 10000 selected io by
--- submit time (a Perfetto UI stays responsive). Columns as io_selected.
-CREATE OR REPLACE VIEW timeline_ios AS
-SELECT * FROM io_selected ORDER BY i_setup_ts LIMIT 10000;
-
--- timeline_slices: one row per (io, stage) slice for the timeline export: every known
--- stage of every set of the timeline_ios, on the initiator clock, on its host queue's track.
---   io_id, stage_set, stage, parent
---   track        '<host> q<qid>' (initiator stages) or '<target host> cntlid <c> q<qid>'
---   ts           slice start (ns, initiator clock; target stages shifted by the offset)
---   dur          slice length (ns)
---   io_type, size_bytes, cid
-CREATE OR REPLACE VIEW timeline_slices AS
-SELECT s.io_id, s.stage_set, s.stage, s.parent,
-       CASE WHEN d.side = 'target' THEN sel.target_host || ' cntlid ' || sel.cntlid || ' q' || sel.qid
-            ELSE sel.initiator_host || ' q' || sel.qid END AS track,
-       f.ts AS ts, CASE WHEN d.minus_from_ms IS NULL THEN s.dur ELSE t.ts - f.ts END AS dur,
-       sel.io_type, sel.size_bytes, sel.cid
-FROM io_stages s
-JOIN timeline_ios sel USING (io_id)
-JOIN stage_definitions d ON d.stage_set = s.stage_set AND d.stage = s.stage
-JOIN io_milestones f ON f.io_id = s.io_id AND f.milestone = d.from_ms
-JOIN io_milestones t ON t.io_id = s.io_id AND t.milestone = d.to_ms
-WHERE s.dur IS NOT NULL AND s.stage <> 'end_to_end';

@@ -43,4 +43,6 @@ def test_pip_install_into_a_fresh_venv_then_analyze_from_elsewhere(tmp_path):
     doc = json.load(open(run / "report" / "report.json"))
     assert sum(g["count"] for g in doc["groups"]) == 328
     assert sorted(os.listdir(run / "report")) == ["interference.html", "interference.json", "interference.txt",
-                                                  "report.html", "report.json", "report.txt", "timeline.json"]
+                                                  "io.parquet", "io_stages.parquet",
+                                                  "report.html", "report.json", "report.txt",
+                                                  "timeline.perfetto-trace"]

@@ -23,7 +23,7 @@ def build(con, spec):
                                     "t0_ns": None, "method": "no matched command pairs"}
     window = rows(con, "SELECT start_ts, end_ts, dur AS dur_ns FROM report_window")[0]
     groups = []
-    for g in rows(con, "SELECT * FROM report_groups ORDER BY count DESC, group_key"):
+    for g in rows(con, "SELECT * FROM report_groups ORDER BY time_start_ts, count DESC, group_key"):
         stages = rows(con, "SELECT stage_set, stage, parent, direction, " + ", ".join(STAT_COLS) +
                       " FROM report_stage_stats WHERE group_key = ? ORDER BY stage_set, seq", [g["group_key"]])
         stages = [s for s in stages if s["stage_set"] in stage_sets]

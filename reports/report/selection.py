@@ -20,10 +20,10 @@ def listing(values, limit=20):
 
 
 def apply(con, spec: Spec):
-    n_io = con.execute("SELECT count(*) FROM io").fetchone()[0]
+    n_io = con.execute("SELECT count(*) FROM io").fetchall()[0][0]
     if n_io == 0:
         hosts = con.execute("SELECT string_agg(host || ' (role ' || coalesce(role, '?') || ')', ', ' ORDER BY host) "
-                            "FROM hosts").fetchone()[0]
+                            "FROM hosts").fetchall()[0][0]
         raise NtscopeError(f"the run has no initiator I/O command to report (hosts: {hosts or 'none'}); "
                            "fix: the initiator's trace.dat must hold nvme:nvme_setup_cmd / nvme_complete_rq events "
                            "of I/O queues: copy it into the run as <host>/trace.dat, or record with "
@@ -50,6 +50,6 @@ def apply(con, spec: Spec):
         raise NtscopeError(f"--stage-set {','.join(unknown)} is not reported for this run; "
                            f"fix: use one of: {listing(sets)}")
     con.execute(spec.view_sql())
-    if con.execute("SELECT count(*) FROM io_selected").fetchone()[0] == 0:
+    if con.execute("SELECT count(*) FROM io_selected").fetchall()[0][0] == 0:
         raise NtscopeError(f"the filters select no I/O ({spec.describe()['filter']}); "
                            "fix: loosen them (each value exists, but no I/O matches all of them)")

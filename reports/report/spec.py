@@ -133,21 +133,35 @@ class Spec:
                 conds.append(f"i_setup_ts < {start} + {int(float(hi) * 1e9)}")
         return " AND ".join(conds) if conds else "true"
 
+    T0 = "(SELECT min(coalesce(i_bio_queue_ts, i_setup_ts)) FROM io)"
+
+    def bucket_ns(self):
+        return int(self.time_bucket_s * 1e9)
+
     def key_exprs(self):
         parts, jparts = [], []
         for g in self.group_by:
             col, jkey = FIELDS[g]
             if g == "time":
-                ns = int(self.time_bucket_s * 1e9)
-                col = (f"((i_setup_ts - (SELECT min(coalesce(i_bio_queue_ts, i_setup_ts)) FROM io)) // {ns})"
-                       f" * {self.time_bucket_s}")
+                col = f"((i_setup_ts - {self.T0}) // {self.bucket_ns()}) * {self.time_bucket_s}"
             parts.append(f"'{g}=' || coalesce(({col})::VARCHAR, '?')")
             jparts.append(f"'{jkey}', {col}")
         return " || ', ' || ".join(parts), "json_object(" + ", ".join(jparts) + ")"
 
+    def bucket_exprs(self):
+        """The time bucket's bounds (ns, initiator clock) when grouping by time, else NULL:
+        report_groups divides a time group's counts by its own bucket, not the window."""
+        if "time" not in self.group_by:
+            return "NULL::BIGINT", "NULL::BIGINT"
+        ns = self.bucket_ns()
+        start = f"({self.T0} + ((i_setup_ts - {self.T0}) // {ns}) * {ns})"
+        return start, f"({start} + {ns})"
+
     def view_sql(self):
         key, js = self.key_exprs()
-        return (f"CREATE OR REPLACE VIEW io_selected AS SELECT *, {key} AS group_key, {js} AS group_json "
+        bstart, bend = self.bucket_exprs()
+        return (f"CREATE OR REPLACE VIEW io_selected AS SELECT *, {key} AS group_key, {js} AS group_json, "
+                f"{bstart} AS time_bucket_start_ts, {bend} AS time_bucket_end_ts "
                 f"FROM io WHERE {self.where()}")
 
     def describe(self):

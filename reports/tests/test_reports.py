@@ -1,5 +1,6 @@
 """Report tests: spec parsing, `analyze` on a real capture (text, JSON schema, filters,
-timeline). The HTML pages are tested in test_html.py."""
+timeline), --group-by time. The HTML pages are tested in test_html.py, the timeline in
+test_timeline.py, per-I/O Parquet in test_export.py."""
 import json
 import os
 import re
@@ -120,17 +121,31 @@ def test_filters_and_grouping(mixed, analyze):
     assert r.returncode == 2 and "size 'huge' is not a size" in r.stderr
 
 
+def test_group_by_time_rates_per_bucket_in_time_order(tmp_path, analyze):
+    """--group-by time on the 6 s randread capture, 0.5 s buckets: groups in time order (not by
+    count), each group's IOPS = its count over its own bucket (0.5 s), the last bucket clipped to
+    the window's end."""
+    run = copy_sample("stock-randread-4k-qd8", str(tmp_path / "run"))
+    r = analyze(run, "--group-by", "time", "--time-bucket", "0.5")
+    assert r.returncode == 0, r.stderr
+    doc = json.load(open(os.path.join(run, "report", "report.json")))
+    times = [g["key"]["time_s"] for g in doc["groups"]]
+    counts = [g["count"] for g in doc["groups"]]
+    assert len(times) >= 10 and times == sorted(times) and counts != sorted(counts, reverse=True)
+    assert sum(counts) == 6389
+    w = doc["window"]
+    for g in doc["groups"][:-1]:    # whole buckets (the first starts with the run's first I/O)
+        assert g["iops"] == pytest.approx(g["count"] / 0.5)
+        assert g["mb_s"] == pytest.approx(g["bytes"] / 0.5 / 1e6)
+    last = doc["groups"][-1]
+    last_start = w["start_ts"] + round(last["key"]["time_s"] * 1e9)
+    assert last["iops"] == pytest.approx(last["count"] / ((w["end_ts"] - last_start) / 1e9))
+    text = open(os.path.join(run, "report", "report.txt")).read()
+    assert text.index("group: time=0.0") < text.index("group: time=0.5") < text.index("group: time=1.0")
+
+
 def test_missing_run_is_fatal(analyze):
     r = analyze("/nonexistent/run")
     assert r.returncode == 2 and "no run directory" in r.stderr
 
 
-def test_timeline_export(randread):
-    doc = json.load(open(os.path.join(randread, "report", "timeline.json")))
-    ev = doc["traceEvents"]
-    tracks = {e["args"]["name"] for e in ev if e["ph"] == "M"}
-    assert "initiator q1" in tracks and any(t.startswith("target cntlid 1") for t in tracks)
-    begins = [e for e in ev if e["ph"] == "b"]
-    ends = [e for e in ev if e["ph"] == "e"]
-    assert len(begins) == len(ends) > 6389
-    assert {e["name"] for e in begins} >= {"host_queue", "fabric_total", "target_exec", "host_completion"}

@@ -1,0 +1,66 @@
+"""A run's data as polars LazyFrames, for your own analysis (`pip install ntscope[polars]`).
+
+    from ntscope import data
+    import polars as pl
+    io = data.io("runs/run1")                 # report/io.parquet: one row per I/O
+    st = data.stages("runs/run1")             # report/io_stages.parquet: one row per I/O and stage
+    ev = data.events("runs/run1", "nvme", "nvme_setup_cmd")   # every host's events, 'host' added
+
+io() and stages() read what `ntscope analyze RUN` wrote (the I/Os its filters selected; columns
+and units in reports/README.md "Per-I/O data"); events() reads what `ntscope convert` wrote
+(<host>/parquet/<system>/<event>.parquet). Nothing is read until you .collect(). A run is a
+path or a name under runs/, as for every ntscope command; paths are taken literally."""
+import os
+import re
+
+from . import runs
+from .errors import NtscopeError
+
+NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")   # system and event names the converter writes
+
+
+def _pl():
+    try:
+        import polars
+    except ImportError:
+        raise NtscopeError("ntscope.data needs polars, which is not installed; "
+                           "fix: pip install 'ntscope[polars]' (or pip install polars)") from None
+    return polars
+
+
+def _report_file(run, name):
+    path = os.path.join(runs.resolve(run), runs.REPORT_DIR, name)
+    if not os.path.isfile(path):
+        raise NtscopeError(f"{path} does not exist; fix: run `ntscope analyze {run}` first "
+                           "(it writes io.parquet and io_stages.parquet into the report folder)")
+    return path
+
+
+def io(run):
+    """report/io.parquet as a LazyFrame: one row per I/O the report covers."""
+    return _pl().scan_parquet(_report_file(run, "io.parquet"), glob=False)
+
+
+def stages(run):
+    """report/io_stages.parquet as a LazyFrame: one row per (I/O, stage set, stage)."""
+    return _pl().scan_parquet(_report_file(run, "io_stages.parquet"), glob=False)
+
+
+def events(run, system, event):
+    """Every host's <host>/parquet/<system>/<event>.parquet as one LazyFrame, with a 'host'
+    column (the host directory's name) first; columns missing on a host are null."""
+    pl = _pl()
+    for what, v in (("system", system), ("event", event)):
+        if not NAME.match(str(v)):
+            raise NtscopeError(f"{what} {v!r} is not a trace {what} name; fix: e.g. events(run, 'nvme', "
+                               "'nvme_setup_cmd') (names as in <host>/parquet/<system>/<event>.parquet)")
+    run_dir = runs.resolve(run)
+    frames = []
+    for host in runs.host_dirs(run_dir):
+        path = os.path.join(run_dir, host, "parquet", system, f"{event}.parquet")
+        if os.path.isfile(path):
+            frames.append(pl.scan_parquet(path, glob=False).select(pl.lit(host).alias("host"), pl.all()))
+    if not frames:
+        raise NtscopeError(f"no host of {run_dir} has {system}/{event}.parquet; fix: check the names "
+                           f"(ls {run_dir}/*/parquet/{system}/), or convert the run first (ntscope convert RUN)")
+    return pl.concat(frames, how="diagonal_relaxed")

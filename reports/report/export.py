@@ -1,0 +1,33 @@
+"""Per-I/O data on disk: report/io.parquet (one row per I/O the report covers) and
+report/io_stages.parquet (one row per I/O and stage), written by DuckDB COPY straight from the
+views of sql/64_export.sql (streamed, zstd): nothing passes through Python. Columns and units:
+reports/README.md "Per-I/O data"."""
+from ntscope.sql.views import sql_ident, sql_str
+
+PARQUET = "(FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 122880)"
+
+
+def milestones(con):
+    """The milestone columns of io.parquet, in the order of an I/O's life (io_export_milestones)."""
+    return [r[0] for r in con.execute(
+        "SELECT milestone FROM io_export_milestones ORDER BY mean_offset_ns, milestone").fetchall()]
+
+
+def io_sql(con):
+    """io_export plus one column per milestone (ns, initiator clock), rows by first milestone."""
+    ms = milestones(con)
+    cols = "".join(f", max(ts) FILTER (WHERE milestone = {sql_str(m)}) AS {sql_ident(m)}" for m in ms)
+    order = (sql_ident(ms[0]) + ", " if ms else "") + "io_id"
+    return (f"SELECT e.*, p.* EXCLUDE (io_id) FROM io_export e LEFT JOIN ("
+            f"SELECT io_id{cols} FROM io_milestones WHERE io_id IN (SELECT io_id FROM io_selected) "
+            f"GROUP BY io_id) p USING (io_id) ORDER BY {order}")
+
+
+def write_io(con, path):
+    con.execute(f"COPY ({io_sql(con)}) TO {sql_str(path)} {PARQUET}")
+
+
+def write_stages(con, path, stage_sets):
+    """The stages of the report's stage sets (report.json "stage_sets")."""
+    sets = ", ".join(sql_str(s) for s in stage_sets) or "NULL"
+    con.execute(f"COPY (SELECT * FROM io_stage_export WHERE stage_set IN ({sets})) TO {sql_str(path)} {PARQUET}")

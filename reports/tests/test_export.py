@@ -1,0 +1,121 @@
+"""Per-I/O data on disk (report/io.parquet, report/io_stages.parquet) and ntscope.data: written
+by analyze as part of the report set, one row per I/O / per I/O and stage, and a report figure
+reproduced from them with polars."""
+import json
+import os
+import shutil
+
+import polars as pl
+import pyarrow.parquet as pq
+import pytest
+
+from ntscope import data
+from ntscope.errors import NtscopeError
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+IO_COLUMNS = ["io_id", "initiator_host", "target_host", "queue_key", "device_key", "target_device_key",
+              "io_type", "size_bytes", "group_key", "cpu", "pid", "comm", "qid", "cid", "cntlid",
+              "match_state", "status", "offset_ns"]
+
+
+@pytest.fixture(scope="module")
+def mixed(tmp_path_factory, ntscope_cli):
+    """fio random reads and writes of 64 sizes (4k-128k) on two queues, stock kernels."""
+    run = str(tmp_path_factory.mktemp("export") / "run")
+    for host in ("initiator", "target"):
+        shutil.copytree(os.path.join(REPO, "fixtures", "stock-randrw-mixed", host), os.path.join(run, host))
+    r = ntscope_cli("analyze", run, "--quiet", "--no-interference")
+    assert r.returncode == 0, r.stderr
+    return run
+
+
+def report(run, out="report"):
+    return json.load(open(os.path.join(run, out, "report.json")))
+
+
+def test_io_parquet_one_row_per_reported_io(mixed):
+    doc = report(mixed)
+    io = data.io(mixed).collect()
+    stats = {s["name"]: s["value"] for s in doc["pipeline_stats"]}
+    assert io.height == sum(g["count"] for g in doc["groups"]) == stats["initiator_commands"]
+    assert io["io_id"].n_unique() == io.height
+    assert io.columns[:len(IO_COLUMNS)] == IO_COLUMNS
+    milestones = io.columns[len(IO_COLUMNS):]
+    assert milestones[0] == "i:block_bio_queue" and milestones[-1] == "i:block_rq_complete"
+    assert {"i:nvme_setup_cmd", "t:nvmet_req_init", "t:nvmet_req_complete", "i:nvme_complete_rq"} <= set(milestones)
+    assert dict(io.schema)["i:nvme_setup_cmd"] == pl.Int64 and dict(io.schema)["size_bytes"] == pl.Int64
+    assert set(io["queue_key"]) == {"initiator/c0/q1", "initiator/c0/q2"}
+    assert set(io["device_key"]) == {"initiator/nvme0n1"}
+    matched = io.filter(pl.col("match_state") == "matched")
+    assert matched.height == stats["matched_commands"] and set(matched["target_device_key"]) == {"target/nullb0"}
+    # group keys are the report's
+    assert dict(io.group_by("group_key").len().iter_rows()) == {g["key_text"]: g["count"] for g in doc["groups"]}
+    # zstd, as documented
+    meta = pq.ParquetFile(os.path.join(mixed, "report", "io.parquet")).metadata
+    assert meta.row_group(0).column(0).compression == "ZSTD"
+
+
+def test_io_stages_match_the_milestones(mixed):
+    st = data.stages(mixed).collect()
+    io = data.io(mixed).collect()
+    assert st.columns == ["io_id", "stage_set", "stage", "seq", "parent", "direction", "dur_ns", "missing"]
+    assert set(st["stage_set"]) == {"stock"}
+    assert st.height == io.height * 12                        # 12 stock stages per I/O
+    assert set(st["direction"]) == {"submission", "completion", "both"}
+    # end_to_end is measured between two milestones of io.parquet; target_exec too (target clock)
+    j = st.filter(pl.col("stage").is_in(["end_to_end", "target_exec"])).pivot(
+        "stage", index="io_id", values="dur_ns").join(io, on="io_id")
+    assert (j["end_to_end"] == j["i:block_rq_complete"] - j["i:block_bio_queue"]).all()
+    m = j.filter(pl.col("target_exec").is_not_null())
+    assert m.height > 0 and (m["target_exec"] == m["t:nvmet_req_complete"] - m["t:nvmet_req_init"]).all()
+
+
+def nearest_rank(q):
+    """The report's percentile (DuckDB quantile_disc): the sorted value at ceil(q * n) - 1."""
+    return pl.col("dur_ns").sort().get((pl.len() * q).ceil().cast(pl.Int64) - 1)
+
+
+def test_polars_reproduces_the_report(mixed):
+    doc = report(mixed)
+    # the README's lines: mean and p50 of end_to_end per group
+    e2e = data.stages(mixed).filter(pl.col("stage_set") == "stock", pl.col("stage") == "end_to_end")
+    got = (e2e.join(data.io(mixed), on="io_id").group_by("group_key")
+           .agg(n=pl.len(), mean_ns=pl.col("dur_ns").mean(), p50_ns=nearest_rank(0.5), p99_ns=nearest_rank(0.99))
+           .collect())
+    got = {r["group_key"]: r for r in got.iter_rows(named=True)}
+    assert len(got) == len(doc["groups"]) > 10
+    for g in doc["groups"]:
+        [s] = [s for s in g["stages"] if s["stage_set"] == "stock" and s["name"] == "end_to_end"]
+        r = got[g["key_text"]]
+        assert r["n"] == s["count"] == g["count"]
+        assert abs(r["mean_ns"] - s["mean_ns"]) <= 0.5       # the report rounds the mean to ns
+        assert (r["p50_ns"], r["p99_ns"]) == (s["p50_ns"], s["p99_ns"])
+
+
+def test_filters_apply_to_the_files(mixed, ntscope_cli):
+    r = ntscope_cli("analyze", mixed, "--quiet", "--no-interference", "--type", "write", "--out",
+                    os.path.join(mixed, "writes"))
+    assert r.returncode == 0, r.stderr
+    io = pl.read_parquet(os.path.join(mixed, "writes", "io.parquet"))
+    st = pl.read_parquet(os.path.join(mixed, "writes", "io_stages.parquet"))
+    assert set(io["io_type"]) == {"write"} and io.height == sum(g["count"] for g in report(mixed, "writes")["groups"])
+    assert set(st["io_id"]) == set(io["io_id"])
+
+
+def test_events(mixed):
+    ev = data.events(mixed, "block", "block_rq_complete").collect()
+    assert ev.columns[0] == "host" and set(ev["host"]) == {"initiator", "target"}
+    for host in ("initiator", "target"):
+        f = os.path.join(mixed, host, "parquet", "block", "block_rq_complete.parquet")
+        assert ev.filter(pl.col("host") == host).height == pq.ParquetFile(f).metadata.num_rows
+
+
+def test_errors_say_what_and_the_fix(tmp_path, mixed):
+    run = tmp_path / "fresh"
+    (run / "initiator").mkdir(parents=True)
+    with pytest.raises(NtscopeError, match=r"io\.parquet does not exist; fix: run `ntscope analyze"):
+        data.io(str(run))
+    with pytest.raises(NtscopeError, match="no host of .* has nvme/nvme_nothing.parquet"):
+        data.events(mixed, "nvme", "nvme_nothing")
+    with pytest.raises(NtscopeError, match="is not a trace system name"):
+        data.events(mixed, "../nvme", "x")

@@ -1,0 +1,166 @@
+"""report/timeline.perfetto-trace, loaded the way Perfetto's trace processor does
+(perfetto_check: trace_processor_shell itself is downloaded at first use, which this machine
+cannot): tracks per host and queue, every I/O, stages nested in their I/O, flows from the
+initiator part to the target part and back, counters; on a stock and a patched capture."""
+import json
+import os
+import shutil
+from collections import Counter, defaultdict
+
+import polars as pl
+import pytest
+
+import perfetto_check
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def analyzed(tmp_path_factory, ntscope_cli, fixture):
+    run = str(tmp_path_factory.mktemp("timeline") / "run")
+    for host in ("initiator", "target"):
+        shutil.copytree(os.path.join(REPO, "fixtures", fixture, host), os.path.join(run, host))
+    r = ntscope_cli("analyze", run, "--quiet", "--no-interference")
+    assert r.returncode == 0, r.stderr
+    rep = os.path.join(run, "report")
+    return {"run": run, "doc": json.load(open(os.path.join(rep, "report.json"))),
+            "io": pl.read_parquet(os.path.join(rep, "io.parquet")),
+            "stages": pl.read_parquet(os.path.join(rep, "io_stages.parquet")),
+            "path": os.path.join(rep, "timeline.perfetto-trace"),
+            "trace": perfetto_check.load(os.path.join(rep, "timeline.perfetto-trace"))}
+
+
+@pytest.fixture(scope="module")
+def stock(tmp_path_factory, ntscope_cli):
+    return analyzed(tmp_path_factory, ntscope_cli, "stock-randread-4k-qd8")
+
+
+@pytest.fixture(scope="module")
+def patched(tmp_path_factory, ntscope_cli):
+    return analyzed(tmp_path_factory, ntscope_cli, "lab-6.1-patched-write-128k")
+
+
+def roots_by_io(t):
+    """io_id -> {'initiator': end_to_end slice, 'target': target_side slice}."""
+    out = defaultdict(dict)
+    for s in t.slices:
+        if s.depth == 0:
+            out[s.args["io_id"]]["initiator" if s.name == "end_to_end" else "target"] = s
+    return out
+
+
+def check_common(r, stage_set):
+    """What every timeline must satisfy; returns the loaded trace."""
+    t, io, doc = r["trace"], r["io"], r["doc"]
+    assert t.errors == []
+    # tracks: a process per host; under it its queues (named by queue_key) and devices
+    hosts = {d.process.process_name: u for u, d in t.tracks.items() if d.HasField("process")}
+    assert set(hosts) == {"initiator", "target"}
+    children = defaultdict(set)
+    for u, d in t.tracks.items():
+        if d.HasField("parent_uuid") and t.tracks[d.parent_uuid].HasField("process"):
+            children[t.host_of(u)].add(d.name)
+    queues = set(io["queue_key"])
+    assert children["initiator"] == queues | set(io["device_key"])
+    matched = io.filter(pl.col("match_state") == "matched")
+    assert children["target"] == set(matched["queue_key"]) | set(matched["target_device_key"])
+    # every I/O: one end_to_end slice on its own 'io' track under its queue on the initiator
+    roots = roots_by_io(t)
+    count = sum(g["count"] for g in doc["groups"])
+    assert len(roots) == io.height == count
+    assert Counter(s.name for s in t.slices if s.depth == 0)["end_to_end"] == count
+    queue_of = dict(zip(io["io_id"], io["queue_key"]))
+    for io_id, parts in roots.items():
+        track = t.tracks[parts["initiator"].track]
+        assert track.name == "io" and t.name_of(track.parent_uuid) == queue_of[io_id]
+        assert t.host_of(parts["initiator"].track) == "initiator"
+        if "target" in parts:
+            assert t.host_of(parts["target"].track) == "target"
+            assert t.name_of(t.tracks[parts["target"].track].parent_uuid) == queue_of[io_id]
+    assert sum("target" in p for p in roots.values()) == matched.height
+    # nesting: each stage inside its parent slice, which is the stage table's parent (or the root)
+    parent_of = {d["stage"]: d["parent"] for d in doc["stage_definitions"] if d["stage_set"] == stage_set}
+    side_of = {d["stage"]: d["side"] for d in doc["stage_definitions"] if d["stage_set"] == stage_set}
+    for s in t.slices:
+        if s.depth == 0:
+            assert s.name in ("end_to_end", "target_side")
+            continue
+        p = s.parent
+        assert p.ts <= s.ts and s.ts + s.dur <= p.ts + p.dur, (s, p)
+        want = parent_of[s.name]
+        if want is None or (side_of[want] == "target") != (side_of[s.name] == "target"):
+            want = "target_side" if side_of[s.name] == "target" else "end_to_end"
+        assert p.name == want, (s.name, p.name)
+    # flows: the initiator part hands over to the target part, which hands back
+    assert len(t.flows) == 2 * matched.height
+    for a, b in t.flows:
+        hosts_ab = (t.host_of(a.track), t.host_of(b.track))
+        assert hosts_ab in (("initiator", "target"), ("target", "initiator"))
+    return t
+
+
+def io_of_slice(t):
+    """slice -> io_id, through the root on its track."""
+    root = {s.track: s.args["io_id"] for s in t.slices if s.depth == 0}
+    return lambda s: root[s.track]
+
+
+def test_stock_timeline(stock):
+    t = check_common(stock, "stock")
+    io_id = io_of_slice(t)
+    names = Counter(s.name for s in t.slices)
+    assert names == {n: 6389 for n in ("end_to_end", "target_side", "host_queue", "host_getrq", "host_dispatch",
+                                       "fabric_total", "fabric_submission", "fabric_completion", "target_exec",
+                                       "target_to_device", "target_device", "target_from_device", "host_completion")}
+    for a, b in t.flows:
+        assert (a.name, b.name) in (("fabric_submission", "target_side"), ("target_side", "fabric_completion"))
+        assert io_id(a) == io_id(b)
+    # drawn durations are the stages' (fabric_total, clock-free, is drawn over the whole wait and
+    # carries its own duration as stage_dur_ns)
+    durs = {(r[0], r[1]): r[2] for r in stock["stages"].select("io_id", "stage", "dur_ns").iter_rows()}
+    for s in t.slices:
+        if s.depth == 0:
+            continue
+        want = durs[(io_id(s), s.name)]
+        assert (s.args.get("stage_dur_ns", s.dur)) == want, s
+        if s.name == "fabric_total":
+            assert s.dur > want and s.args["stage_dur_ns"] == want
+    e2e = {io_id(s): s.dur for s in t.slices if s.name == "end_to_end"}
+    assert e2e == {k: durs[(k, "end_to_end")] for k in e2e}
+    # counters: in-flight per queue and device on both hosts, MB/s that add up to the bytes read
+    counters = {(t.host_of(u), t.name_of(t.tracks[u].parent_uuid), t.tracks[u].name): v for u, v in t.counters.items()}
+    assert {k[2] for k in counters} == {"in_flight", "mb_s"}
+    assert ("initiator", "initiator/c0/q1", "in_flight") in counters and ("target", "target/nullb0", "mb_s") in counters
+    for (host, resource, counter), values in counters.items():
+        assert [ts for ts, _ in values] == sorted(ts for ts, _ in values)
+        if counter == "in_flight":
+            assert values[-1][1] == 0 and 1 <= max(v for _, v in values) <= 8    # fio iodepth 8
+        else:   # 10 ms bins: MB/s x 10^6 x 0.01 s = bytes
+            assert sum(v for _, v in values) * 1e4 == pytest.approx(
+                6389 * 4096 if not resource.endswith("/q1") and not resource.endswith("/q2") else
+                4096 * stock["io"].filter(pl.col("queue_key") == resource).height)
+    # small: interned names, varints (the Chrome JSON of the same run was 23 MB)
+    assert os.path.getsize(stock["path"]) < 1000 * 6389
+
+
+def test_patched_timeline_uses_ntprof_stages(patched):
+    t = check_common(patched, "ntprof")
+    names = set(Counter(s.name for s in t.slices))
+    assert {"network_transmission", "nstack_submission", "nstack_completion", "nvmet_tcp_submission",
+            "nvmet_tcp_r2t_wait", "target_subsystem", "blk_submission"} <= names
+    assert "fabric_total" not in names          # one stage set: ntprof, the primary one
+    for a, b in t.flows:
+        assert (a.name, b.name) in (("nstack_submission", "target_side"), ("target_side", "nstack_completion"))
+    r2t = [s for s in t.slices if s.name == "nvmet_tcp_r2t_wait"]
+    assert r2t and all(s.parent.name == "nvmet_tcp_submission" and t.host_of(s.track) == "target" for s in r2t)
+
+
+def test_stage_set_flag_chooses_the_drawn_set(patched, ntscope_cli):
+    """--stage-set stock on a patched capture: the timeline draws the stock stages."""
+    out = os.path.join(patched["run"], "stock-only")
+    r = ntscope_cli("analyze", patched["run"], "--quiet", "--no-interference", "--stage-set", "stock", "--out", out)
+    assert r.returncode == 0, r.stderr
+    t = perfetto_check.load(os.path.join(out, "timeline.perfetto-trace"))
+    names = {s.name for s in t.slices}
+    assert t.errors == [] and {"fabric_total", "target_exec", "host_queue"} <= names
+    assert not names & {"network_transmission", "nvmet_tcp_submission"}
+    assert len(t.flows) == 2 * patched["io"].filter(pl.col("match_state") == "matched").height

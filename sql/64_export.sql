@@ -1,0 +1,60 @@
+-- Per-I/O data on disk (report/io.parquet, report/io_stages.parquet) and the ids every
+-- output shares (reports/README.md "Vocabulary"). All views; the report writes them with
+-- DuckDB COPY (reports/report/export.py), streamed.
+
+-- io_keys: one row per io: the ids of the resources it used.
+--   io_id
+--   queue_key          '<initiator host>/c<controller instance>/q<qid>', the transport queue
+--                      (= its TCP connection), e.g. 'initiator/c0/q1'
+--   device_key         '<initiator host>/<disk>', the initiator's block device ('?' unknown)
+--   target_device_key  '<target host>/<disk>', the target's backing device as nvmet names it
+--                      ('/dev/' dropped, e.g. 'target/nullb0'); NULL when the io is unmatched
+CREATE OR REPLACE VIEW io_keys AS
+SELECT i.io_id,
+       i.initiator_host || '/c' || i.ctrl_id || '/q' || i.qid AS queue_key,
+       i.initiator_host || '/' || coalesce(i.disk, '?') AS device_key,
+       CASE WHEN i.t_cmd IS NOT NULL
+            THEN i.target_host || '/' || coalesce(regexp_replace(t.disk, '^/dev/', ''), '?') END AS target_device_key
+FROM io i LEFT JOIN nvme_commands t ON t.cmd_key = i.t_cmd;
+
+-- io_export: one row per io the report covers (io_selected: its filters applied), the
+-- columns of report/io.parquet before the milestone columns (io_export_milestones).
+--   io_id                        io.io_id (the initiator command's key, stable for a run)
+--   initiator_host, target_host  host directory names (target_host NULL: no target controller)
+--   queue_key, device_key, target_device_key   see io_keys
+--   io_type                      'read', 'write', 'flush', ...;  size_bytes  data bytes
+--   group_key                    the report's group of this io, e.g. 'type=read, size=4096'
+--   cpu, pid, comm               submitting CPU; the bio's owner process
+--   qid, cid, cntlid             NVMe queue id, command id (as on the wire), target controller id
+--   match_state                  'matched' or why not (see io)
+--   status                       NVMe completion status on the initiator
+--   offset_ns                    clock offset applied to this io's target milestones
+--                                (target clock - initiator clock, ns)
+CREATE OR REPLACE VIEW io_export AS
+SELECT s.io_id, s.initiator_host, s.target_host, k.queue_key, k.device_key, k.target_device_key,
+       s.io_type, s.size_bytes, s.group_key, s.cpu, s.pid, s.comm, s.qid, s.cid, s.cntlid,
+       s.match_state, s.status, s.offset_ns
+FROM io_selected s JOIN io_keys k USING (io_id);
+
+-- io_export_milestones: one row per milestone column of report/io.parquet, in column order.
+--   milestone       an io_milestones.milestone some selected io has ('i:<event>' initiator,
+--                   't:<event>' target, '<event>#last' the last of repeated NVMe/TCP events)
+--   mean_offset_ns  mean time after the io's first initiator point (block_bio_queue, else
+--                   nvme_setup_cmd): the columns follow an io's life
+CREATE OR REPLACE VIEW io_export_milestones AS
+SELECT m.milestone, avg(m.ts - coalesce(s.i_bio_queue_ts, s.i_setup_ts)) AS mean_offset_ns
+FROM io_milestones m JOIN io_selected s USING (io_id)
+WHERE m.ts IS NOT NULL
+GROUP BY m.milestone;
+
+-- io_stage_export: one row per (io the report covers, stage) of every stage set:
+-- report/io_stages.parquet (the writer keeps the report's sets).
+--   io_id, stage_set, stage, seq, parent   as in io_stages / stage_definitions
+--   direction   'submission' (initiator -> target), 'completion' (target -> initiator), 'both'
+--   dur_ns      the stage's duration (ns); NULL when a milestone of this io is missing
+--   missing     that first missing milestone, NULL when dur_ns is known
+CREATE OR REPLACE VIEW io_stage_export AS
+SELECT s.io_id, s.stage_set, s.stage, s.seq, s.parent,
+       s.direction,
+       s.dur AS dur_ns, s.missing
+FROM io_stages s SEMI JOIN io_selected sel ON sel.io_id = s.io_id;

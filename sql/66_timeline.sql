@@ -1,0 +1,308 @@
+-- The Perfetto timeline (report/timeline.perfetto-trace, reports/report/timeline.py): every
+-- selected io as slices on per-io tracks under its host and transport queue, stages nested,
+-- flows between the initiator and the target part, counters per queue and device. All times
+-- are ns on the INITIATOR clock (target times minus io.offset_ns, as in io_milestones).
+-- Views only: the writer reads timeline_tracks, timeline_names and timeline_packets once.
+
+-- timeline_stage_set: one row: the stage set the timeline draws, primary_stage_set (the
+-- report replaces this view when its --stage-set leaves the primary set out).
+--   stage_set
+CREATE OR REPLACE VIEW timeline_stage_set AS
+SELECT stage_set FROM primary_stage_set;
+
+-- timeline_layout: one row per slice kind of an io: the two roots and each stage of the
+-- timeline's set (stages nested more than 3 deep are not drawn).
+--   stage        'end_to_end' (root of the initiator part: the io, end to end),
+--                'target_side' (root of the target part: the io's first to last target
+--                point), or a stage_definitions.stage
+--   part         'initiator' or 'target': whose queue track holds the slice (target-side
+--                stages on the target; initiator and clock-free 'both' stages on the initiator)
+--   parent_slice the slice it nests in: its parent stage on the same part, else the root
+--   depth        0 roots, 1 top-level stages, 2.. their children
+--   sib          1.. rank among the slices sharing parent_slice (by seq)
+--   from_ms, to_ms   the milestones the slice spans (a clock-free stage is drawn over its
+--                whole from..to span; its duration is in the slice's stage_dur_ns arg)
+--   begin_pos, end_pos   order of the slice's begin and end among events of one track at
+--                one timestamp: depth-first (a parent begins before and ends after its children)
+--   flow         'out': the initiator slice whose end the target part starts from (a 'both'
+--                stage from an i: to a t: milestone); 'back': the one the target part returns
+--                to (from t: to i:); else NULL
+CREATE OR REPLACE VIEW timeline_layout AS
+WITH RECURSIVE d AS (
+    SELECT d.*, CASE WHEN d.side = 'target' THEN 'target' ELSE 'initiator' END AS part
+    FROM stage_definitions d
+    WHERE d.stage_set = (SELECT stage_set FROM timeline_stage_set) AND d.stage <> 'end_to_end'
+), e AS (
+    SELECT d.*, CASE WHEN p.part = d.part THEN d.parent END AS eff_parent
+    FROM d LEFT JOIN d p ON p.stage = d.parent
+), r AS (
+    SELECT *, dense_rank() OVER (PARTITION BY part, eff_parent ORDER BY seq) AS sib FROM e
+), tree AS (
+    SELECT stage, [sib] AS path FROM r WHERE eff_parent IS NULL
+    UNION ALL
+    SELECT r.stage, tree.path || [r.sib] FROM r JOIN tree ON r.eff_parent = tree.stage
+    WHERE len(tree.path) < 3
+), stages AS (
+    SELECT r.stage, r.part,
+           coalesce(r.eff_parent, CASE r.part WHEN 'initiator' THEN 'end_to_end' ELSE 'target_side' END) AS parent_slice,
+           len(t.path) AS depth, r.sib, r.seq, r.from_ms, r.to_ms,
+           coalesce(t.path[1], 0) * 262144 + coalesce(t.path[2], 0) * 4096 + coalesce(t.path[3], 0) * 64 AS begin_pos,
+           CASE WHEN r.side = 'both' AND r.from_ms LIKE 'i:%' AND r.to_ms LIKE 't:%' THEN 'out'
+                WHEN r.side = 'both' AND r.from_ms LIKE 't:%' AND r.to_ms LIKE 'i:%' THEN 'back' END AS flow_kind
+    FROM r JOIN tree t USING (stage)
+)
+SELECT stage, part, NULL AS parent_slice, 0 AS depth, 1 AS sib, -1 AS seq, NULL AS from_ms, NULL AS to_ms,
+       0 AS begin_pos, 63 * 262144 AS end_pos, NULL AS flow
+FROM (VALUES ('end_to_end', 'initiator'), ('target_side', 'target')) v(stage, part)
+UNION ALL
+SELECT stage, part, parent_slice, depth, sib, seq, from_ms, to_ms, begin_pos,
+       begin_pos + 63 * CASE depth WHEN 1 THEN 4096 WHEN 2 THEN 64 ELSE 1 END AS end_pos,
+       CASE WHEN flow_kind IS NOT NULL
+             AND row_number() OVER (PARTITION BY flow_kind ORDER BY seq) = 1 THEN flow_kind END AS flow
+FROM stages;
+
+-- timeline_tracks: one row per fixed track (the per-io tracks are in timeline_slices).
+--   uuid           1.. (Perfetto TrackDescriptor.uuid); parent_uuid NULL for a host
+--   kind           'host' (a process: one per host directory), 'queue' (a transport queue as
+--                  seen on that host), 'device' (a block device), 'counter'
+--   host           host directory name;  pid  the process id shown for a host (1..)
+--   resource_kind  'queue' or 'device' for queues, devices and their counters
+--   key            the host name, queue_key or device_key (reports/README.md "Vocabulary")
+--   counter        'in_flight' (commands the queue / requests the device had outstanding) or
+--                  'mb_s' (10^6 bytes completed per second), counters only
+--   name           what the UI shows: host name, queue_key, device_key or the counter id
+--   unit           counters: 'commands', 'requests' or 'MB/s'
+--   sibling_rank   order under the parent (queues, then devices; io tracks, then counters)
+CREATE OR REPLACE VIEW timeline_tracks AS
+WITH s AS (
+    SELECT s.initiator_host, s.target_host, s.match_state, k.queue_key, k.device_key, k.target_device_key
+    FROM io_selected s JOIN io_keys k USING (io_id)
+), r AS (
+    SELECT DISTINCT initiator_host AS host, 0 AS hr, 'queue' AS resource_kind, queue_key AS key FROM s
+    UNION SELECT DISTINCT initiator_host, 0, 'device', device_key FROM s
+    UNION SELECT DISTINCT target_host, 1, 'queue', queue_key FROM s WHERE match_state = 'matched'
+    UNION SELECT DISTINCT target_host, 1, 'device', target_device_key FROM s
+          WHERE match_state = 'matched' AND target_device_key IS NOT NULL
+), h AS (
+    SELECT host, min(hr) AS hr FROM r GROUP BY host
+), c AS (
+    SELECT r.*, c.counter FROM r, (VALUES ('in_flight'), ('mb_s')) c(counter)
+    WHERE NOT (r.resource_kind = 'queue' AND r.hr = 1 AND c.counter = 'mb_s')
+), t AS (
+    SELECT host, hr, 'host' AS kind, NULL AS resource_kind, host AS key, NULL AS counter FROM h
+    UNION ALL SELECT host, hr, resource_kind, resource_kind, key, NULL FROM r
+    UNION ALL SELECT host, hr, 'counter', resource_kind, key, counter FROM c
+), n AS (
+    SELECT *, row_number() OVER (ORDER BY hr, host, kind <> 'host', resource_kind DESC, key,
+                                          kind = 'counter', counter) AS uuid
+    FROM t
+)
+SELECT n.uuid,
+       CASE n.kind WHEN 'host' THEN NULL
+                   WHEN 'counter' THEN (SELECT p.uuid FROM n p WHERE p.kind = n.resource_kind AND p.host = n.host AND p.key = n.key)
+                   ELSE (SELECT p.uuid FROM n p WHERE p.kind = 'host' AND p.host = n.host) END AS parent_uuid,
+       n.kind, n.host,
+       CASE WHEN n.kind = 'host' THEN dense_rank() OVER (ORDER BY n.hr, n.host) END AS pid,
+       n.resource_kind, n.key, n.counter,
+       coalesce(n.counter, n.key) AS name,
+       CASE WHEN n.counter = 'mb_s' THEN 'MB/s' WHEN n.counter IS NULL THEN NULL
+            WHEN n.resource_kind = 'queue' THEN 'commands' ELSE 'requests' END AS unit,
+       CASE WHEN n.kind = 'queue' THEN 1 WHEN n.kind = 'device' THEN 2
+            WHEN n.counter = 'in_flight' THEN 2 WHEN n.counter = 'mb_s' THEN 3 ELSE 0 END AS sibling_rank
+FROM n;
+
+-- timeline_slices: one row per slice: each selected io's two roots (the target's when it has
+-- target points) and every stage of the timeline's set whose duration it has (io_stages.dur
+-- known), clamped so that slices nest on their track: a
+-- child within its parent, siblings one after the other (only offset-based stages can
+-- need it, by up to the clock uncertainty).
+--   io_id, n       the io and its number (1.. by nvme_setup_cmd time)
+--   part, stage, parent_slice, depth, begin_pos, end_pos   as in timeline_layout
+--   track_uuid     the io's own track for this part: it sits under parent_uuid, the queue's
+--                  track on that part's host (per-io tracks share the name 'io', which the
+--                  Perfetto UI draws as one track per queue)
+--   parent_uuid    timeline_tracks.uuid of that queue track
+--   ts, dur        the drawn slice (ns, initiator clock)
+--   stage_dur_ns   the stage's own duration (io_stages.dur) where it differs from dur
+--                  (clock-free stages, clamped slices); NULL otherwise and on roots
+--   flow_out, flow_in   flow ids leaving / ending at this slice: 2n-1 from the 'out' slice
+--                  to the target root, 2n from the target root to the 'back' slice
+--   io_type, size_bytes, cid, match_state   the io (args of the roots; io_type is every
+--                  slice's category)
+CREATE OR REPLACE VIEW timeline_slices AS
+WITH ios AS MATERIALIZED (
+    SELECT s.io_id, s.io_type, s.size_bytes, s.cid, s.match_state,
+           coalesce(s.i_bio_queue_ts, s.i_getrq_ts, s.i_setup_ts, s.i_complete_rq_ts) AS root_s,
+           coalesce(s.i_rq_complete_ts, s.i_complete_rq_ts) AS root_e,
+           q.uuid AS queue_track, tq.uuid AS target_queue_track,
+           row_number() OVER (ORDER BY s.i_setup_ts, s.io_id) AS n
+    FROM io_selected s JOIN io_keys k USING (io_id)
+    JOIN timeline_tracks q ON q.kind = 'queue' AND q.host = s.initiator_host AND q.key = k.queue_key
+    LEFT JOIN timeline_tracks tq ON s.match_state = 'matched' AND tq.kind = 'queue'
+                                AND tq.host = s.target_host AND tq.key = k.queue_key
+), lay AS MATERIALIZED (
+    SELECT * FROM timeline_layout
+), raw AS MATERIALIZED (
+    SELECT m.io_id, l.stage,
+           max(m.ts) FILTER (WHERE m.milestone = l.from_ms) AS s,
+           max(m.ts) FILTER (WHERE m.milestone = l.to_ms) AS e
+    FROM io_milestones m
+    JOIN (SELECT stage, from_ms, to_ms, unnest([from_ms, to_ms]) AS ms FROM lay WHERE depth > 0) l
+      ON l.ms = m.milestone
+    WHERE m.io_id IN (SELECT io_id FROM ios)
+    GROUP BY m.io_id, l.stage
+    HAVING s IS NOT NULL AND e IS NOT NULL
+), spans AS (
+    SELECT r.io_id, l.part, l.stage, l.parent_slice, l.depth, l.sib, r.s, r.e
+    FROM raw r JOIN lay l USING (stage)
+), roots AS (
+    SELECT io_id, 'initiator' AS part, 'end_to_end' AS stage, root_s AS s, greatest(coalesce(root_e, root_s), root_s) AS e
+    FROM ios
+    UNION ALL
+    SELECT io_id, 'target', 'target_side', min(s), max(greatest(e, s)) FROM spans
+    WHERE part = 'target' GROUP BY io_id
+), l1 AS (
+    -- clamp into the parent, then after the earlier siblings
+    SELECT c.*, greatest(c.cs, coalesce(max(c.ce) OVER w, c.cs)) AS fs FROM (
+        SELECT x.io_id, x.part, x.stage, least(greatest(x.s, p.s), p.e) AS cs,
+               least(greatest(x.e, x.s, p.s), p.e) AS ce, x.sib
+        FROM spans x JOIN roots p ON p.io_id = x.io_id AND p.part = x.part WHERE x.depth = 1) c
+    WINDOW w AS (PARTITION BY c.io_id, c.part ORDER BY c.sib ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)
+), l1f AS (
+    SELECT io_id, part, stage, fs AS s, greatest(ce, fs) AS e FROM l1
+), l2 AS (
+    SELECT c.*, greatest(c.cs, coalesce(max(c.ce) OVER w, c.cs)) AS fs FROM (
+        SELECT x.io_id, x.part, x.stage, x.parent_slice, least(greatest(x.s, p.s), p.e) AS cs,
+               least(greatest(x.e, x.s, p.s), p.e) AS ce, x.sib
+        FROM spans x JOIN l1f p ON p.io_id = x.io_id AND p.stage = x.parent_slice WHERE x.depth = 2) c
+    WINDOW w AS (PARTITION BY c.io_id, c.parent_slice ORDER BY c.sib ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)
+), l2f AS (
+    SELECT io_id, part, stage, fs AS s, greatest(ce, fs) AS e FROM l2
+), l3 AS (
+    SELECT c.*, greatest(c.cs, coalesce(max(c.ce) OVER w, c.cs)) AS fs FROM (
+        SELECT x.io_id, x.part, x.stage, x.parent_slice, least(greatest(x.s, p.s), p.e) AS cs,
+               least(greatest(x.e, x.s, p.s), p.e) AS ce, x.sib
+        FROM spans x JOIN l2f p ON p.io_id = x.io_id AND p.stage = x.parent_slice WHERE x.depth = 3) c
+    WINDOW w AS (PARTITION BY c.io_id, c.parent_slice ORDER BY c.sib ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)
+), drawn AS (
+    SELECT io_id, part, stage, s, e FROM roots
+    UNION ALL SELECT * FROM l1f
+    UNION ALL SELECT * FROM l2f
+    UNION ALL SELECT io_id, part, stage, fs, greatest(ce, fs) FROM l3
+), flows AS (
+    SELECT d.*, l.parent_slice, l.depth, l.begin_pos, l.end_pos, l.flow,
+           bool_or(l.flow = 'out') OVER (PARTITION BY d.io_id) AND bool_or(d.part = 'target') OVER (PARTITION BY d.io_id) AS has_out,
+           bool_or(l.flow = 'back') OVER (PARTITION BY d.io_id) AND bool_or(d.part = 'target') OVER (PARTITION BY d.io_id) AS has_back
+    FROM drawn d JOIN lay l ON l.stage = d.stage AND l.part = d.part
+)
+SELECT f.io_id, i.n, f.part, f.stage, f.parent_slice, f.depth, f.begin_pos, f.end_pos,
+       (SELECT max(uuid) FROM timeline_tracks) + 2 * i.n - CASE f.part WHEN 'initiator' THEN 1 ELSE 0 END AS track_uuid,
+       CASE f.part WHEN 'initiator' THEN i.queue_track ELSE i.target_queue_track END AS parent_uuid,
+       f.s AS ts, f.e - f.s AS dur,
+       CASE WHEN st.dur IS DISTINCT FROM f.e - f.s THEN st.dur END AS stage_dur_ns,
+       CASE WHEN f.flow = 'out' AND f.has_out THEN 2 * i.n - 1
+            WHEN f.stage = 'target_side' AND f.has_back THEN 2 * i.n END AS flow_out,
+       CASE WHEN f.flow = 'back' AND f.has_back THEN 2 * i.n
+            WHEN f.stage = 'target_side' AND f.has_out THEN 2 * i.n - 1 END AS flow_in,
+       i.io_type, i.size_bytes, i.cid, i.match_state
+FROM flows f JOIN ios i USING (io_id)
+LEFT JOIN io_stages st ON f.depth > 0 AND st.io_id = f.io_id AND st.stage = f.stage
+                      AND st.stage_set = (SELECT stage_set FROM timeline_stage_set)
+WHERE f.depth = 0 OR st.dur IS NOT NULL;
+
+-- timeline_counters: one row per counter value (the value holds until the counter's next row).
+--   uuid     timeline_tracks.uuid of the counter track
+--   ts       ns, initiator clock
+--   int_value     in_flight tracks: commands on the queue (initiator: nvme_setup_cmd ..
+--                 nvme_complete_rq; target: nvmet_req_init .. nvmet_req_complete) or requests
+--                 on the device (block_rq_issue .. block_rq_complete) from ts on
+--   double_value  mb_s tracks: 10^6 bytes per second completed in the 10 ms bin starting at
+--                 ts (bins from report_window.start_ts; a last 0 after the last bin)
+CREATE OR REPLACE VIEW timeline_counters AS
+WITH x AS MATERIALIZED (
+    SELECT s.*, k.queue_key, k.device_key, k.target_device_key FROM io_selected s JOIN io_keys k USING (io_id)
+), iv AS MATERIALIZED (
+    SELECT initiator_host AS host, 'queue' AS resource_kind, queue_key AS key,
+           i_setup_ts AS s, i_complete_rq_ts AS e, size_bytes FROM x
+    UNION ALL
+    SELECT initiator_host, 'device', device_key, i_rq_issue_ts, i_rq_complete_ts, size_bytes FROM x
+    UNION ALL
+    SELECT target_host, 'queue', queue_key, t_init_ts - offset_ns, t_complete_ts - offset_ns, size_bytes
+    FROM x WHERE match_state = 'matched'
+    UNION ALL
+    SELECT target_host, 'device', target_device_key, t_dev_issue_ts - offset_ns, t_dev_complete_ts - offset_ns, size_bytes
+    FROM x WHERE match_state = 'matched' AND target_device_key IS NOT NULL
+), ok AS MATERIALIZED (
+    SELECT * FROM iv WHERE s IS NOT NULL AND e IS NOT NULL AND e >= s
+), steps AS (
+    SELECT host, resource_kind, key, ts, sum(d) AS d FROM (
+        SELECT host, resource_kind, key, s AS ts, 1 AS d FROM ok
+        UNION ALL SELECT host, resource_kind, key, e, -1 FROM ok) GROUP BY ALL
+), bins AS (
+    SELECT host, resource_kind, key, (e - w.start_ts) // 10000000 AS bin, sum(size_bytes) AS bytes
+    FROM ok, report_window w GROUP BY ALL
+), every_bin AS (
+    SELECT host, resource_kind, key, unnest(range(lo, hi + 2)) AS bin
+    FROM (SELECT host, resource_kind, key, min(bin) AS lo, max(bin) AS hi FROM bins GROUP BY ALL)
+), tracks AS (
+    SELECT * FROM timeline_tracks WHERE kind = 'counter'
+)
+SELECT t.uuid, s.ts, (sum(s.d) OVER (PARTITION BY t.uuid ORDER BY s.ts))::BIGINT AS int_value,
+       NULL::DOUBLE AS double_value
+FROM steps s JOIN tracks t ON t.counter = 'in_flight' AND t.host = s.host
+                          AND t.resource_kind = s.resource_kind AND t.key = s.key
+UNION ALL
+SELECT t.uuid, w.start_ts + e.bin * 10000000, NULL, coalesce(b.bytes, 0) * 1e3 / 10000000
+FROM every_bin e LEFT JOIN bins b USING (host, resource_kind, key, bin)
+JOIN tracks t ON t.counter = 'mb_s' AND t.host = e.host AND t.resource_kind = e.resource_kind AND t.key = e.key,
+report_window w;
+
+-- timeline_names: one row per interned string of the trace.
+--   kind    'event' (slice names: the stages of timeline_layout) or 'category' (io types)
+--   name
+--   iid     1.. within its kind (Perfetto's interned ids)
+CREATE OR REPLACE VIEW timeline_names AS
+SELECT 'event' AS kind, stage AS name, row_number() OVER (ORDER BY depth, seq, stage) AS iid FROM timeline_layout
+UNION ALL
+SELECT 'category', io_type, row_number() OVER (ORDER BY io_type)
+FROM (SELECT DISTINCT coalesce(io_type, 'unknown') AS io_type FROM io_selected);
+
+-- timeline_packets: one row per TracePacket after the fixed ones (interned names, fixed
+-- tracks); the writer reads them ORDER BY ts, track_uuid, pos (time order; at one time on
+-- one track, depth-first).
+--   kind         0 the descriptor of a per-io track (parent_uuid, before its first slice),
+--                1 slice begin, 2 slice end, 3 counter value
+--   ts           ns, initiator clock (a slice end: its ts + dur)
+--   track_uuid   the track the packet is on (kind 0: the track it describes)
+--   pos          -1 descriptors; begin_pos / end_pos of slices; 0 counters
+--   parent_uuid  kind 0
+--   name_iid, category_iid   kind 1: timeline_names iids of the slice's name and io type
+--   flow_out, flow_in        kind 1: flow ids (timeline_slices)
+--   int_value, double_value  kind 3: in_flight / mb_s
+--   io_id, size_bytes, cid, match_state   kind 1 roots (io_id on both, the rest on end_to_end)
+--   stage_dur_ns kind 1: see timeline_slices
+CREATE OR REPLACE VIEW timeline_packets AS
+WITH sl AS (
+    SELECT s.*, unnest(CASE WHEN s.depth = 0 THEN [0, 1, 2] ELSE [1, 2] END) AS kind
+    FROM timeline_slices s
+), ev AS (SELECT name, iid FROM timeline_names WHERE kind = 'event'),
+cat AS (SELECT name, iid FROM timeline_names WHERE kind = 'category')
+SELECT sl.kind::TINYINT AS kind,
+       CASE WHEN sl.kind = 2 THEN sl.ts + sl.dur ELSE sl.ts END AS ts,
+       sl.track_uuid,
+       CASE sl.kind WHEN 0 THEN -1 WHEN 1 THEN sl.begin_pos ELSE sl.end_pos END AS pos,
+       CASE WHEN sl.kind = 0 THEN sl.parent_uuid END AS parent_uuid,
+       CASE WHEN sl.kind = 1 THEN ev.iid END AS name_iid,
+       CASE WHEN sl.kind = 1 THEN cat.iid END AS category_iid,
+       CASE WHEN sl.kind = 1 THEN sl.flow_out END AS flow_out,
+       CASE WHEN sl.kind = 1 THEN sl.flow_in END AS flow_in,
+       NULL::BIGINT AS int_value, NULL::DOUBLE AS double_value,
+       CASE WHEN sl.kind = 1 AND sl.depth = 0 THEN sl.io_id END AS io_id,
+       CASE WHEN sl.kind = 1 AND sl.stage = 'end_to_end' THEN sl.size_bytes END AS size_bytes,
+       CASE WHEN sl.kind = 1 AND sl.stage = 'end_to_end' THEN sl.cid END AS cid,
+       CASE WHEN sl.kind = 1 AND sl.stage = 'end_to_end' THEN sl.match_state END AS match_state,
+       CASE WHEN sl.kind = 1 THEN sl.stage_dur_ns END AS stage_dur_ns
+FROM sl JOIN ev ON ev.name = sl.stage JOIN cat ON cat.name = coalesce(sl.io_type, 'unknown')
+UNION ALL
+SELECT 3, ts, uuid, 0, NULL, NULL, NULL, NULL, NULL, int_value, double_value, NULL, NULL, NULL, NULL, NULL
+FROM timeline_counters;

@@ -1,0 +1,131 @@
+#!/usr/bin/env python3
+"""Time and peak memory of the per-I/O outputs of analyze: report/io.parquet +
+io_stages.parquet (DuckDB COPY) and report/timeline.perfetto-trace (streamed, column-wise
+protobuf), at two (or more) sizes of a synthetic run: fixtures/stock-randread-4k-qd8 (6389
+I/Os) repeated N times (make_scaled_run.py). Prints figures and the ratios between the
+sizes; asserts nothing (speed and memory are not test verdicts on a shared machine).
+
+Each size runs in a child process, in phases: load (views, selection), export (the two
+Parquet files), timeline; wall and CPU seconds (user + system, every thread: on a shared
+machine wall time mostly measures the others). Peak RSS is measured per phase (the kernel's high-water mark,
+reset between phases through /proc/self/clear_refs), as is the peak of Python's own heap
+(tracemalloc: numpy batches included, DuckDB's buffers not: those are bounded by
+--memory-limit, MEMORY_LIMIT here).
+
+Usage: NTSCOPE_BIN=.../ntscope python sql/bench/bench_export.py [N1 N2 ...]   (default 20 160:
+       128 k and 1.02 M I/Os).  Env: MEMORY_LIMIT (default 2GB), TMPDIR (scratch; the
+       1 M-I/O run needs ~3 GB)."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+SAMPLE = os.path.join(REPO, "fixtures", "stock-randread-4k-qd8")
+
+
+def status_kib(field):
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    return 0
+
+
+def reset_peak():
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")          # resets VmHWM (peak RSS) to the current RSS
+    except OSError:
+        pass
+
+
+def child(run, memory_limit):
+    import tracemalloc
+    from ntscope.report import export, selection, spec, timeline
+    from ntscope.sql import views
+    out = {}
+
+    def phase(name, fn):
+        reset_peak()
+        tracemalloc.start()
+        t, c = time.perf_counter(), os.times()
+        result = fn()
+        secs, c2 = time.perf_counter() - t, os.times()
+        _, py_peak = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+        out[name] = {"s": secs, "cpu_s": (c2.user + c2.system) - (c.user + c.system),
+                     "peak_rss_mib": status_kib("VmHWM") / 1024, "py_heap_peak_mib": py_peak / 2**20}
+        return result
+
+    def load():
+        c = views.connect(run, memory_limit=memory_limit)
+        selection.apply(c, spec.Spec())
+        return c
+    con = phase("load views", load)
+    out["ios"] = con.execute("SELECT count(*) FROM io_selected").fetchall()[0][0]
+    rep = os.path.join(run, "bench-out")
+    os.makedirs(rep, exist_ok=True)
+    io_p, st_p, tl_p = (os.path.join(rep, f) for f in ("io.parquet", "io_stages.parquet", "timeline.perfetto-trace"))
+    phase("io.parquet + io_stages.parquet", lambda: (export.write_io(con, io_p), export.write_stages(con, st_p, ["stock"])))
+    out["io.parquet + io_stages.parquet"]["mb"] = (os.path.getsize(io_p) + os.path.getsize(st_p)) / 1e6
+    timeline.stage_set_of(con, {"stage_sets": ["stock"]})
+    phase("timeline.perfetto-trace", lambda: timeline.write(con, tl_p))
+    out["timeline.perfetto-trace"]["mb"] = os.path.getsize(tl_p) / 1e6
+    print(json.dumps(out))
+
+
+def main(sizes):
+    ntscope = os.environ.get("NTSCOPE_BIN")
+    if not ntscope:
+        print("bench_export: set NTSCOPE_BIN to the ntscope converter binary", file=sys.stderr)
+        return 2
+    mem = os.environ.get("MEMORY_LIMIT", "2GB")
+    results = {}
+    with tempfile.TemporaryDirectory(prefix="ntscope-bench-export.") as work:
+        sample = os.path.join(work, "sample")
+        for host in ("initiator", "target"):
+            shutil.copytree(os.path.join(SAMPLE, host), os.path.join(sample, host))
+            subprocess.run([ntscope, "convert", os.path.join(sample, host, "trace.dat"), "--out",
+                            os.path.join(sample, host, "parquet"), "--quiet"], check=True)
+        for n in sizes:
+            big = os.path.join(work, f"x{n}")
+            subprocess.run([sys.executable, os.path.join(HERE, "make_scaled_run.py"), sample, big, str(n)], check=True)
+            r = subprocess.run([sys.executable, __file__, "--child", big, mem], check=True,
+                               capture_output=True, text=True)
+            results[n] = json.loads(r.stdout.strip().splitlines()[-1])
+            shutil.rmtree(big)
+            print_table(results, mem)
+    return 0
+
+
+def print_table(results, mem):
+    print(f"\nbench_export (DuckDB memory_limit {mem}; this machine: {os.cpu_count()} CPUs, "
+          f"load {os.getloadavg()[0]:.1f})")
+    print(f"{'I/Os':>9}  {'phase':<32} {'wall s':>8} {'CPU s':>8} {'peak RSS MiB':>13} {'py heap MiB':>12} "
+          f"{'MB out':>8}")
+    for n, r in results.items():
+        for ph in ("load views", "io.parquet + io_stages.parquet", "timeline.perfetto-trace"):
+            x = r[ph]
+            print(f"{r['ios']:>9}  {ph:<32} {x['s']:>8.1f} {x.get('cpu_s', float('nan')):>8.1f} "
+                  f"{x['peak_rss_mib']:>13.0f} {x['py_heap_peak_mib']:>12.1f} {x.get('mb', float('nan')):>8.1f}")
+    if len(results) >= 2:
+        (n1, a), (n2, b) = list(results.items())[0], list(results.items())[-1]
+        print(f"ratios {b['ios']} / {a['ios']} I/Os (x{b['ios'] / a['ios']:.1f}):")
+        for ph in ("io.parquet + io_stages.parquet", "timeline.perfetto-trace"):
+            x, y = a[ph], b[ph]
+            print(f"  {ph:<32} time x{y['s'] / x['s']:.2f}  peak RSS x{y['peak_rss_mib'] / x['peak_rss_mib']:.2f}  "
+                  f"py heap x{y['py_heap_peak_mib'] / max(x['py_heap_peak_mib'], 1e-9):.2f}  size x{y['mb'] / x['mb']:.2f}  "
+                  f"({y['mb'] * 1e6 / b['ios']:.0f} bytes per I/O)")
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "--child":
+        child(sys.argv[2], sys.argv[3])
+    else:
+        sys.exit(main([int(a) for a in sys.argv[1:]] or [20, 160]))

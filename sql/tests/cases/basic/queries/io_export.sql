@@ -1,0 +1,1 @@
+SELECT * FROM io_export ORDER BY io_id

@@ -1,0 +1,1 @@
+SELECT * FROM primary_stage_set

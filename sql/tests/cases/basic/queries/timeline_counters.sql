@@ -1,0 +1,1 @@
+SELECT * FROM timeline_counters ORDER BY uuid, ts

@@ -1,1 +1,0 @@
-SELECT count(*) AS ios FROM timeline_ios

@@ -1,0 +1,1 @@
+SELECT * FROM timeline_tracks ORDER BY uuid
