@@ -5,6 +5,7 @@
                               timeline.perfetto-trace, interference.* in RUN/report/
   compare BASE RUN            compare.{txt,json,html} in RUN/report/: LAD per stage and a verdict
   interference RUN            interference.{txt,json,html} in RUN/report/
+  sweep RUN RUN...            a series of runs (iodepth 1, 4, 16 ...): stage means and LAD per run
   sql RUN [-c SQL]            the views of RUN in DuckDB: a prompt, or statements from -c / stdin
   demo                        a bundled real capture -> runs/demo -> report
 
@@ -151,6 +152,36 @@ def cmd_interference(a):
     return EXIT_OK
 
 
+# ------------------------------------------------------------------ sweep
+def cmd_sweep(a):
+    from ntscope.sweep import model, render_html, render_text
+    run_dirs = [runs.resolve(r) for r in a.runs]
+    values = None
+    if a.values:
+        try:
+            values = [float(v) for v in a.values.split(",")]
+        except ValueError:
+            raise NtscopeError(f"--values {a.values!r} is not a comma list of numbers; fix: e.g. --values 1,4,16,32") from None
+    out = os.path.abspath(a.out) if a.out else os.path.join(run_dirs[-1], runs.REPORT_DIR)
+    with OutputLock(out, "sweep"), Progress(["convert"] + ["views"] * len(run_dirs) + ["write"],
+                                             enabled=show_progress(a)) as p:
+        p.step("converting hosts not converted yet")
+        for r in run_dirs:
+            runs.convert_missing(r, progress=p, quiet=a.quiet)
+        doc = model.sweep_model(run_dirs, a.param, values, progress=p)
+        text = render_text.render(doc)
+        files = ReportSet(out)
+        files.add("sweep.txt", text)
+        files.add("sweep.json", json.dumps(doc, indent=1, default=str))
+        files.add("sweep.html", render_html.render(doc))
+        p.step("writing the report set")
+        files.commit()
+    if not a.quiet:
+        sys.stdout.write(text)
+    print(f"ntscope: wrote {out}/sweep.{{txt,json,html}}", file=sys.stderr)
+    return EXIT_OK
+
+
 # ------------------------------------------------------------------ sql
 def cmd_sql(a):
     from ntscope.sql import views
@@ -254,6 +285,14 @@ def parser():
     it.add_argument("--out", help="report folder (default RUN/report)")
     add_common(it)
     it.set_defaults(fn=cmd_interference)
+    sw = sub.add_parser("sweep", help="a run series: stage means and LAD per run (the paper's Figures 6 and 7)")
+    sw.add_argument("runs", nargs="+", metavar="RUN")
+    sw.add_argument("--param", help="order the runs by this parameter of their truth.json (lab params, else "
+                                    "the first fio job's field: qd, iodepth, jobs ...)")
+    sw.add_argument("--values", help="the parameter's values, one per run in the order given (instead of truth.json)")
+    sw.add_argument("--out", help="report folder (default the last run's report/)")
+    add_common(sw, memory=False)
+    sw.set_defaults(fn=cmd_sweep)
     sq = sub.add_parser("sql", help="the views of a run in DuckDB (prompt, -c SQL, or statements on stdin)")
     sq.add_argument("run")
     sq.add_argument("-c", "--command", help="run these SQL statements, print results as CSV, exit 2 on error")

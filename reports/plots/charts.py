@@ -153,3 +153,18 @@ def lad(rows, title):
         column=alt.Column("statistic:N", title=None, sort=["mean", "p50", "p99"],
                           header=alt.Header(labelFontWeight="bold", labelExpr="'LAD of the ' + datum.value")),
         data=data("lad"), title=title), {"lad": rows}
+
+
+def lad_lines(rows, title):
+    """LAD of each stage over a run series (rows: stage, seq, label, run_idx, lad): one line
+    per stage across the points in series order, log y axis, a dashed line at 1."""
+    order = [l for _, l in sorted({(r["run_idx"], r["label"]) for r in rows})]
+    tips = [alt.Tooltip("stage:N"), alt.Tooltip("label:N", title="run"),
+            alt.Tooltip("lad:Q", title="LAD (mean)", format=".2f"), alt.Tooltip("mean_us:Q", title="mean (us)", format=US)]
+    base = alt.Chart(data("lad")).encode(
+        x=alt.X("label:N", title="run (series order)", sort=order, axis=alt.Axis(labelAngle=0)),
+        y=alt.Y("lad:Q", title="LAD of the mean vs the first run (log scale)", scale=alt.Scale(type="log")),
+        color=stage_colour(rows), detail="stage:N")
+    one = alt.Chart(data("one")).mark_rule(color="#222", strokeDash=[2, 2]).encode(y="y:Q")
+    return alt.layer(base.mark_line(strokeWidth=1.6), base.mark_point(size=40, filled=True).encode(tooltip=tips), one
+                     ).properties(width=WIDTH - 300, height=260, title=title), {"lad": rows, "one": [{"y": 1}]}

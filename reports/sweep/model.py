@@ -1,0 +1,18 @@
+"""The sweep document (sweep.json): the sweep_* views as rows. No computation here."""
+from ntscope.sql.views import rows_of
+
+from . import load
+
+
+def sweep_model(run_dirs, param=None, values=None, progress=None):
+    con = load.connection(run_dirs, param, values, progress)
+    doc = {
+        "schema": "ntscope.sweep/1",
+        "param": param,
+        "stage_set": con.execute("SELECT stage_set FROM sweep_stage_set").fetchone()[0],
+        "runs": rows_of(con, "SELECT * FROM sweep_run_info ORDER BY run_idx"),
+        "points": rows_of(con, "SELECT * FROM sweep_points ORDER BY group_key, seq, run_idx"),
+        "most_amplified": rows_of(con, "SELECT * FROM sweep_most_amplified ORDER BY group_key"),
+    }
+    con.close()
+    return doc
