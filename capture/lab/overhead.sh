@@ -23,6 +23,9 @@ for kv in "$@"; do
 done
 for n in reps runtime sample qd micro_reps; do [[ "${!n}" =~ ^[1-9][0-9]*$ ]] || die "$n '${!n}' is not a positive whole number"; done
 for fl in $flavors; do case "$fl" in stock | patched) ;; *) die "flavor '$fl' is not stock or patched" ;; esac; done
+for m in $modes; do
+	case "$m" in off | full | sampled | sampled-noblock) ;; *) die "mode '$m' is not off, full, sampled or sampled-noblock" ;; esac
+done
 
 # this host's time for the guests' calibration (same busybox, same work): the fastest of 5
 calib_mb=32
@@ -44,4 +47,4 @@ for fl in $flavors; do
 		reps="$reps" runtime="$runtime" sample="$sample" qd="$qd" calib_mb="$calib_mb" micro_reps="$micro_reps" modes="$modes"
 	dirs+=("$runs/$run")
 done
-python3 "$here/overhead_report.py" --host-md5-seconds "$host_md5" "${dirs[@]}" | tee "$runs/$prefix-$kernel.md"
+python3 "$here/overhead_report.py" --host-md5-seconds "$host_md5" --host-md5-mib "$calib_mb" "${dirs[@]}" | tee "$runs/$prefix-$kernel.md"

@@ -122,6 +122,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("runs", nargs="+")
     ap.add_argument("--host-md5-seconds", type=float, help="this host's (fastest) seconds for the same busybox md5sum")
+    ap.add_argument("--host-md5-mib", type=int, default=32, help="MiB the host's md5sum hashed (default 32)")
     ap.add_argument("--micro", nargs="*", default=[], help="runs to take only the microbenchmark and calibration from")
     a = ap.parse_args()
     rows, calibs = [], []
@@ -135,9 +136,8 @@ def main():
         raise SystemExit("overhead_report: no measurements found (initiator/overhead-cpu.txt) in " + " ".join(a.runs))
     slow = None
     if calibs and a.host_md5_seconds:
-        # the fastest guest run over the fastest host run: both least disturbed by other load
-        mib = calibs[0][0]
-        slow = min(s for m, s in calibs if m == mib) / a.host_md5_seconds
+        # the guests' median (the same contention as the per-event medians) over the host's fastest
+        slow = med([s / m for m, s in calibs]) / (a.host_md5_seconds / a.host_md5_mib)
     by = collections.defaultdict(list)
     for r in rows:
         by[(r["kernel"], r["flavor"], r["mode"])].append(r)
@@ -157,58 +157,83 @@ def main():
         print(f"| {k[0]}-{k[1]} | {k[2]} | {cell('iops')} | {cell('lat_us')} | {cell('p99_us')} | "
               f"{cell('ini_cpu_us_per_io')} | {cell('tgt_cpu_us_per_io')} | {ev} | {by_} |")
 
-    # ---- cost per event: the target's block-only microbenchmark (CPU-bound, no network)
+    # ---- cost per event: the target's block-only microbenchmark (CPU-bound, no network).
+    # The host's other load inflates whole stretches of time: each mode is compared with the
+    # `off` run of the same repetition (seconds apart), and the median and quartiles of those
+    # paired differences over every repetition of that kernel are reported.
     print("\n### Cost per event (target VM: synchronous 4 KiB null_blk reads on one CPU, block events only)\n")
-    print("| kernel | us per read, fastest: off | inline (no reader) | recorded (trace-cmd) | all filtered out | block events/read | "
-          "us per event (TCG): inline, recorded, filtered-out | native estimate ns: inline, recorded, filtered-out |")
+    print("| kernel | reps | us per read, off (median) | block events/read | us per event (TCG), median [quartiles]: "
+          "inline (no reader) | recorded (trace-cmd) | filtered out | native estimate ns: inline, recorded, filtered-out |")
     print("|---|---|---|---|---|---|---|---|")
-    costs = {}
+    paired = collections.defaultdict(lambda: collections.defaultdict(list))
+    offs, evs = collections.defaultdict(list), collections.defaultdict(list)
     for d in a.micro + a.runs:
         d = d.rstrip("/")
+        path = f"{d}/target/micro.txt"
+        if not os.path.isfile(path):
+            continue
         lab = json.load(open(f"{d}/lab/lab.json"))
         kf = (lab["kernel"], lab["flavor"])
-        m = collections.defaultdict(list)
-        evpio = []
-        path = f"{d}/target/micro.txt"
-        if not os.path.isfile(path) or kf in costs:
-            continue
+        reps = collections.defaultdict(dict)
         for line in open(path):
             p = line.split()
-            if len(p) < 5 or not float(p[2]):
+            if len(p) >= 5 and float(p[2]):
+                reps[p[0]][p[1]] = (float(p[3]) * 1e6 / float(p[2]), float(p[4]) / float(p[2]))
+        for r in reps.values():
+            if "off" not in r:
                 continue
-            m[p[1]].append(float(p[3]) * 1e6 / float(p[2]))
-            if p[1] in ("recorded", "inline"):
-                evpio.append(float(p[4]) / float(p[2]))
-        # the host's other load only ever adds time: the fastest repetition of each mode is
-        # the least disturbed, and the costs are taken from those (medians shown beside)
-        t = {k: min(v) for k, v in m.items() if v}
-        e = med(evpio)
-        if None in (t.get("off"), t.get("recorded"), t.get("filtered"), t.get("inline"), e) or not e:
-            continue
-        c_inl, c_rec, c_filt = ((t[k] - t["off"]) / e for k in ("inline", "recorded", "filtered"))
-        costs[kf] = (c_inl, c_rec, c_filt)
+            offs[kf].append(r["off"][0])
+            for mode in ("inline", "recorded"):
+                if mode in r:
+                    evs[kf].append(r[mode][1])
+            e = med([r[m][1] for m in ("inline", "recorded") if m in r]) or 4.0
+            for mode in ("inline", "recorded", "filtered"):
+                if mode in r:
+                    paired[kf][mode].append((r[mode][0] - r["off"][0]) / e)
+    costs = {}
 
-        def cell(k):
-            return f"{f(t[k], 1)} (median {f(med(m[k]), 1)}, n={len(m[k])})"
-        nat = ", ".join(f(c * 1000 / slow) for c in (c_inl, c_rec, c_filt)) if slow else "-"
-        print(f"| {kf[0]}-{kf[1]} | {cell('off')} | {cell('inline')} | {cell('recorded')} | {cell('filtered')} | {f(e, 2)} | "
-              f"{f(c_inl, 2)}, {f(c_rec, 2)}, {f(c_filt, 2)} | {nat} |")
+    def quart(xs):
+        if len(xs) < 4:
+            return (min(xs), max(xs))
+        q = statistics.quantiles(xs, n=4)
+        return (q[0], q[2])
+    # the event path is the same kernel code in both flavors (block events, ftrace core): all
+    # repetitions are pooled into one estimate ("all"), the flavors' own rows shown above it
+    for kf in list(paired):
+        for mode, v in paired[kf].items():
+            paired[("all", "flavors")][mode] += v
+        offs[("all", "flavors")] += offs[kf]
+        evs[("all", "flavors")] += evs[kf]
+    for kf in sorted(paired, key=lambda k: (k[0] == "all", k)):
+        c = {m: med(v) for m, v in paired[kf].items()}
+        if None in (c.get("inline"), c.get("recorded"), c.get("filtered")):
+            continue
+        costs[kf] = (c["inline"], c["recorded"], max(c["filtered"], 0.0))
+        cells = []
+        for mode in ("inline", "recorded", "filtered"):
+            lo, hi = quart(paired[kf][mode])
+            cells.append(f"{f(c[mode], 1)} [{f(lo, 1)}, {f(hi, 1)}]")
+        nat = ", ".join(f(x * 1000 / slow) for x in costs[kf]) if slow else "-"
+        print(f"| {kf[0]}-{kf[1]} | {len(offs[kf])} | {f(med(offs[kf]), 1)} | {f(med(evs[kf]), 2)} | "
+              + " | ".join(cells) + f" | {nat} |")
     if slow:
-        gs = [s for m_, s in calibs if m_ == calibs[0][0]]
-        print(f"\nTCG slowdown: busybox md5sum of {calibs[0][0]} MiB takes {min(gs):.2f} s in the guest (fastest of "
-              f"{len(gs)}; median {med(gs):.2f}), {a.host_md5_seconds:.3f} s on this host: x{slow:.0f}. Native estimates "
-              "divide TCG times by it (rough: emulated kernel code is not emulated md5).")
+        gs = [s_ / m_ for m_, s_ in calibs]
+        print(f"\nTCG slowdown: a busybox md5sum takes {med(gs) * 1000:.0f} ms per MiB in the guests (median of "
+              f"{len(gs)} runs spread over the measurement, range {min(gs) * 1000:.0f}-{max(gs) * 1000:.0f}) and "
+              f"{a.host_md5_seconds / a.host_md5_mib * 1000:.1f} ms on this host (fastest of 5): x{slow:.0f}. Native "
+              "estimates divide the TCG medians by it: both guest figures carry the same contention, the host figure "
+              "none. Rough: emulated kernel code is not emulated md5, so read them as +- a factor of 2.")
 
     # ---- what it means at real rates: events per I/O (exact, from the NVMe/TCP traces) x cost
-    print("\n### At real rates (events per I/O from the NVMe/TCP runs x native cost per event)\n")
+    print("\n### At real rates (events per I/O from the NVMe/TCP runs x the pooled native cost per event)\n")
     print("| kernel | mode | side | recorded + filtered-out events/IO | events recorded/s at 1 M IOPS | "
-          "trace.dat MB/s at 1 M IOPS | ring buffer MB/s at 1 M IOPS | CPU cores at 100 k IOPS (in-line - with reader) | at 1 M IOPS |")
+          "trace.dat MB/s at 1 M IOPS | ring buffer MB/s at 1 M IOPS | CPU cores at 100 k IOPS: in-line, with reader | at 1 M IOPS |")
     print("|---|---|---|---|---|---|---|---|---|")
     for k in keys:
         kern, flavor, mode = k
-        if mode == "off" or (kern, flavor) not in costs or not slow:
+        if mode == "off" or ("all", "flavors") not in costs or not slow:
             continue
-        c_inl, c_rec, c_filt = costs[(kern, flavor)]
+        c_inl, c_rec, c_filt = costs[("all", "flavors")]
         full = by.get((kern, flavor, "full"), [])
         for side, name in (("ini", "initiator"), ("tgt", "target")):
             v = by[k]
@@ -227,7 +252,7 @@ def main():
             tot = (rec * c_rec + filt * c_filt) / slow
             print(f"| {kern}-{flavor} | {mode} | {name} | {f(rec, 2)} + {f(filt, 2)} | {f(rec, 2)} M | "
                   f"{f(bpio, 0)} | {f(rec * raw if raw else None, 0)} | "
-                  f"{inl * 0.1:.3f} - {tot * 0.1:.3f} | {inl:.2f} - {tot:.2f} |")
+                  f"{inl * 0.1:.2f}, {tot * 0.1:.2f} | {inl:.1f}, {tot:.1f} |")
     raws = [x.get(f"{s}_raw_bytes_per_event") for x in rows for s in ("ini", "tgt")]
     print(f"\nRing-buffer bytes per recorded event (trace-cmd's uncompressed size): median {f(med(raws), 1)}. "
           "MB/s at 1 M IOPS = bytes per I/O (MB = 10^6 B). Cores = I/O per s x (recorded events x cost + filtered-out "

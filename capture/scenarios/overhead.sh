@@ -35,8 +35,9 @@ wait_fast() { # wait_fast FILE SECONDS: poll every 20 ms
 # then move them to the share outside the measured window.
 record() { # record ROLE TAG MODE FUNCTION
 	mkdir -p /tmp/ovh-runs
-	# shellcheck disable=SC2046
-	capture role="$1" run="$run" runs=/tmp/ovh-runs host="$1-$2" $(mode_keys "$3") \
+	keys=$(mode_keys "$3") || fail "unknown overhead mode '$3'"
+	# shellcheck disable=SC2086
+	capture role="$1" run="$run" runs=/tmp/ovh-runs host="$1-$2" $keys \
 		-- sh "$self" "call-$1" "$run" "$4" "$2" 2>"$rundir/$1/capture-$2.log"
 	rc=$?
 	[ $rc -le 1 ] || fail "capture ($1, $2) exited with $rc: $(tail -n 3 "$rundir/$1/capture-$2.log" | tr '\n' ' ')"
