@@ -18,13 +18,21 @@ import sys
 
 EVENT_RE = re.compile(r"\s(\d+\.\d+):\s+([a-z0-9_]+):\s+(.*)$")
 QID_RE = re.compile(r"\bqid=(\d+)")
-CID_RE = re.compile(r"\bcid=(\d+)")
+CID_RE = re.compile(r"\bcid=(0x[0-9a-f]+|\d+)")
+OPCODE_RE = re.compile(r"\bopcode=(0x[0-9a-f]+|\d+)")
+CDW10_RE = re.compile(r"\bcdw10=(ARRAY\[[^]]*\])")
 BLK_RE = re.compile(r"^(\d+,\d+) \S+ .*?(\d+) \+ \d+")
 CMD_EVENTS = ("nvme_setup_cmd", "nvme_complete_rq", "nvmet_req_init", "nvmet_req_complete")
 
 
+def intval(text):
+    return int(text, 16) if text.startswith("0x") else int(text)
+
+
 def read_events(trace):
-    """Counts per event name and, for nvme/nvmet command events, per qid."""
+    """Counts per event name and, for nvme/nvmet command events, per qid. Also fills
+    CIDS[trace] (event -> command ids) and KEYS[trace] (I/O submits: (qid, cid, opcode,
+    cdw10) -> count) for the sampling checks."""
     out = subprocess.run(["trace-cmd", "report", "-i", trace], capture_output=True, text=True)
     if out.returncode != 0:
         raise SystemExit(f"check_run: trace-cmd report -i {trace} failed: {out.stderr.strip()}")
@@ -32,6 +40,8 @@ def read_events(trace):
     per_qid = collections.defaultdict(collections.Counter)
     lost = 0
     spans = collections.defaultdict(list)  # event -> [(ts_ns, key)] for latency checks
+    cids = CIDS[trace] = collections.defaultdict(list)
+    keys = KEYS[trace] = collections.Counter()
     for line in out.stdout.splitlines():
         if "events lost" in line.lower() or "lost events" in line.lower():
             lost += 1
@@ -41,18 +51,28 @@ def read_events(trace):
         name = m.group(2)
         counts[name] += 1
         ts = round(float(m.group(1)) * 1e9)
+        cm = CID_RE.search(m.group(3))
+        if cm:
+            cids[name].append(intval(cm.group(1)))
+        if name in ("nvme_setup_cmd", "nvmet_req_init"):
+            q, op, cdw = QID_RE.search(m.group(3)), OPCODE_RE.search(m.group(3)), CDW10_RE.search(m.group(3))
+            if q and cm and int(q.group(1)) > 0 and op and cdw:
+                keys[(int(q.group(1)), intval(cm.group(1)), intval(op.group(1)), cdw.group(1))] += 1
         if name in CMD_EVENTS:
             q = QID_RE.search(m.group(3))
             cid = CID_RE.search(m.group(3))
             if q:
                 per_qid[name][int(q.group(1))] += 1
                 if int(q.group(1)) > 0 and cid:
-                    spans[name].append((ts, (int(q.group(1)), int(cid.group(1)))))
+                    spans[name].append((ts, (int(q.group(1)), intval(cid.group(1)))))
         elif name in ("block_rq_issue", "block_rq_complete"):
             b = BLK_RE.search(m.group(3))
             if b:
                 spans[name].append((ts, (b.group(1), int(b.group(2)))))
     return counts, per_qid, spans
+
+
+CIDS, KEYS = {}, {}
 
 
 def mean_latency_us(spans, start, end):
@@ -118,6 +138,8 @@ def main():
     capture_opts = truth.get("capture") or {}  # capture keys the scenario set (filters, clock)
     filtered = any("qid" in o or "dev" in o for o in capture_opts.values())
     lossy = any(o.get("expect_lost_events") for o in capture_opts.values())
+    sample_n = {r: int((capture_opts.get(r) or {}).get("sample", 1)) for r in ("initiator", "target")}
+    sampled = max(sample_n.values()) > 1
     for role in ("initiator", "target"):
         t = f"{d}/{role}/trace.dat"
         if not c.check(os.path.isfile(t) and os.path.getsize(t) > 0, f"{name}: {role}/trace.dat exists"):
@@ -139,6 +161,16 @@ def main():
                 c.check((h.get("filters") or {}).get("qid") == want["qid"], f"{name}: {role} host.json filters.qid = {want['qid']}")
             if "buffer_kb" in want:
                 c.check(h.get("buffer_kb_per_cpu") == want["buffer_kb"], f"{name}: {role} buffer_kb_per_cpu {h.get('buffer_kb_per_cpu')} = {want['buffer_kb']}")
+            # the capture's own checks passed in this VM (real tracefs), with the right flavor
+            pf = f"{d}/{role}/preflight.txt"
+            flavor = "patched" if h.get("patched_events") else "stock"
+            last = open(pf).read().strip().splitlines()[-1:] if os.path.isfile(pf) else ["(no preflight.txt)"]
+            c.check(last[0].startswith(f"result: pass ({flavor}"),
+                    f"{name}: {role} preflight (ntscope-capture check=1 in the VM): {last[0]!r} (want a pass, {flavor})")
+            c.check((h.get("filters") or {}).get("applied") is True,
+                    f"{name}: {role} the kernel applied the capture's filters (host.json filters.applied {(h.get('filters') or {}).get('applied')}, errors {(h.get('filters') or {}).get('errors')})")
+            sm = h.get("sample") or {}
+            c.check(sm.get("n") == sample_n[role], f"{name}: {role} host.json sample.n {sm.get('n')} = {sample_n[role]}")
             lost = h.get("lost_events", {})
             if want.get("expect_lost_events"):
                 c.check(lost.get("overrun", 0) + lost.get("dropped", 0) > 0,
@@ -156,8 +188,13 @@ def main():
     if lossy:  # events were lost on purpose: counts cannot balance
         c.check(tc["nvmet_req_init"] > 0, f"{name}: target nvmet_req_init present ({tc['nvmet_req_init']})")
         return finish(c)
-    c.check(close(ic["nvme_setup_cmd"], ic["nvme_complete_rq"], *tol),
-            f"{name}: initiator nvme_setup_cmd {ic['nvme_setup_cmd']} ~ nvme_complete_rq {ic['nvme_complete_rq']}")
+    if sampled:  # completions are all recorded (see ntscope-capture: the 6.1 R2T cid), submits 1 in N
+        n = sample_n["initiator"]
+        c.check(close(ic["nvme_setup_cmd"] * n, ic["nvme_complete_rq"], 8 * n, 0.25),
+                f"{name}: initiator nvme_setup_cmd {ic['nvme_setup_cmd']} x {n} ~ nvme_complete_rq {ic['nvme_complete_rq']} (completions unfiltered)")
+    else:
+        c.check(close(ic["nvme_setup_cmd"], ic["nvme_complete_rq"], *tol),
+                f"{name}: initiator nvme_setup_cmd {ic['nvme_setup_cmd']} ~ nvme_complete_rq {ic['nvme_complete_rq']}")
     c.check(ic["block_rq_issue"] > 0 and close(ic["block_rq_issue"], ic["block_rq_complete"], *tol),
             f"{name}: initiator block_rq_issue {ic['block_rq_issue']} ~ block_rq_complete {ic['block_rq_complete']}")
     c.check(ic["block_bio_queue"] > 0, f"{name}: initiator block_bio_queue present ({ic['block_bio_queue']})")
@@ -190,7 +227,9 @@ def main():
         for job in j.get("jobs", []):
             fio_ios += job["read"]["total_ios"] + job["write"]["total_ios"]
     if c.check(bool(fio_files), f"{name}: fio results present ({len(fio_files)} file(s))"):
-        if filtered:  # a queue was filtered out: fio did more I/O than was traced
+        if sampled:
+            check_sample(c, name, d, hosts, ev, sample_n, fio_ios, hi)
+        elif filtered:  # a queue was filtered out: fio did more I/O than was traced
             c.check(hi > 0 and fio_ios > hi, f"{name}: fio I/Os {fio_ios} > traced (filtered) initiator commands {hi}")
         else:
             c.check(fio_ios > 0 and close(fio_ios, hi, 8, 0.05),
@@ -257,6 +296,48 @@ def main():
         ok = os.path.isfile(busy) and sum(j["read"]["total_ios"] for j in json.load(open(busy))["jobs"]) > 0
         c.check(ok, f"{name}: the target's local fio ran ({busy})")
     return finish(c)
+
+
+def check_sample(c, name, d, hosts, ev, sample_n, fio_ios, hi):
+    """A sampled capture: both hosts kept the same 1 in N commands (same rule, every kept
+    command id follows it, the same commands on both sides), about 1/N of fio's I/Os, all
+    block requests and initiator completions, and host.json's I/O counters saw fio's I/Os."""
+    n = sample_n["initiator"]
+    c.check(sample_n["initiator"] == sample_n["target"], f"{name}: same sample on both hosts ({sample_n})")
+    mask = n - 1
+    for role in ("initiator", "target"):
+        t = f"{d}/{role}/trace.dat"
+        sm = hosts.get(role, {}).get("sample") or {}
+        c.check(sm.get("rule") == f"cid & {mask} == 0" and sm.get("kernel_filter") == f"!(cid & {mask})",
+                f"{name}: {role} host.json sample rule {sm.get('rule')!r}, kernel filter {sm.get('kernel_filter')!r}")
+        filtered = [e.split(":", 1)[1] for e in sm.get("filtered_events") or []]
+        kept = sum(len(CIDS[t][e]) for e in filtered)
+        bad = {e: sum(1 for x in CIDS[t][e] if x & mask) for e in filtered}
+        bad = {e: k for e, k in bad.items() if k}
+        c.check(kept > 0 and not bad,
+                f"{name}: {role} every one of {kept} kept events of the {len(filtered)} filtered types has cid & {mask} == 0 (violations: {bad or 'none'})")
+        dropped = [e.split(":", 1)[1] for e in sm.get("not_recorded") or []]
+        c.check(all(ev[role][0][e] == 0 for e in dropped), f"{name}: {role} events left out by the sample are absent ({dropped})")
+    ik, tk = KEYS[f"{d}/initiator/trace.dat"], KEYS[f"{d}/target/trace.dat"]
+    common = sum((ik & tk).values())
+    ni, nt = sum(ik.values()), sum(tk.values())
+    c.check(ni > 0 and common >= 0.98 * ni and common >= 0.9 * nt,
+            f"{name}: the same commands on both hosts: {common} of the initiator's {ni} and the target's {nt} sampled I/O "
+            "submits share (qid, cid, opcode, cdw10)")
+    frac = hi / fio_ios if fio_ios else 0
+    c.check(fio_ios > 0 and 0.75 / n <= frac <= 1.25 / n,
+            f"{name}: sampled fraction: {hi} of fio's {fio_ios} I/Os = 1/{1 / frac if frac else 0:.2f} (want 1/{n} +- 25%)")
+    ic = ev["initiator"][0]
+    c.check(close(ic["block_rq_issue"], fio_ios, 8, 0.05),
+            f"{name}: initiator block_rq_issue {ic['block_rq_issue']} ~ fio I/Os {fio_ios} (block events unfiltered)")
+    ios = 0
+    for x in hosts.get("initiator", {}).get("io_counters") or []:
+        if x["dev"] == "nvme0n1":
+            ios = sum(x["end"][k] - x["start"][k] for k in ("reads", "writes"))
+    c.check(close(ios, fio_ios, 8, 0.02),
+            f"{name}: host.json io_counters nvme0n1 reads+writes during the recording {ios} ~ fio I/Os {fio_ios} (the scale's denominator)")
+    if ios and hi:
+        print(f"info {name}: scale = io_counters / sampled commands = {ios} / {hi} = {ios / hi:.2f} (N = {n})")
 
 
 def finish(c):

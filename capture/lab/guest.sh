@@ -3,6 +3,8 @@
 #   guest.sh target|initiator RUN     set up, then record with ntscope-capture
 #   guest.sh target-wait RUN          (wrapped by the target's capture) load + wait
 #   guest.sh workload RUN             (wrapped by the initiator's capture) the fio workload
+#   guest.sh call-initiator|call-target RUN FUNCTION [ARGS]   call a scenario function
+#                                     (scenarios that record several times, e.g. overhead)
 # In:  /share/RUN/scenario.sh (parameters + scenario, written by lab.sh on the host)
 # Out: /share/RUN/<role>/{trace.dat,host.json,...}; /share/.sync/<role>.status ("ok" or
 #      "fail: why"); markers in /share/.sync that order the two VMs.
@@ -58,6 +60,25 @@ initiator_capture="" # extra `just capture` keys on the initiator (e.g. "qid=1 c
 target_capture=""    # extra `just capture` keys on the target
 target_busy() { :; } # runs on the target while it records (e.g. a local fio)
 workload() { fail "scenario defines no workload()"; }
+# How each VM records once set up (a scenario may replace them, e.g. to record several times):
+# the target records until the initiator is done, the initiator records its workload.
+target_main() {
+	# shellcheck disable=SC2086
+	capture role=target run="$run" runs=$share $target_capture -- sh $self target-wait "$run"
+}
+initiator_main() {
+	# shellcheck disable=SC2086
+	capture role=initiator run="$run" runs=$share $initiator_capture -- sh $self workload "$run"
+}
+# The capture's own checks with this VM's real tracefs, saved as <role>/preflight.txt
+# (check_run.py reads it): a patched or stock lab kernel must pass them.
+preflight() { # preflight EXTRA_CAPTURE_KEYS
+	mkdir -p "$rundir/$role"
+	# shellcheck disable=SC2086
+	capture role=$role run="$run" runs=$share $1 check=1 >"$rundir/$role/preflight.txt" 2>&1 ||
+		fail "ntscope-capture check=1 failed: $(grep -m 3 'error' "$rundir/$role/preflight.txt" | tr '\n' ' ')"
+	log "preflight: $(tail -n 1 "$rundir/$role/preflight.txt")"
+}
 
 # fio on the NVMe/TCP device (initiator) or the backing device (target).
 # run_fio NAME [fio options...]: JSON results in <role>/fio-NAME.json
@@ -77,8 +98,8 @@ run_fio() {
 . "$rundir/scenario.sh"
 
 case "$mode" in
-target | target-wait) role=target; dev=/dev/nullb0 ;;
-initiator | workload) role=initiator; dev=/dev/nvme0n1 ;;
+target | target-wait | call-target) role=target; dev=/dev/nullb0 ;;
+initiator | workload | call-initiator) role=initiator; dev=/dev/nvme0n1 ;;
 *) fail "unknown mode '$mode'" ;;
 esac
 
@@ -198,9 +219,9 @@ target)
 		wait_for "$sync_dir/clock.synced" 120 || fail "the initiator did not sync its clock within 120 s (see its console)"
 		target_capture="$target_capture clock=tai clock_error_us=$(cat "$sync_dir/clock.synced")"
 	fi
+	preflight "$target_capture"
 	log "recording"
-	# shellcheck disable=SC2086
-	capture role=target run="$run" runs=$share $target_capture -- sh $self target-wait "$run"
+	target_main
 	rc=$?
 	# 1 = events were lost (warned above): the run is still usable, the host reports it
 	[ $rc -le 1 ] || fail "ntscope-capture (target) exited with $rc"
@@ -239,8 +260,8 @@ initiator)
 	done
 	wait_for /dev/nvme0n1 20 || fail "/dev/nvme0n1 did not appear after nvme connect"
 	log "connected: $(cat /sys/class/nvme/nvme0/address 2>/dev/null) cntlid $(cat /sys/class/nvme/nvme0/cntlid) io queues $(ls -d /sys/block/nvme0n1/mq/* | wc -l)"
-	# shellcheck disable=SC2086
-	capture role=initiator run="$run" runs=$share $initiator_capture -- sh $self workload "$run"
+	preflight "$initiator_capture"
+	initiator_main
 	rc=$?
 	touch "$sync_dir/initiator.done"
 	nvme disconnect-all >/dev/null 2>&1
@@ -251,6 +272,10 @@ initiator)
 	done
 	echo ok >"$sync_dir/initiator.status"
 	log "done"
+	;;
+call-initiator | call-target)
+	shift 2
+	"$@" || fail "$1 failed (exit $?)"
 	;;
 workload)
 	log "workload start"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Lab test: ntscope-capture's argument checks (on this host, nothing recorded), then
-# a few scenarios in the two-VM lab, each checked by check_run.py (events present,
-# counts balanced between events, sides and fio).
+# Lab test: ntscope-capture's host-side test (capture/tests/test_capture.sh: nothing is
+# traced on this host), then a few scenarios in the two-VM lab, each checked by
+# check_run.py (the capture's preflight passed in each VM, events present, counts balanced
+# between events, sides and fio; capture-sampled: both hosts kept the same 1 in N commands).
 #   lab-test.sh [kernel=6.1] [flavor=auto|patched|stock]  (builds a missing kernel: build=1)
 # Env: LAB_TEST_SCENARIOS="[name@]scenario[:param=value,...] ..." replaces the default list of
 #      structural runs, LAB_TEST_DIAGNOSIS the runs of the live diagnosis (empty: skip it).
@@ -10,7 +11,7 @@ set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 capture_dir=$(dirname "$here")
 runs=${NTSCOPE_RUNS:-$(dirname "$capture_dir")/runs}
-scenarios=${LAB_TEST_SCENARIOS-"breakdown-randread:qd=4 write-128k capture-filters capture-overrun"}
+scenarios=${LAB_TEST_SCENARIOS-"breakdown-randread:qd=4 write-128k capture-filters capture-overrun capture-sampled"}
 # The runs the live diagnosis compares (section 3); LAB_TEST_DIAGNOSIS= (empty) skips it.
 diagnosis_runs=${LAB_TEST_DIAGNOSIS-"base@breakdown-randread slow-device:delay_us=10000 slow-net@slow-net-delay-target
 	base-synced@breakdown-randread:clock_sync=chrony slow-net-ini-synced@slow-net-delay-initiator:clock_sync=chrony
@@ -24,29 +25,10 @@ result() { # result OK|FAIL what
 	if [ "$1" = ok ]; then passed=$((passed + 1)); echo "ok   $2"; else failed=$((failed + 1)); echo "FAIL $2"; fi
 }
 
-# 1. ntscope-capture refuses bad input with exit 2 and a message naming the problem.
-expect_error() { # expect_error "what to find in stderr" args...
-	local want=$1; shift
-	local err rc
-	err=$("$capture_dir/ntscope-capture" "$@" 2>&1 >/dev/null); rc=$?
-	if [ $rc = 2 ] && grep -q -- "$want" <<<"$err"; then result ok "ntscope-capture $* -> exit 2, '$want'"
-	else result FAIL "ntscope-capture $* -> exit $rc, stderr: $err"; fi
-}
-expect_error "role is missing" run=x
-expect_error "is not initiator or target" role=server run=x
-expect_error "run is missing" role=target
-expect_error "characters other than" role=target run=../x
-expect_error "both duration=5 and a command" role=target run=x duration=5 -- true
-expect_error "unknown key 'color'" role=target run=x color=red
-expect_error "not a whole number of seconds" role=target run=x duration=abc
-expect_error "trace clock 'nope'" role=initiator run=x events=block clock=nope
-expect_error "is not a whole number of microseconds" role=initiator run=x clock=tai clock_error_us=1.5
-expect_error "but clock=mono" role=initiator run=x clock_error_us=50
-# dry run on this host: prints the trace-cmd command, records nothing
-out=$("$capture_dir/ntscope-capture" role=initiator run=x runs=/tmp/r events=block:block_rq_issue qid=1 buffer_kb=4096 dry_run=1 -- true 2>/dev/null)
-if [[ "$out" == "trace-cmd record -C 'mono' -b 4096 -o '/tmp/r/x/initiator/.trace.dat.partial' -e 'block:block_rq_issue' 'true'" ]]; then
-	result ok "ntscope-capture dry_run prints the trace-cmd command"
-else result FAIL "ntscope-capture dry_run printed: $out"; fi
+# 1. ntscope-capture on this host without tracing (capture/tests/test_capture.sh: arguments,
+# preflight on prepared trees, the trace-cmd command, host.json with a stand-in trace-cmd).
+if out=$(bash "$capture_dir/tests/test_capture.sh" 2>&1); then result ok "test_capture.sh: $(tail -n 1 <<<"$out")"
+else echo "$out" | grep -v '^ok' | sed 's/^/    /'; result FAIL "test_capture.sh: $(tail -n 1 <<<"$out")"; fi
 
 # 2. Lab scenarios: each run is checked by check_run.py. A spec is [NAME@]SCENARIO[:k=v,...];
 # the run is runs/lab-test-NAME (NAME defaults to the scenario).
