@@ -195,6 +195,9 @@ WITH raw_cmd_events AS (
            NULL, c.ts, NULL, NULL, NULL, c.cpu, c.status, c.cid, NULL, 'no_submission'
     FROM completes c JOIN hosts h USING (host)
     ANTI JOIN claimed cl ON cl.host = c.host AND cl.complete_ts = c.ts AND cl.complete_cpu = c.cpu
+    -- a sampled capture keeps every completion (6.1 reports an R2T write's transfer tag
+    -- there): those of commands outside the sample are not lifetimes of their own
+    WHERE NOT outside_sample(c.host, c.cid)
 )
 SELECT host || '/' || ctrl_id || '/' || qid || '/' || cid || '/' || coalesce(submit_ts, complete_ts) AS cmd_key,
        host, role, ctrl_id, qid, cid, opcode, fctype,

@@ -29,8 +29,10 @@ FROM io_selected;
 --                order groups are shown in; NULL otherwise (groups shown by count)
 --   rate_dur_ns  the time rates divide by (ns): report_window.dur, or for a time group its
 --                own bucket clipped to report_window (the first and last are partial)
---   iops         count / rate_dur_ns (per second)
---   mb_s         bytes / rate_dur_ns (10^6 bytes per second)
+--   iops         count / rate_dur_ns (per second), times sampling_run.scale (a sampled
+--                capture: the estimate for every command, not the traced ones)
+--   mb_s         bytes / rate_dur_ns (10^6 bytes per second), scaled likewise
+--   est_count    count times sampling_run.scale (= count unless sampled)
 CREATE OR REPLACE VIEW report_groups AS
 WITH g AS (
     SELECT group_key, any_value(group_json) AS group_json, count(*) AS count,
@@ -45,8 +47,9 @@ WITH g AS (
     GROUP BY group_key
 )
 SELECT group_key, group_json, count, matched, bytes, time_start_ts, rate_dur_ns,
-       count * 1e9 / rate_dur_ns AS iops, bytes * 1e3 / rate_dur_ns AS mb_s
-FROM g;
+       count * 1e9 / rate_dur_ns * sr.scale AS iops, bytes * 1e3 / rate_dur_ns * sr.scale AS mb_s,
+       round(count * sr.scale)::BIGINT AS est_count
+FROM g, sampling_run sr;
 
 -- report_stage_stats: one row per (group, stage set, stage) over selected io whose stage
 -- duration is known. Percentiles are of that stage alone (they do not add up).
@@ -121,8 +124,9 @@ FROM l, range(1, 101) r(pct);
 --   bin_start_ns offset of the bin from report_window.start_ts (ns)
 --   bin_ns       bin width (ns)
 --   completions  io completing in the bin;  bytes  their bytes
---   iops, mb_s   completions and bytes per second in the bin (MB = 10^6 bytes)
---   inflight_avg time-averaged commands outstanding in the bin
+--   iops, mb_s   completions and bytes per second in the bin (MB = 10^6 bytes), times
+--                sampling_run.scale on a sampled capture
+--   inflight_avg time-averaged commands outstanding in the bin (scaled likewise)
 CREATE OR REPLACE VIEW report_timeseries AS
 WITH w AS (
     SELECT start_ts, greatest(dur // 100, 1000000) AS bin_ns FROM report_window
@@ -147,5 +151,6 @@ WITH w AS (
     FROM q GROUP BY bin
 )
 SELECT queue, bin, bin * bin_ns AS bin_start_ns, bin_ns, completions, bytes,
-       completions * 1e9 / bin_ns AS iops, bytes * 1e3 / bin_ns AS mb_s, inflight_avg
-FROM t;
+       completions * 1e9 / bin_ns * sr.scale AS iops, bytes * 1e3 / bin_ns * sr.scale AS mb_s,
+       inflight_avg * sr.scale AS inflight_avg
+FROM t, sampling_run sr;

@@ -145,5 +145,7 @@ counts AS (
     SELECT 63, 'target_device_unlinked', 'info', to_json(count(*)),
            'matched commands without a backing-device request on the target (block events not traced, or not a block backend)'
     FROM io WHERE match_state = 'matched' AND t_dev_issue_ts IS NULL HAVING count(*) > 0
+    UNION ALL
+    SELECT seq, name, severity, value, meaning FROM sampling_stats
 )
 SELECT seq, name, severity, value, meaning FROM rows;

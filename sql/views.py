@@ -21,7 +21,7 @@ INTERFERENCE_SQL = os.path.join(SQL_DIR, "compare")
 STAGE_TABLE_SQL = os.path.join(SQL_DIR, "05_stage_definitions.sql")
 SYSTEMS = ("nvme", "nvmet", "block", "nvme_tcp", "nvmet_tcp")
 # Layers worth computing once when a report runs many queries over them.
-MATERIALIZE = ("hosts", "events", "block_requests", "lba_shift", "host_block_link", "nvme_commands",
+MATERIALIZE = ("hosts", "sampling", "events", "block_requests", "lba_shift", "host_block_link", "nvme_commands",
                "target_device_link", "target_device", "ctrl_map", "clock_coarse", "clock_candidates",
                "clock_offset_slices", "clock_offset", "command_match", "io", "io_milestones",
                "io_stages", "io_stage_check")

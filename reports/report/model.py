@@ -34,7 +34,7 @@ def build(con, spec):
                    [g["group_key"]])
         groups.append({
             "key": json.loads(g["group_json"]), "key_text": g["group_key"],
-            "count": g["count"], "matched": g["matched"], "bytes": g["bytes"],
+            "count": g["count"], "est_count": g["est_count"], "matched": g["matched"], "bytes": g["bytes"],
             "iops": g["iops"], "mb_s": g["mb_s"],
             "stages": [{"stage": s["stage"], **{k: s[k] for k in ["stage_set", "parent", "direction"] + STAT_COLS}}
                        for s in stages],
@@ -45,6 +45,7 @@ def build(con, spec):
                    "FROM report_timeseries ORDER BY queue, bin")
     defs = rows(con, "SELECT stage_set, stage, seq, parent, side, from_ms, to_ms, minus_from_ms, minus_to_ms, "
                      "direction, meaning FROM stage_definitions ORDER BY stage_set, seq")
+    sampling = rows(con, "SELECT sampled, sample_n, consistent, scale, scale_source, meaning FROM sampling_run")[0]
     slo = {"objectives": rows(con, "SELECT * FROM slo_results ORDER BY slo_id"),
            "per_second": rows(con, "SELECT * FROM slo_per_second ORDER BY slo_id, second"),
            "worst_ios": rows(con, "SELECT * FROM slo_worst_ios ORDER BY slo_id, rank")}
@@ -61,4 +62,5 @@ def build(con, spec):
         "timeseries": ts,
         "stage_definitions": [d for d in defs if d["stage_set"] in stage_sets],
         "slo": slo,
+        "sampling": sampling,
     }

@@ -66,6 +66,8 @@ def objectives(slo):
 
 def render(doc, run_dir):
     L = [f"ntscope report: {run_dir}", f"mode: {doc['mode']}   stage sets: {', '.join(doc['stage_sets']) or '-'}", ""]
+    if doc["sampling"]["sampled"]:
+        L += [f"SAMPLED: {doc['sampling']['meaning']}", ""]
     for s in doc["pipeline_stats"]:
         if s["name"].startswith("input_error:"):
             L += [f"INPUT ERROR ({s['name'][len('input_error:'):]}): {s['meaning']}", ""]
@@ -84,7 +86,8 @@ def render(doc, run_dir):
     L.append(f"  window: {(w['dur_ns'] or 0) / 1e9:.3f} s of selected I/O")
     L += objectives(doc["slo"])
     for g in doc["groups"]:
-        L += ["", f"group: {g['key_text']}   count {g['count']} (matched {g['matched']})   "
+        count = f"{g['count']} traced / {g['est_count']} est." if doc["sampling"]["sampled"] else str(g["count"])
+        L += ["", f"group: {g['key_text']}   count {count} (matched {g['matched']})   "
                   f"IOPS {g['iops']:.1f}   MB/s {g['mb_s']:.2f}"]
         for ss in doc["stage_sets"]:
             if any(s["stage_set"] == ss for s in g["stages"]):
