@@ -85,7 +85,7 @@ def test_polars_reproduces_the_report(mixed):
     got = {r["group_key"]: r for r in got.iter_rows(named=True)}
     assert len(got) == len(doc["groups"]) > 10
     for g in doc["groups"]:
-        [s] = [s for s in g["stages"] if s["stage_set"] == "stock" and s["name"] == "end_to_end"]
+        [s] = [s for s in g["stages"] if s["stage_set"] == "stock" and s["stage"] == "end_to_end"]
         r = got[g["key_text"]]
         assert r["n"] == s["count"] == g["count"]
         assert abs(r["mean_ns"] - s["mean_ns"]) <= 0.5       # the report rounds the mean to ns
