@@ -52,16 +52,21 @@ def pick(spec, stage_set):
     return None if stage == "-" else stage
 
 
-def expected_ids(run_dir):
-    """(cause_id, direction or None, {stage_set: stage}) the verdict must give for this run."""
+def read_truth(run_dir):
     try:
-        truth = json.load(open(os.path.join(run_dir, "truth.json")))
+        with open(os.path.join(run_dir, "truth.json")) as f:
+            return json.load(f)
     except (OSError, ValueError) as e:
         print(f"check_diagnosis: error: cannot read {run_dir}/truth.json: {e}; fix: run the scenario with `just lab`",
               file=sys.stderr)
         sys.exit(2)
+
+
+def expected_ids(truth):
+    """(cause_id, direction or None, {stage_set: stage}) the verdict must give for this truth.json."""
     con = duckdb.connect()
-    con.execute(open(STAGE_TABLE_SQL).read())
+    with open(STAGE_TABLE_SQL) as f:
+        con.execute(f.read())
     row = con.execute("SELECT verdict_cause_id FROM cause_ids WHERE cause_id = ?", [truth.get("cause")]).fetchone()
     if row is None:
         print(f"check_diagnosis: error: truth.json cause {truth.get('cause')!r} is not a cause id; "
@@ -76,24 +81,34 @@ def expected_ids(run_dir):
     return cause_id, direction, truth.get("expected_bottleneck") or {}
 
 
+def truth_problems(v, stage_set, truth):
+    """What in verdict row v (a cmp_verdict row) disagrees with truth.json: the cause id, the
+    direction, and the expected stage of stage_set, which must be the bottleneck, its detail
+    or the most amplified stage. Also used offline on the fixtures (sql/tests/test_truth_agreement.py)."""
+    want_cause, want_direction, want_stage = expected_ids(truth)
+    problems = []
+    if v["cause_id"] != want_cause:
+        problems.append(f"cause_id is not {want_cause}")
+    if want_direction is not None and v["direction"] != want_direction:
+        problems.append(f"direction is not {want_direction}")
+    stage_want = want_stage.get(stage_set)
+    if stage_want and stage_want not in (v["bottleneck_stage"], v["detail_stage"], v["amplified_stage"]):
+        problems.append(f"{stage_want} (truth.json, {stage_set}) is neither the bottleneck, its detail nor the most amplified stage")
+    return problems
+
+
 def check_compare(a):
     m = load(a.run_dir, "compare.json")
-    want_cause, want_direction, want_stage = expected_ids(a.run_dir)
+    truth = read_truth(a.run_dir)
     verdicts = [v for v in m["verdicts"] if a.group is None or v["group_key"] == a.group]
     if len(verdicts) != 1:
         return False, f"expected one group{' ' + a.group if a.group else ''}, found {[v['group_key'] for v in m['verdicts']]}"
     v = verdicts[0]
     problems = []
-    said = f"{v['verdict']} | {v['cause_id']} | {v['bottleneck_stage']} | direction {v['direction']}"
+    said = f"{v['verdict']} | {v['cause_id']} | {v['bottleneck_stage']} | {v['detail_stage']} | direction {v['direction']}"
     if v["verdict"] not in a.verdicts.split(","):
         problems.append(f"verdict is not {a.verdicts}")
-    if v["cause_id"] != want_cause:
-        problems.append(f"cause_id is not {want_cause}")
-    if want_direction is not None and v["direction"] != want_direction:
-        problems.append(f"direction is not {want_direction}")
-    stage_want = want_stage.get(m["stage_set"])
-    if stage_want and stage_want not in (v["bottleneck_stage"], v["detail_stage"], v["amplified_stage"]):
-        problems.append(f"{stage_want} (truth.json, {m['stage_set']}) is neither the bottleneck, its detail nor the most amplified stage")
+    problems += truth_problems(v, m["stage_set"], truth)
     mean = {r["stage"]: r for r in m["lad"] if r["group_key"] == v["group_key"] and r["statistic"] == "mean"
             and r["stage_set"] == m["stage_set"]}
     stage = pick(a.stage, m["stage_set"])

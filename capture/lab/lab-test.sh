@@ -93,7 +93,7 @@ if [ -n "$diagnosis_runs" ]; then
 	# base's 20-28 ms (measured +175..+199 ms in three pairs per direction)
 	diagnose rate-tgt-base rate-tgt --group "type=read, size=131072" \
 		--stage end_to_end --change-us 210000 --within 0.7,1.2
-	# writes: the data goes after the target's R2T, so the stage is nvmet_tcp_r2t_wait
+	# writes: the data goes after the target's R2T, so the stage is nvmet_tcp_r2t_wait (truth.json)
 	diagnose rate-ini-base rate-ini --group "type=write, size=131072" \
 		--stage end_to_end --change-us 210000 --within 0.7,1.2
 	diagnose busy-base busy-device --stage ntprof:target_subsystem,stock:target_exec \

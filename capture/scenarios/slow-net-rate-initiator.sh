@@ -5,7 +5,7 @@
 initiator_netem=$netem
 workload() { run_fio write128k --rw=write --bs=128k --iodepth="$qd"; }
 truth() {
-	cause=slow_network bn='{"stock": "fabric_total", "ntprof": "network_transmission", "s_notation": "S3-S5(S+C)", "direction": "submission"}'
+	cause=slow_network bn='{"stock": "target_to_device", "ntprof": "nvmet_tcp_r2t_wait", "s_notation": "S6(S)", "direction": "submission"}'
 	[ -n "$netem" ] || cause=none bn=null
 	cat <<JSON
 {"scenario": "slow-net-rate-initiator", "family": "slow_network", "cause": "$cause",
