@@ -125,6 +125,9 @@ pub struct SynthTrace {
     pub buffers: Vec<SynthBuffer>,
     /// Pages per compressed chunk.
     pub chunk_pages: usize,
+    /// Compressed sections given as is, by section id: (compressed bytes, declared
+    /// uncompressed size). Bad-input tests use it for blocks that lie or inflate hugely.
+    pub raw_sections: std::collections::HashMap<u16, (Vec<u8>, u32)>,
 }
 
 fn compress(codec: Codec, data: &[u8]) -> Vec<u8> {
@@ -161,6 +164,7 @@ impl SynthTrace {
             chained_options: Vec::new(),
             buffers: Vec::new(),
             chunk_pages: 10,
+            raw_sections: std::collections::HashMap::new(),
         }
     }
 
@@ -270,10 +274,13 @@ impl SynthTrace {
         let at = out.len() as u64;
         let comp = compressible && self.codec != Codec::None;
         let body = if comp {
-            let z = compress(self.codec, content);
+            let (z, declared) = match self.raw_sections.get(&id) {
+                Some((z, declared)) => (z.clone(), *declared),
+                None => (compress(self.codec, content), content.len() as u32),
+            };
             let mut b = Vec::new();
             b.extend_from_slice(&(z.len() as u32).to_le_bytes());
-            b.extend_from_slice(&(content.len() as u32).to_le_bytes());
+            b.extend_from_slice(&declared.to_le_bytes());
             b.extend_from_slice(&z);
             b
         } else {

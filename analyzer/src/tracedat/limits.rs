@@ -35,7 +35,7 @@ pub fn check_inflate(what: &str, compressed: u64, declared: u64, hard_cap: u64) 
         return Ok(());
     }
     let why = if declared > hard_cap {
-        format!("more than the {} bytes a {} can honestly hold", hard_cap, what)
+        format!("more than the {}-byte limit for the {}", hard_cap, what)
     } else {
         format!("a ratio of {}:1, above the {}:1 real data never reaches", declared / compressed.max(1), MAX_RATIO)
     };
