@@ -99,3 +99,15 @@ fn usage_errors_exit_2() {
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o.stderr).contains("fix:"), "{}", text(&o.stderr));
 }
+
+#[test]
+fn no_progress_drawn_when_stderr_is_not_a_terminal() {
+    // Large enough for the progress bar (over 64 MB of event data), stderr a pipe.
+    let d = TempDir::new("cli-progress");
+    let trace = d.0.join("trace.dat");
+    std::fs::write(&trace, known_trace(7, Codec::None, 2, 700_000, false).to_bytes()).unwrap();
+    assert!(std::fs::metadata(&trace).unwrap().len() > 64 << 20);
+    let r = ntscope(&["convert", trace.to_str().unwrap(), "--out", d.0.join("out").to_str().unwrap(), "--quiet"]);
+    assert_eq!(r.status.code(), Some(0), "{}", text(&r.stderr));
+    assert_eq!(text(&r.stderr), "", "nothing but warnings on a pipe");
+}
