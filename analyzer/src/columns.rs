@@ -260,6 +260,11 @@ impl EventTable {
         self.staged.len()
     }
 
+    /// Forgets staged records (their block was abandoned after an error).
+    pub fn discard_staged(&mut self) {
+        self.staged.clear();
+    }
+
     /// Appends every staged record of `block` as a row, a column at a time.
     /// `comms` maps a pid to its saved command line.
     pub fn extract(&mut self, block: &[u8], cpu: i32, comms: &HashMap<i32, Arc<str>>) {

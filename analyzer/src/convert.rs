@@ -287,6 +287,12 @@ fn decode_cpu(
         if ctx.stop.load(Ordering::Relaxed) {
             return Err(TraceError::new("stopped: another thread failed"));
         }
+        // Records staged from a block abandoned by an error point into other bytes.
+        for id in std::mem::take(&mut w.touched) {
+            if let Slot::Table(t) = w.slot(job.buffer, id) {
+                t.discard_staged();
+            }
+        }
         for (pi, page) in block.pages().enumerate() {
             st.pages += 1;
             let base = pi * ps;
