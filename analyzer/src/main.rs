@@ -99,20 +99,7 @@ fn parse_codec(s: &str) -> Result<Codec, String> {
     Codec::from_name(s).map_err(|e| e.what)
 }
 
-/// Conversion allocates and frees column buffers of a few MB for every batch. glibc
-/// serves blocks that large with mmap and gives them back with munmap, so every batch
-/// paid fresh page faults (a fifth of the decoding time); keeping freed blocks in the
-/// heap lets the next batch reuse them. Peak memory is unchanged.
-fn keep_freed_memory() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    unsafe {
-        libc::mallopt(libc::M_MMAP_THRESHOLD, 64 << 20);
-        libc::mallopt(libc::M_TRIM_THRESHOLD, 256 << 20);
-    }
-}
-
 fn main() -> ExitCode {
-    keep_freed_memory();
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
