@@ -126,15 +126,18 @@ for name, path, n, size in inputs:
           f"{r[0] / max(j1[0], 1e-3):.1f}x (one thread); Parquet share of CPU: {100 * (1 - d[1] / max(j1[1], 1e-3)):.0f}%")
 print(f"(scaled inputs: {sys.argv[3]} repeated and shifted in time)")
 names = [i[0] for i in inputs]
-big = "lab-high-rate" if "lab-high-rate" in names else "scaled-big"
-c, r = res[(big, "convert")], res[(big, "report")]
-ratio = r[0] / max(c[0], 1e-3)
-per_cpu = c[3] / max(c[1], 1e-3) / 1e6
+ok = lambda x: "met" if x else "NOT MET"
+# The speed goals on the large scaled trace and on the real capture; the ratio in CPU
+# time too (trace-cmd is single-threaded: on a busy machine wall time hides ours).
+for name in [n for n in ("scaled-big", "lab-high-rate") if n in names]:
+    c, j1, r = res[(name, "convert")], res[(name, "convert-j1")], res[(name, "report")]
+    ratio, cpu_ratio = r[0] / max(c[0], 1e-3), r[1] / max(c[1], 1e-3)
+    print(f"goal: convert >= 20x faster than trace-cmd report ({name}, {c[3]} events): {ok(ratio >= 20)} "
+          f"({ratio:.1f}x wall: {c[0]:.2f} s vs {r[0]:.2f} s; {cpu_ratio:.1f}x in CPU time)")
+    per_cpu, per_cpu1 = c[3] / max(c[1], 1e-3) / 1e6, c[3] / max(j1[1], 1e-3) / 1e6
+    print(f"goal: >= 10 M events per CPU-second ({name}): {ok(per_cpu >= 10)} ({per_cpu:.2f} M all cores, {per_cpu1:.2f} M one thread)")
 s, b = res[("scaled-small", "convert")], res[("scaled-big", "convert")]
 grow_events, grow_time, grow_rss = b[3] / s[3], b[0] / max(s[0], 1e-3), b[2] / max(s[2], 1)
-ok = lambda x: "met" if x else "NOT MET"
-print(f"goal: convert >= 20x faster than trace-cmd report ({big}): {ok(ratio >= 20)} ({ratio:.1f}x: {c[0]:.2f} s vs {r[0]:.2f} s)")
-print(f"goal: >= 10 M events per CPU-second ({big}, all cores): {ok(per_cpu >= 10)} ({per_cpu:.2f} M; one thread: {c[3] / max(res[(big, 'convert-j1')][1], 1e-3) / 1e6:.2f} M)")
 print(f"goal: time linear in trace length (scaled): {ok(grow_time <= 1.25 * grow_events)} ({grow_events:.1f}x the events took {grow_time:.2f}x the time)")
 print(f"goal: memory flat in trace length (scaled): {ok(grow_rss <= 1.25)} ({s[2] / 1024:.0f} MB for {s[3]} events, {b[2] / 1024:.0f} MB for {b[3]}: {grow_rss:.2f}x)")
 PY
