@@ -1,5 +1,10 @@
 //! Event records -> Arrow record batches, one table per event type. Generic over the
 //! parsed format: knows field kinds and Arrow types, nothing of NVMe or Parquet.
+//!
+//! Records are extracted a column at a time: the decoder *stages* each record of a block
+//! of pages (timestamp and where its bytes are), then `extract` runs one tight loop per
+//! field over all staged records of the type. The choice of loop is made once per field
+//! per block, not once per field per record.
 
 use crate::tracedat::bytes::{until_nul, Endian};
 use crate::tracedat::format::{EventFormat, Field, FieldKind};
@@ -71,6 +76,37 @@ pub fn schema_for(f: &EventFormat) -> SchemaRef {
     Arc::new(Schema::new(cols))
 }
 
+/// A fixed-size integer as stored in a record.
+trait Prim: Copy {
+    const SIZE: usize;
+    fn read(b: &[u8], e: Endian) -> Self;
+}
+
+macro_rules! prim {
+    ($($t:ty),*) => {$(
+        impl Prim for $t {
+            const SIZE: usize = std::mem::size_of::<$t>();
+            #[inline(always)]
+            fn read(b: &[u8], e: Endian) -> $t {
+                let a: [u8; std::mem::size_of::<$t>()] = b[..std::mem::size_of::<$t>()].try_into().unwrap();
+                match e {
+                    Endian::Little => <$t>::from_le_bytes(a),
+                    Endian::Big => <$t>::from_be_bytes(a),
+                }
+            }
+        }
+    )*};
+}
+prim!(i8, i16, i32, i64, u8, u16, u32, u64);
+
+/// One record waiting for extraction: its timestamp and where it is in the block.
+#[derive(Clone, Copy, Debug)]
+struct Staged {
+    ts: i64,
+    start: u32,
+    len: u32,
+}
+
 /// Integer list column kept as offsets + flat values until the batch is cut.
 struct ListCol<T: ArrowPrimitiveType> {
     offsets: Vec<i32>,
@@ -86,6 +122,22 @@ impl<T: ArrowPrimitiveType> ListCol<T> {
         let values = std::mem::take(&mut self.values);
         let arr = PrimitiveArray::<T>::new(ScalarBuffer::from(values), None);
         Arc::new(ListArray::new(item.clone(), OffsetBuffer::new(ScalarBuffer::from(offsets)), Arc::new(arr), None))
+    }
+}
+
+impl<T: ArrowPrimitiveType> ListCol<T>
+where
+    T::Native: Prim,
+{
+    /// Appends one list per record from `raw(record)`, a whole number of elements.
+    #[inline(always)]
+    fn push_elems(&mut self, raw: &[u8], e: Endian) {
+        let es = <T::Native as Prim>::SIZE;
+        self.values.reserve(raw.len() / es);
+        for ch in raw.chunks_exact(es) {
+            self.values.push(<T::Native as Prim>::read(ch, e));
+        }
+        self.offsets.push(self.values.len() as i32);
     }
 }
 
@@ -141,20 +193,9 @@ impl Col {
     }
 }
 
-/// Rows of one event type being accumulated by one decoding thread.
-pub struct EventTable {
-    pub format: Arc<EventFormat>,
-    pub schema: SchemaRef,
-    fields: Vec<Field>,
-    cols: Vec<Col>,
-    ts: Vec<i64>,
-    cpu: Vec<i32>,
-    pid: Vec<i32>,
-    comm: CommColumn,
-    pid_field: Option<Field>,
-    min_size: usize,
-    endian: Endian,
-    pub rows: usize,
+/// Problems found while extracting records (each is counted, never fatal).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ExtractCounts {
     /// Records too short for the format's fixed fields (skipped).
     pub short_records: u64,
     /// Dynamic fields pointing outside their record (written empty).
@@ -163,12 +204,30 @@ pub struct EventTable {
     pub invalid_utf8: u64,
 }
 
+/// Rows of one event type being accumulated by one decoding thread.
+pub struct EventTable {
+    pub schema: SchemaRef,
+    fields: Vec<Field>,
+    cols: Vec<Col>,
+    ts: Vec<i64>,
+    cpu: Vec<i32>,
+    pid: Vec<i32>,
+    comm: CommColumn,
+    /// (offset, size) of common_pid.
+    pid_at: Option<(usize, usize)>,
+    min_size: usize,
+    endian: Endian,
+    staged: Vec<Staged>,
+    pub rows: usize,
+    pub counts: ExtractCounts,
+}
+
 impl EventTable {
-    pub fn new(format: Arc<EventFormat>, schema: SchemaRef, endian: Endian) -> EventTable {
-        let fields = output_fields(&format);
+    pub fn new(format: &EventFormat, schema: SchemaRef, endian: Endian) -> EventTable {
+        let fields = output_fields(format);
         let cols = fields.iter().map(|f| Col::for_kind(&f.kind)).collect();
         EventTable {
-            pid_field: format.field("common_pid").cloned(),
+            pid_at: format.field("common_pid").map(|f| (f.offset, f.size)),
             min_size: format.min_size(),
             schema,
             fields,
@@ -178,101 +237,63 @@ impl EventTable {
             pid: Vec::new(),
             comm: CommColumn::default(),
             endian,
+            staged: Vec::new(),
             rows: 0,
-            short_records: 0,
-            bad_dynamic: 0,
-            invalid_utf8: 0,
-            format,
+            counts: ExtractCounts::default(),
         }
     }
 
-    /// Appends one record. `comms` maps a pid to its saved command line.
+    /// Queues the record `block[start..start + len]` for the next `extract` over the
+    /// same block. Returns false (and counts it) when the record is too short.
     #[inline]
-    pub fn push(&mut self, ts: i64, cpu: i32, data: &[u8], comms: &HashMap<i32, Arc<str>>) {
-        if data.len() < self.min_size {
-            self.short_records += 1;
-            return;
+    pub fn stage(&mut self, ts: i64, start: usize, len: usize) -> bool {
+        if len < self.min_size {
+            self.counts.short_records += 1;
+            return false;
         }
-        let e = self.endian;
-        let pid = match &self.pid_field {
-            Some(f) => e.read_uint(data, f.offset, f.size) as u32 as i32,
-            None => -1,
-        };
-        self.ts.push(ts);
-        self.cpu.push(cpu);
-        self.pid.push(pid);
-        self.comm.push(pid, comms);
-        for (f, col) in self.fields.iter().zip(self.cols.iter_mut()) {
-            let off = f.offset;
-            macro_rules! scalar {
-                ($v:expr, $t:ty) => {
-                    $v.push(e.read_uint(data, off, std::mem::size_of::<$t>()) as $t)
-                };
-            }
-            match col {
-                Col::I8(v) => scalar!(v, i8),
-                Col::I16(v) => scalar!(v, i16),
-                Col::I32(v) => scalar!(v, i32),
-                Col::I64(v) => scalar!(v, i64),
-                Col::U8(v) => scalar!(v, u8),
-                Col::U16(v) => scalar!(v, u16),
-                Col::U32(v) => scalar!(v, u32),
-                Col::U64(v) => scalar!(v, u64),
-                Col::Str(b) => {
-                    let raw = match f.kind {
-                        FieldKind::DynStr { relative } => match dyn_slice(data, f, relative, e) {
-                            Some(s) => s,
-                            None => {
-                                self.bad_dynamic += 1;
-                                &[]
-                            }
-                        },
-                        _ => &data[off..off + f.size],
-                    };
-                    if !b.push(until_nul(raw)) {
-                        self.invalid_utf8 += 1;
-                    }
-                }
-                Col::Bytes(b) => b.append_value(&data[off..off + f.size]),
-                _ => {
-                    let (raw, es) = match f.kind {
-                        FieldKind::Array { elem_size, .. } => (&data[off..off + f.size], elem_size),
-                        FieldKind::DynArray { elem_size, relative, .. } => match dyn_slice(data, f, relative, e) {
-                            Some(s) => (s, elem_size),
-                            None => {
-                                self.bad_dynamic += 1;
-                                (&data[0..0], elem_size)
-                            }
-                        },
-                        _ => unreachable!("list column for a non-array field"),
-                    };
-                    macro_rules! list {
-                        ($l:expr, $t:ty) => {{
-                            for ch in raw.chunks_exact(es) {
-                                $l.values.push(e.read_uint(ch, 0, es) as $t);
-                            }
-                            $l.offsets.push($l.values.len() as i32);
-                        }};
-                    }
-                    match col {
-                        Col::LI8(l) => list!(l, i8),
-                        Col::LI16(l) => list!(l, i16),
-                        Col::LI32(l) => list!(l, i32),
-                        Col::LI64(l) => list!(l, i64),
-                        Col::LU8(l) => list!(l, u8),
-                        Col::LU16(l) => list!(l, u16),
-                        Col::LU32(l) => list!(l, u32),
-                        Col::LU64(l) => list!(l, u64),
-                        _ => unreachable!(),
-                    }
-                }
-            }
-        }
-        self.rows += 1;
+        self.staged.push(Staged { ts, start: start as u32, len: len as u32 });
+        true
     }
 
-    /// Cuts the accumulated rows into a record batch and starts over.
+    /// Rows staged and not yet extracted.
+    pub fn staged(&self) -> usize {
+        self.staged.len()
+    }
+
+    /// Forgets staged records (their block was abandoned after an error).
+    pub fn discard_staged(&mut self) {
+        self.staged.clear();
+    }
+
+    /// Appends every staged record of `block` as a row, a column at a time.
+    /// `comms` maps a pid to its saved command line.
+    pub fn extract(&mut self, block: &[u8], cpu: i32, comms: &HashMap<i32, Arc<str>>) {
+        let staged = std::mem::take(&mut self.staged);
+        let n = staged.len();
+        let e = self.endian;
+        self.ts.extend(staged.iter().map(|s| s.ts));
+        self.cpu.resize(self.cpu.len() + n, cpu);
+        let first_pid = self.pid.len();
+        match self.pid_at {
+            Some((off, 4)) => self.pid.extend(staged.iter().map(|s| i32::read(&block[s.start as usize + off..], e))),
+            Some((off, size)) => self.pid.extend(staged.iter().map(|s| e.read_uint(block, s.start as usize + off, size) as u32 as i32)),
+            None => self.pid.resize(first_pid + n, -1),
+        }
+        self.comm.extend(&self.pid[first_pid..], comms);
+        for (f, col) in self.fields.iter().zip(self.cols.iter_mut()) {
+            extract_column(f, col, block, &staged, e, &mut self.counts);
+        }
+        self.rows += n;
+        // Keep the staging buffer's capacity for the next block.
+        self.staged = staged;
+        self.staged.clear();
+    }
+
+    /// Cuts the accumulated rows into a record batch and starts over. A table that
+    /// filled a batch will likely fill the next: its columns are sized for it at once
+    /// instead of growing by doubling.
     pub fn take_batch(&mut self) -> RecordBatch {
+        let next = self.rows;
         let mut arrays: Vec<ArrayRef> = vec![
             Arc::new(PrimitiveArray::<Int64Type>::from(std::mem::take(&mut self.ts))),
             Arc::new(PrimitiveArray::<Int32Type>::from(std::mem::take(&mut self.cpu))),
@@ -312,8 +333,137 @@ impl EventTable {
             arrays.push(a);
         }
         self.rows = 0;
+        self.reserve(next);
         RecordBatch::try_new(self.schema.clone(), arrays).expect("columns match the schema")
     }
+
+    fn reserve(&mut self, rows: usize) {
+        self.ts.reserve(rows);
+        self.cpu.reserve(rows);
+        self.pid.reserve(rows);
+        self.comm.keys.reserve(rows);
+        for col in &mut self.cols {
+            match col {
+                Col::I8(v) => v.reserve(rows),
+                Col::I16(v) => v.reserve(rows),
+                Col::I32(v) => v.reserve(rows),
+                Col::I64(v) => v.reserve(rows),
+                Col::U8(v) => v.reserve(rows),
+                Col::U16(v) => v.reserve(rows),
+                Col::U32(v) => v.reserve(rows),
+                Col::U64(v) => v.reserve(rows),
+                Col::Str(b) => b.keys.reserve(rows),
+                _ => {}
+            }
+        }
+    }
+}
+
+/// Fixed-size integers: one load per record.
+#[inline]
+fn ints<T: Prim>(v: &mut Vec<T>, block: &[u8], staged: &[Staged], off: usize, e: Endian) {
+    v.reserve(staged.len());
+    match e {
+        Endian::Little => v.extend(staged.iter().map(|s| T::read(&block[s.start as usize + off..], Endian::Little))),
+        Endian::Big => v.extend(staged.iter().map(|s| T::read(&block[s.start as usize + off..], Endian::Big))),
+    }
+}
+
+#[inline]
+fn record<'a>(block: &'a [u8], s: &Staged) -> &'a [u8] {
+    &block[s.start as usize..s.start as usize + s.len as usize]
+}
+
+/// Fills one column from every staged record.
+fn extract_column(f: &Field, col: &mut Col, block: &[u8], staged: &[Staged], e: Endian, counts: &mut ExtractCounts) {
+    let off = f.offset;
+    // The bytes of an array field in one record (dynamic ones may point outside it).
+    let array_bytes = |s: &Staged, counts: &mut ExtractCounts| -> &[u8] {
+        match f.kind {
+            FieldKind::DynArray { relative, .. } => dyn_slice(record(block, s), f, relative, e).unwrap_or_else(|| {
+                counts.bad_dynamic += 1;
+                &[]
+            }),
+            _ => &block[s.start as usize + off..s.start as usize + off + f.size],
+        }
+    };
+    macro_rules! list {
+        ($l:expr) => {
+            for s in staged {
+                let raw = array_bytes(s, counts);
+                $l.push_elems(raw, e);
+            }
+        };
+    }
+    match col {
+        Col::I8(v) => ints(v, block, staged, off, e),
+        Col::I16(v) => ints(v, block, staged, off, e),
+        Col::I32(v) => ints(v, block, staged, off, e),
+        Col::I64(v) => ints(v, block, staged, off, e),
+        Col::U8(v) => ints(v, block, staged, off, e),
+        Col::U16(v) => ints(v, block, staged, off, e),
+        Col::U32(v) => ints(v, block, staged, off, e),
+        Col::U64(v) => ints(v, block, staged, off, e),
+        Col::LI8(l) => list!(l),
+        Col::LI16(l) => list!(l),
+        Col::LI32(l) => list!(l),
+        Col::LI64(l) => list!(l),
+        Col::LU8(l) => list!(l),
+        Col::LU16(l) => list!(l),
+        Col::LU32(l) => list!(l),
+        Col::LU64(l) => list!(l),
+        Col::Str(b) => {
+            b.keys.reserve(staged.len());
+            match f.kind {
+                FieldKind::DynStr { relative } => {
+                    for s in staged {
+                        let raw = dyn_slice(record(block, s), f, relative, e).unwrap_or_else(|| {
+                            counts.bad_dynamic += 1;
+                            &[]
+                        });
+                        if !b.push(until_nul(raw)) {
+                            counts.invalid_utf8 += 1;
+                        }
+                    }
+                }
+                _ => {
+                    for s in staged {
+                        let field = &block[s.start as usize + off..s.start as usize + off + f.size];
+                        // Same field bytes as the previous row: same string, no scan, no hash.
+                        if let Some(k) = b.last_field_key {
+                            if same_bytes(&b.last_field, field) {
+                                b.keys.push(k);
+                                continue;
+                            }
+                        }
+                        if !b.push(until_nul(field)) {
+                            counts.invalid_utf8 += 1;
+                        }
+                        b.last_field.clear();
+                        b.last_field.extend_from_slice(field);
+                        b.last_field_key = b.last_key;
+                    }
+                }
+            }
+        }
+        Col::Bytes(b) => {
+            for s in staged {
+                b.append_value(&block[s.start as usize + off..s.start as usize + off + f.size]);
+            }
+        }
+    }
+}
+
+/// Equality of two short byte strings, eight bytes at a time and inline (a libc
+/// memcmp call costs more than the comparison for the 8-32 byte fields of trace events).
+#[inline(always)]
+fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let (ac, bc) = (a.chunks_exact(8), b.chunks_exact(8));
+    let tails_equal = ac.remainder().iter().zip(bc.remainder()).all(|(x, y)| x == y);
+    tails_equal && ac.zip(bc).all(|(x, y)| u64::from_ne_bytes(x.try_into().unwrap()) == u64::from_ne_bytes(y.try_into().unwrap()))
 }
 
 /// The bytes of a `__data_loc` / `__rel_loc` field, or None when they fall outside the record.
@@ -340,36 +490,45 @@ struct CommColumn {
 }
 
 impl CommColumn {
-    #[inline]
-    fn push(&mut self, pid: i32, comms: &HashMap<i32, Arc<str>>) {
-        let key = match self.last {
-            Some((p, k)) if p == pid => k,
-            _ => {
-                let k = match self.key_of_pid.get(&pid) {
-                    Some(k) => *k,
-                    None => {
-                        let k = match comms.get(&pid) {
-                            Some(c) => {
-                                self.values.push(c.clone());
-                                self.values.len() as i32 - 1
-                            }
-                            None => -1,
-                        };
-                        self.key_of_pid.insert(pid, k);
-                        k
-                    }
-                };
-                self.last = Some((pid, k));
-                k
-            }
-        };
-        self.keys.push(key);
+    fn extend(&mut self, pids: &[i32], comms: &HashMap<i32, Arc<str>>) {
+        self.keys.reserve(pids.len());
+        for &pid in pids {
+            let key = match self.last {
+                Some((p, k)) if p == pid => k,
+                _ => {
+                    let k = match self.key_of_pid.get(&pid) {
+                        Some(k) => *k,
+                        None => {
+                            let k = match comms.get(&pid) {
+                                Some(c) => {
+                                    self.values.push(c.clone());
+                                    self.values.len() as i32 - 1
+                                }
+                                None => -1,
+                            };
+                            self.key_of_pid.insert(pid, k);
+                            k
+                        }
+                    };
+                    self.last = Some((pid, k));
+                    k
+                }
+            };
+            self.keys.push(key);
+        }
     }
 
     fn finish(&mut self) -> ArrayRef {
-        let keys = std::mem::take(&mut self.keys);
-        let nulls = arrow_buffer::NullBuffer::from(keys.iter().map(|k| *k >= 0).collect::<Vec<bool>>());
-        let keys = PrimitiveArray::<Int32Type>::new(ScalarBuffer::from(keys.into_iter().map(|k| k.max(0)).collect::<Vec<i32>>()), Some(nulls));
+        let mut keys = std::mem::take(&mut self.keys);
+        // Unknown pids (key -1) are nulls; their key slot must still index a value.
+        let nulls = if keys.iter().any(|k| *k < 0) {
+            let valid = arrow_buffer::BooleanBuffer::collect_bool(keys.len(), |i| keys[i] >= 0);
+            keys.iter_mut().for_each(|k| *k = (*k).max(0));
+            Some(arrow_buffer::NullBuffer::new(valid))
+        } else {
+            None
+        };
+        let keys = PrimitiveArray::<Int32Type>::new(ScalarBuffer::from(keys), nulls);
         let values = arrow_array::StringArray::from_iter_values(self.values.iter().map(|v| v.as_ref()));
         self.values.clear();
         self.key_of_pid.clear();
@@ -385,16 +544,21 @@ struct StrColumn {
     keys: Vec<i32>,
     values: Vec<String>,
     key_of: HashMap<Box<[u8]>, i32>,
-    last: Option<(Box<[u8]>, i32)>,
+    /// The previous row's text bytes and key (the buffer is reused).
+    last_raw: Vec<u8>,
+    last_key: Option<i32>,
+    /// Fixed-size fields: the previous row's whole field (NUL and what follows) and key.
+    last_field: Vec<u8>,
+    last_field_key: Option<i32>,
 }
 
 impl StrColumn {
     /// Appends raw text; returns false when it was not valid UTF-8 (stored with U+FFFD).
     #[inline]
     fn push(&mut self, raw: &[u8]) -> bool {
-        if let Some((b, k)) = &self.last {
-            if b.as_ref() == raw {
-                self.keys.push(*k);
+        if let Some(k) = self.last_key {
+            if same_bytes(&self.last_raw, raw) {
+                self.keys.push(k);
                 return true;
             }
         }
@@ -416,7 +580,9 @@ impl StrColumn {
             }
         };
         self.keys.push(k);
-        self.last = Some((raw.into(), k));
+        self.last_raw.clear();
+        self.last_raw.extend_from_slice(raw);
+        self.last_key = Some(k);
         valid
     }
 
@@ -424,7 +590,8 @@ impl StrColumn {
         let keys = PrimitiveArray::<Int32Type>::from(std::mem::take(&mut self.keys));
         let values = arrow_array::StringArray::from_iter_values(self.values.drain(..));
         self.key_of.clear();
-        self.last = None;
+        self.last_key = None;
+        self.last_field_key = None;
         Arc::new(arrow_array::DictionaryArray::<Int32Type>::try_new(keys, Arc::new(values)).expect("keys index values"))
     }
 }

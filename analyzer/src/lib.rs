@@ -2,7 +2,11 @@
 //! Parquet output (`parquet_out`), and the conversion that ties them (`convert`).
 pub mod columns;
 pub mod convert;
+pub mod layout;
 pub mod metadata;
+pub mod names;
+pub mod out_dir;
 pub mod parquet_out;
+pub mod progress;
 pub mod tracedat;
 pub mod synth;

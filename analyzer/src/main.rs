@@ -1,108 +1,155 @@
 //! ntscope command line. Exit status: 0 ok, 1 data was lost (only with --strict),
-//! 2 fatal (nothing written under the final name).
+//! 2 fatal (usage errors included; nothing is written under the final name).
 
+use clap::{Args, Parser, Subcommand};
 use ntscope::convert::{convert, default_out, ConvertOptions};
+use ntscope::tracedat::source::Codec;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-const USAGE: &str = "usage:
-  ntscope convert TRACE.dat [--out DIR] [--salvage] [--strict] [--threads N] [--quiet]
-      trace.dat -> DIR/<system>/<event>.parquet + DIR/metadata.json
-      (DIR defaults to parquet/ beside the trace)
-      --salvage   skip damaged pages / truncated data instead of failing (loss recorded)
-      --strict    exit 1 when any event was lost or skipped
-      --decode-only   decode into columns and write nothing (benchmarks)
-  ntscope summary DIR
-      events per type, clock and losses of a converted directory
-  ntscope synth known --out FILE [--version 6|7] [--codec none|zstd|zlib] [--cpus N]
-                      [--events N] [--instance] [--date US] [--offset NS]
-      a synthetic trace with an exact known answer (tests)
-  ntscope synth replicate REAL.dat --events N --out FILE [--codec none|zstd|zlib]
-      a large trace made of a real trace's pages, repeated (benchmarks)";
+#[derive(Parser)]
+#[command(name = "ntscope", version, about = "ntscope analyzer: trace-cmd trace.dat -> Parquet, lossless and fast", arg_required_else_help = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// trace.dat -> DIR/<system>/<event>.parquet + DIR/metadata.json
+    Convert(ConvertArgs),
+    /// Events per type, clock and losses of a converted directory
+    Summary {
+        /// A directory written by `ntscope convert`
+        dir: PathBuf,
+    },
+    /// Synthetic traces for tests and benchmarks
+    #[command(subcommand)]
+    Synth(SynthCommand),
+}
+
+#[derive(Args)]
+struct ConvertArgs {
+    /// The trace.dat written by trace-cmd record
+    trace: String,
+    /// Output directory: absent, empty, or an earlier ntscope output [default: parquet/ beside the trace]
+    #[arg(short, long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// Skip damaged pages / truncated data instead of failing (the loss is recorded in metadata.json)
+    #[arg(long)]
+    salvage: bool,
+    /// Exit 1 when any event was lost or skipped
+    #[arg(long)]
+    strict: bool,
+    /// Threads [default: the number of CPUs]
+    #[arg(short = 'j', long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=4096))]
+    threads: Option<u32>,
+    /// Do not print the one-line result (warnings are still printed)
+    #[arg(short, long)]
+    quiet: bool,
+    /// No progress bar (it is only drawn when stderr is a terminal anyway)
+    #[arg(long)]
+    no_progress: bool,
+    /// Decode into columns and write nothing (benchmarks: the Parquet share of the time)
+    #[arg(long)]
+    decode_only: bool,
+}
+
+#[derive(Subcommand)]
+enum SynthCommand {
+    /// A synthetic trace with an exact known answer (tests)
+    Known {
+        #[arg(long, value_name = "FILE")]
+        out: String,
+        /// File version: 6 or 7 (v6 has no compression)
+        #[arg(long, default_value_t = 7, value_parser = clap::value_parser!(u32).range(6..=7))]
+        version: u32,
+        #[arg(long, default_value = "zstd", value_parser = parse_codec)]
+        codec: Codec,
+        #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=1024))]
+        cpus: u32,
+        /// Events per CPU
+        #[arg(long, default_value_t = 1000)]
+        events: u64,
+        /// Add an instance buffer
+        #[arg(long)]
+        instance: bool,
+        /// DATE option (microseconds, as trace-cmd writes it, e.g. 0x10)
+        #[arg(long, value_name = "US", allow_hyphen_values = true)]
+        date: Option<String>,
+        /// OFFSET option (nanoseconds)
+        #[arg(long, value_name = "NS", allow_hyphen_values = true)]
+        offset: Option<String>,
+    },
+    /// A large trace made of a real trace's pages, repeated (benchmarks)
+    Replicate {
+        /// The real trace.dat
+        input: String,
+        /// At least this many events
+        #[arg(long)]
+        events: u64,
+        #[arg(long, value_name = "FILE")]
+        out: String,
+        #[arg(long, default_value = "zstd", value_parser = parse_codec)]
+        codec: Codec,
+    },
+}
+
+fn parse_codec(s: &str) -> Result<Codec, String> {
+    Codec::from_name(s).map_err(|e| e.what)
+}
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    match args.first().map(String::as_str) {
-        Some("convert") => cmd_convert(&args[1..]),
-        Some("summary") => cmd_summary(&args[1..]),
-        Some("synth") => cmd_synth(&args[1..]),
-        Some("--version") | Some("-V") => {
-            println!("ntscope {}", env!("CARGO_PKG_VERSION"));
-            ExitCode::SUCCESS
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            // Help and version go to stdout with status 0; every usage error is fatal (2).
+            let _ = e.print();
+            return if e.use_stderr() || e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+                ExitCode::from(2)
+            } else {
+                ExitCode::SUCCESS
+            };
         }
-        Some("-h") | Some("--help") | Some("help") => {
-            println!("{}", USAGE);
-            ExitCode::SUCCESS
-        }
-        _ => {
-            eprintln!("{}", USAGE);
-            ExitCode::from(2)
-        }
+    };
+    match cli.command {
+        Command::Convert(a) => cmd_convert(a),
+        Command::Summary { dir } => cmd_summary(&dir),
+        Command::Synth(s) => cmd_synth(s),
     }
 }
 
-fn usage_error(msg: &str) -> ExitCode {
-    eprintln!("ntscope: {}\n{}", msg, USAGE);
-    ExitCode::from(2)
-}
-
-fn cmd_convert(args: &[String]) -> ExitCode {
-    let mut opts = ConvertOptions::default();
-    let mut trace = None;
-    let mut out = None;
-    let mut strict = false;
-    let mut quiet = false;
-    let mut decode_only = false;
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        match a.as_str() {
-            "--out" | "-o" => match it.next() {
-                Some(v) => out = Some(PathBuf::from(v)),
-                None => return usage_error("--out needs a directory"),
-            },
-            "--threads" | "-j" => match it.next().and_then(|v| v.parse().ok()) {
-                Some(n) => opts.threads = n,
-                None => return usage_error("--threads needs a number"),
-            },
-            "--salvage" => opts.salvage = true,
-            "--strict" => strict = true,
-            "--quiet" | "-q" => quiet = true,
-            "--no-progress" => opts.progress = false,
-            "--decode-only" => decode_only = true,
-            s if s.starts_with('-') => return usage_error(&format!("unknown option {}", s)),
-            s => {
-                if trace.is_some() {
-                    return usage_error("convert takes one trace file");
-                }
-                trace = Some(s.to_string());
-            }
-        }
-    }
-    let Some(trace) = trace else { return usage_error("convert needs a trace.dat") };
-    if decode_only {
-        // Benchmarks: decode into columns, write nothing (shows the Parquet share of the time).
-        let r = std::fs::read(&trace).map_err(|e| e.to_string()).and_then(|b| ntscope::convert::decode_only(&b, false).map_err(|e| e.to_string()));
-        return match r {
+fn cmd_convert(a: ConvertArgs) -> ExitCode {
+    if a.decode_only {
+        return match ntscope::convert::decode_only_file(&a.trace) {
             Ok(n) => {
                 println!("{} events decoded", n);
                 ExitCode::SUCCESS
             }
             Err(e) => {
-                eprintln!("ntscope: error: {}: {}", trace, e);
+                eprintln!("ntscope: error: {}", e);
                 ExitCode::from(2)
             }
         };
     }
-    let out = out.unwrap_or_else(|| default_out(&trace));
-    match convert(&trace, &out, &opts) {
+    let mut opts = ConvertOptions::default();
+    opts.salvage = a.salvage;
+    if let Some(n) = a.threads {
+        opts.threads = n as usize;
+    }
+    if a.no_progress {
+        opts.progress = false;
+    }
+    let out = a.out.unwrap_or_else(|| default_out(&a.trace));
+    match convert(&a.trace, &out, &opts) {
         Ok(r) => {
             for note in &r.data_loss {
-                eprintln!("ntscope: warning: {}: {}", trace, note);
+                eprintln!("ntscope: warning: {}: {}", a.trace, note);
             }
-            if !quiet {
-                eprintln!("{}: {} events -> {}", trace, r.events, out.display());
+            if !a.quiet {
+                eprintln!("{}: {} events -> {}", a.trace, r.events, out.display());
             }
-            if strict && !r.data_loss.is_empty() {
+            if a.strict && !r.data_loss.is_empty() {
                 ExitCode::from(1)
             } else {
                 ExitCode::SUCCESS
@@ -115,13 +162,22 @@ fn cmd_convert(args: &[String]) -> ExitCode {
     }
 }
 
-fn cmd_summary(args: &[String]) -> ExitCode {
-    let Some(dir) = args.first() else { return usage_error("summary needs a converted directory") };
-    let path = PathBuf::from(dir).join("metadata.json");
-    let md: serde_json::Value = match std::fs::read(&path).map_err(|e| e.to_string()).and_then(|b| serde_json::from_slice(&b).map_err(|e| e.to_string())) {
+fn cmd_summary(dir: &std::path::Path) -> ExitCode {
+    let path = dir.join("metadata.json");
+    // A regular file only (a FIFO would block), of a sane size.
+    let read = std::fs::metadata(&path).map_err(|e| e.to_string()).and_then(|m| {
+        if !m.is_file() {
+            Err("not a regular file".to_string())
+        } else if m.len() > 256 << 20 {
+            Err(format!("{} bytes is too large for a metadata.json", m.len()))
+        } else {
+            std::fs::read(&path).map_err(|e| e.to_string())
+        }
+    });
+    let md: serde_json::Value = match read.and_then(|b| serde_json::from_slice(&b).map_err(|e| e.to_string())) {
         Ok(v) => v,
         Err(e) => {
-            eprintln!("ntscope: error: cannot read {}: {}\n  fix: convert first (ntscope convert TRACE.dat --out {})", path.display(), e, dir);
+            eprintln!("ntscope: error: cannot read {}: {}\n  fix: convert first (ntscope convert TRACE.dat --out {})", path.display(), e, dir.display());
             return ExitCode::from(2);
         }
     };
@@ -156,61 +212,41 @@ fn cmd_summary(args: &[String]) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-fn cmd_synth(args: &[String]) -> ExitCode {
+fn cmd_synth(s: SynthCommand) -> ExitCode {
     use ntscope::synth::{known_trace, replicate};
-    use ntscope::tracedat::source::Codec;
-    let mut kind = None;
-    let mut input = None;
-    let (mut out, mut version, mut codec, mut cpus, mut events, mut instance) = (None, 7u32, Codec::Zstd, 2u32, 1000u64, false);
-    let mut extra: Vec<(u16, Vec<u8>)> = Vec::new();
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        let mut val = || it.next().cloned().unwrap_or_default();
-        match a.as_str() {
-            "--out" => out = Some(val()),
-            "--version" => version = val().parse().unwrap_or(0),
-            "--codec" => match Codec::from_name(&val()) {
-                Ok(c) => codec = c,
-                Err(e) => return usage_error(&e.to_string()),
-            },
-            "--cpus" => cpus = val().parse().unwrap_or(0),
-            "--events" => events = val().parse().unwrap_or(0),
-            "--instance" => instance = true,
-            "--date" => extra.push((1, format!("{}\0", val()).into_bytes())),
-            "--offset" => extra.push((7, format!("{}\0", val()).into_bytes())),
-            s if s.starts_with('-') => return usage_error(&format!("unknown option {}", s)),
-            s if kind.is_none() => kind = Some(s.to_string()),
-            s => input = Some(s.to_string()),
-        }
-    }
-    let Some(out) = out else { return usage_error("synth needs --out FILE") };
-    let bytes = match kind.as_deref() {
-        Some("known") => {
-            if !(version == 6 || version == 7) || cpus == 0 || (version == 6 && codec != Codec::None) {
-                return usage_error("synth known: --version 6|7 (v6 has no compression), --cpus >= 1");
+    let (out, bytes) = match s {
+        SynthCommand::Known { out, version, codec, cpus, events, instance, date, offset } => {
+            if version == 6 && codec != Codec::None {
+                eprintln!("ntscope: error: synth known: version 6 files have no compression; fix: pass --codec none or --version 7");
+                return ExitCode::from(2);
             }
             let mut t = known_trace(version, codec, cpus, events, instance);
-            t.options.extend(extra);
-            t.to_bytes()
-        }
-        Some("replicate") => {
-            let Some(input) = input else { return usage_error("synth replicate needs a real trace.dat") };
-            match replicate(&input, events, codec) {
-                Ok((t, n)) => {
-                    eprintln!("synth: {} events from {}", n, input);
-                    t.to_bytes()
-                }
-                Err(e) => {
-                    eprintln!("ntscope: error: {}", e);
-                    return ExitCode::from(2);
-                }
+            if let Some(d) = date {
+                t.options.push((1, format!("{}\0", d).into_bytes()));
             }
+            if let Some(o) = offset {
+                t.options.push((7, format!("{}\0", o).into_bytes()));
+            }
+            (out, t.to_bytes())
         }
-        _ => return usage_error("synth: say `known` or `replicate`"),
+        SynthCommand::Replicate { input, events, out, codec } => match replicate(&input, events, codec) {
+            Ok((t, n)) => {
+                eprintln!("synth: {} events from {}", n, input);
+                (out, t.to_bytes())
+            }
+            Err(e) => {
+                eprintln!("ntscope: error: {}", e);
+                return ExitCode::from(2);
+            }
+        },
     };
+    if std::fs::symlink_metadata(&out).map(|m| !m.is_file()).unwrap_or(false) {
+        eprintln!("ntscope: error: {} exists and is not a regular file; refusing to replace it\n  fix: pass --out a file path", out);
+        return ExitCode::from(2);
+    }
     let tmp = format!("{}.tmp-{}", out, std::process::id());
     if let Err(e) = std::fs::write(&tmp, &bytes).and_then(|_| std::fs::rename(&tmp, &out)) {
-        eprintln!("ntscope: error: cannot write {}: {}", out, e);
+        eprintln!("ntscope: error: cannot write {}: {}\n  fix: check that the directory exists and is writable", out, e);
         let _ = std::fs::remove_file(&tmp);
         return ExitCode::from(2);
     }

@@ -1,11 +1,13 @@
 //! metadata.json: what the trace file says about itself (clock, uname, versions, CPUs),
 //! per-CPU decode statistics and every kind of loss, so later stages can report it.
 
+use crate::columns::ExtractCounts;
+use crate::layout::Layout;
 use crate::tracedat::file::TraceFile;
+use crate::tracedat::source::TraceSource;
 use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, HashMap};
-use std::io::Read;
 
 /// What decoding one CPU of one buffer found.
 #[derive(Debug, Default)]
@@ -25,6 +27,8 @@ pub struct CpuStats {
     pub missed_pages_uncounted: u64,
     pub short_records: u64,
     pub unknown_ids: BTreeMap<u32, u64>,
+    /// Records of event types skipped for their names (see `layout`).
+    pub skipped_ids: BTreeMap<u32, u64>,
     /// (file offset, reason) of pages skipped under --salvage.
     pub damaged_pages: Vec<(u64, String)>,
     /// Bytes of CPU data beyond the end of a truncated file (--salvage).
@@ -38,16 +42,25 @@ impl CpuStats {
     }
 }
 
-pub fn sha256_file(path: &str) -> std::io::Result<String> {
-    let mut f = std::fs::File::open(path)?;
+/// SHA-256 of the trace's bytes, read from the already-open file (the same bytes that
+/// were decoded, even if the path is replaced meanwhile).
+pub fn sha256_source(src: &TraceSource) -> std::io::Result<String> {
+    use std::os::unix::fs::FileExt;
     let mut h = Sha256::new();
-    let mut buf = vec![0u8; 1 << 20];
-    loop {
-        let n = f.read(&mut buf)?;
-        if n == 0 {
-            break;
+    match src.file() {
+        None => h.update(src.memory().unwrap_or_default()),
+        Some(f) => {
+            let mut buf = vec![0u8; 1 << 20];
+            let mut off = 0u64;
+            while off < src.len {
+                let n = f.read_at(&mut buf, off)?;
+                if n == 0 {
+                    break;
+                }
+                h.update(&buf[..n]);
+                off += n as u64;
+            }
         }
-        h.update(&buf[..n]);
     }
     Ok(h.finalize().iter().map(|b| format!("{:02x}", b)).collect())
 }
@@ -67,17 +80,8 @@ pub fn cpustat_json(text: &str) -> Value {
     Value::Object(m)
 }
 
-#[allow(clippy::too_many_arguments)]
-pub fn build(
-    tf: &TraceFile,
-    stats: &[CpuStats],
-    rows: &HashMap<String, u64>,
-    sha256: &str,
-    short_records: u64,
-    bad_dynamic: u64,
-    invalid_utf8: u64,
-    seconds: f64,
-) -> Value {
+pub fn build(tf: &TraceFile, layout: &Layout, stats: &[CpuStats], rows: &HashMap<String, u64>, sha256: &str, counts: &ExtractCounts, seconds: f64) -> Value {
+    let (short_records, bad_dynamic, invalid_utf8) = (counts.short_records, counts.bad_dynamic, counts.invalid_utf8);
     let o = &tf.options;
     let cpustats: Vec<Value> = o.cpustats.iter().map(|s| cpustat_json(s)).collect();
     // Lost events per CPU of the top buffer: the kernel's own counters (overrun, dropped)
@@ -98,17 +102,37 @@ pub fn build(
             }),
         );
     }
-    let mut event_rows: Vec<Value> = Vec::new();
-    let mut ids: Vec<_> = tf.events.values().collect();
-    ids.sort_by(|a, b| (&a.system, &a.name).cmp(&(&b.system, &b.name)));
-    for b in &tf.buffers {
-        for f in &ids {
-            let rel = crate::parquet_out::event_file(&b.name, &f.system, &f.name);
-            if let Some(n) = rows.get(&rel) {
-                event_rows.push(json!({"buffer": b.name, "system": f.system, "event": f.name, "id": f.id, "rows": n, "file": rel}));
-            }
+    let mut files: Vec<_> = layout.files.iter().filter(|f| rows.contains_key(&f.rel)).collect();
+    files.sort_by_key(|f| (f.buffer, &tf.events[&f.id].system, &tf.events[&f.id].name));
+    let event_rows: Vec<Value> = files
+        .iter()
+        .map(|f| {
+            let e = &tf.events[&f.id];
+            json!({"buffer": tf.buffers[f.buffer].name, "system": e.system, "event": e.name, "id": f.id, "rows": rows[&f.rel], "file": f.rel})
+        })
+        .collect();
+    let mut skipped_records: BTreeMap<u32, u64> = BTreeMap::new();
+    for s in stats {
+        for (k, v) in &s.skipped_ids {
+            *skipped_records.entry(*k).or_default() += v;
         }
     }
+    let skipped_types: Vec<Value> = layout
+        .skipped_types
+        .iter()
+        .map(|(id, why)| {
+            let e = &tf.events[id];
+            json!({"id": id, "system": e.system, "event": e.name, "reason": why, "records": skipped_records.get(id).copied().unwrap_or(0)})
+        })
+        .collect();
+    let skipped_buffers: Vec<Value> = layout
+        .skipped_buffers
+        .iter()
+        .map(|(bi, why)| {
+            let b = &tf.buffers[*bi];
+            json!({"name": b.name, "reason": why, "cpus": b.cpus.len(), "bytes": b.cpus.iter().map(|c| c.size).sum::<u64>()})
+        })
+        .collect();
     let mut unknown_ids: BTreeMap<u32, u64> = BTreeMap::new();
     for s in stats {
         for (k, v) in &s.unknown_ids {
@@ -154,6 +178,8 @@ pub fn build(
         "cpus": cpus,
         "events": event_rows,
         "total_events": stats.iter().map(|s| s.events).sum::<u64>(),
+        "skipped_event_types": skipped_types,
+        "skipped_buffers": skipped_buffers,
         "unknown_event_ids": unknown_ids.iter().map(|(k, v)| (k.to_string(), json!(v))).collect::<Map<String, Value>>(),
         "short_records": short_records + stats.iter().map(|s| s.short_records).sum::<u64>(),
         "bad_dynamic_fields": bad_dynamic,
@@ -195,6 +221,18 @@ pub fn loss_notes(md: &Value) -> Vec<String> {
         for (id, n) in u {
             notes.push(format!("{} records of event id {} have no format in the file and were not converted", n, id));
         }
+    }
+    for t in md["skipped_event_types"].as_array().into_iter().flatten() {
+        notes.push(format!(
+            "{} records of event id {} ({:?}:{:?}) were not converted: {}; fix: none needed for the other events; report the kernel and event if this is a real tracepoint",
+            t["records"], t["id"], t["system"].as_str().unwrap_or(""), t["event"].as_str().unwrap_or(""), t["reason"].as_str().unwrap_or("")
+        ));
+    }
+    for b in md["skipped_buffers"].as_array().into_iter().flatten() {
+        notes.push(format!(
+            "instance {:?} ({} bytes of event data) was not converted: {}; fix: rename the instance when recording (trace-cmd record -B NAME)",
+            b["name"].as_str().unwrap_or(""), b["bytes"], b["reason"].as_str().unwrap_or("")
+        ));
     }
     if md["short_records"].as_u64().unwrap_or(0) > 0 {
         notes.push(format!("{} records were shorter than their event format and were skipped", md["short_records"]));

@@ -125,6 +125,9 @@ pub struct SynthTrace {
     pub buffers: Vec<SynthBuffer>,
     /// Pages per compressed chunk.
     pub chunk_pages: usize,
+    /// Compressed sections given as is, by section id: (compressed bytes, declared
+    /// uncompressed size). Bad-input tests use it for blocks that lie or inflate hugely.
+    pub raw_sections: std::collections::HashMap<u16, (Vec<u8>, u32)>,
 }
 
 fn compress(codec: Codec, data: &[u8]) -> Vec<u8> {
@@ -161,6 +164,7 @@ impl SynthTrace {
             chained_options: Vec::new(),
             buffers: Vec::new(),
             chunk_pages: 10,
+            raw_sections: std::collections::HashMap::new(),
         }
     }
 
@@ -270,10 +274,13 @@ impl SynthTrace {
         let at = out.len() as u64;
         let comp = compressible && self.codec != Codec::None;
         let body = if comp {
-            let z = compress(self.codec, content);
+            let (z, declared) = match self.raw_sections.get(&id) {
+                Some((z, declared)) => (z.clone(), *declared),
+                None => (compress(self.codec, content), content.len() as u32),
+            };
             let mut b = Vec::new();
             b.extend_from_slice(&(z.len() as u32).to_le_bytes());
-            b.extend_from_slice(&(content.len() as u32).to_le_bytes());
+            b.extend_from_slice(&declared.to_le_bytes());
             b.extend_from_slice(&z);
             b
         } else {
@@ -556,9 +563,10 @@ pub fn known_trace(version: u32, codec: Codec, cpus: u32, n: u64, instance: bool
 /// Event formats, saved cmdlines, clock and uname are those of the real file.
 pub fn replicate(path: &str, min_events: u64, codec: Codec) -> crate::tracedat::error::Result<(SynthTrace, u64)> {
     use crate::tracedat::file::TraceFile;
-    use crate::tracedat::pages::for_each_page;
+    use crate::tracedat::pages::{for_each_block, PageReader};
     use crate::tracedat::ringbuf::decode_page;
     let tf = TraceFile::open(path)?;
+    let mut reader = PageReader::default();
     let top = tf.buffers.iter().find(|b| b.name.is_empty() && !b.latency).ok_or_else(|| {
         crate::tracedat::error::TraceError::new("no top buffer to replicate").file(path)
     })?;
@@ -567,16 +575,18 @@ pub fn replicate(path: &str, min_events: u64, codec: Codec) -> crate::tracedat::
     let (mut first, mut last) = (u64::MAX, 0u64);
     for cpu in &top.cpus {
         let mut pages = Vec::new();
-        for_each_page(&tf.src, tf.endian, tf.codec, top, cpu, false, |page, _| {
-            let mut n = 0;
-            let _ = decode_page(page, tf.page_header, tf.endian, |ts, _| {
-                first = first.min(ts);
-                last = last.max(ts);
-                n += 1;
-            });
-            if n > 0 {
-                events += n;
-                pages.extend_from_slice(page);
+        for_each_block(&tf.src, tf.endian, tf.codec, top, cpu, false, &mut reader, |block| {
+            for page in block.pages() {
+                let mut n = 0;
+                let _ = decode_page(page, tf.page_header, tf.endian, |ts, _, _| {
+                    first = first.min(ts);
+                    last = last.max(ts);
+                    n += 1;
+                });
+                if n > 0 {
+                    events += n;
+                    pages.extend_from_slice(page);
+                }
             }
             Ok(())
         })?;

@@ -4,5 +4,5 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    let _ = ntscope::convert::decode_only(data, data.first().map_or(false, |b| b & 1 == 1));
+    let _ = ntscope::convert::decode_only(data.to_vec(), data.first().map_or(false, |b| b & 1 == 1));
 });

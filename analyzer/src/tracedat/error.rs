@@ -30,8 +30,11 @@ impl TraceError {
         self.fix = fix.into();
         self
     }
+    /// Names the file the error is about, unless it already names one.
     pub fn file(mut self, file: &str) -> Self {
-        self.file = file.to_string();
+        if self.file.is_empty() {
+            self.file = file.to_string();
+        }
         self
     }
 }

@@ -296,7 +296,15 @@ impl TraceFile {
                 .fix(FIX_RECOPY));
         }
         if flags & SEC_FL_COMPRESS != 0 {
-            let (data, end) = self.src.read_compressed_block(data_off, self.endian, self.codec, what)?;
+            use super::limits::*;
+            let max = match want_id {
+                OPT_DONE => MAX_OPTIONS,
+                OPT_HEADER_INFO => MAX_HEADER_INFO,
+                OPT_FTRACE_EVENTS | OPT_EVENT_FORMATS => MAX_FORMATS,
+                OPT_KALLSYMS => MAX_KALLSYMS,
+                _ => MAX_TEXT_SECTION,
+            };
+            let (data, end) = self.src.read_compressed_block(data_off, self.endian, self.codec, what, max)?;
             if end > data_off + size {
                 return Err(TraceError::new(format!("{}: compressed block runs past its section ({} bytes)", what, size))
                     .at(data_off)

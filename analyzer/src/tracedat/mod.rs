@@ -4,6 +4,7 @@ pub mod bytes;
 pub mod error;
 pub mod file;
 pub mod format;
+pub mod limits;
 pub mod pages;
 pub mod ringbuf;
 pub mod source;

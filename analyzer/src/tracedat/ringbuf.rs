@@ -38,14 +38,15 @@ pub struct PageSummary {
     pub records: u64,
 }
 
-/// Decodes one page, calling `on_record(raw_ts, data)` for each event record in order.
+/// Decodes one page, calling `on_record(raw_ts, start, len)` for each event record in
+/// order; the record is `page[start..start + len]`.
 /// On damage, the records before it have been delivered and the damage is returned.
 #[inline]
 pub fn decode_page(
     page: &[u8],
     hdr: PageHeader,
     endian: Endian,
-    mut on_record: impl FnMut(u64, &[u8]),
+    mut on_record: impl FnMut(u64, usize, usize),
 ) -> Result<PageSummary, PageDamage> {
     if page.len() < hdr.data_offset {
         return Err(PageDamage { at: 0, what: format!("page of {} bytes is shorter than its header", page.len()) });
@@ -120,7 +121,7 @@ pub fn decode_page(
                     });
                 }
                 timestamp = timestamp.wrapping_add(delta);
-                on_record(timestamp, &data[start..start + len]);
+                on_record(timestamp, hdr.data_offset + start, len);
                 records += 1;
                 next = start + len;
             }
@@ -154,7 +155,7 @@ pub mod tests {
 
     fn collect(p: &[u8]) -> (Result<PageSummary, PageDamage>, Vec<(u64, Vec<u8>)>) {
         let mut v = Vec::new();
-        let r = decode_page(p, HDR64, Endian::Little, |ts, d| v.push((ts, d.to_vec())));
+        let r = decode_page(p, HDR64, Endian::Little, |ts, s, l| v.push((ts, p[s..s + l].to_vec())));
         (r, v)
     }
 

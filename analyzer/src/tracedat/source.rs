@@ -4,7 +4,6 @@
 use super::bytes::{Cursor, Endian};
 use super::error::{Result, TraceError, FIX_RECOPY};
 use std::fs::File;
-use std::io::Read;
 use std::os::unix::fs::FileExt;
 
 /// Compression of a v7 file, from its header.
@@ -26,28 +25,66 @@ impl Codec {
         }
     }
 
-    /// Decompresses one block whose uncompressed size is known (output capped just past it).
-    pub fn decompress(self, input: &[u8], usize_hint: usize, out: &mut Vec<u8>) -> std::result::Result<(), String> {
+}
+
+/// Reusable decompression state (one per thread): contexts are created once, not per
+/// chunk, and output goes straight into the caller's buffer (no zero-fill, no copy).
+#[derive(Default)]
+pub struct Inflater {
+    zstd: Option<zstd::bulk::Decompressor<'static>>,
+    zlib: Option<flate2::Decompress>,
+}
+
+impl Inflater {
+    /// Decompresses one block that must inflate to exactly `expected` bytes into `out`
+    /// (replacing its contents). The caller checked `expected` against the limits; the
+    /// output never grows past `expected + 1` bytes, whatever the stream says.
+    pub fn inflate(&mut self, codec: Codec, input: &[u8], expected: usize, out: &mut Vec<u8>) -> std::result::Result<(), String> {
         out.clear();
-        match self {
-            Codec::None => {
-                out.extend_from_slice(input);
-                Ok(())
-            }
+        // One byte of slack tells "exactly expected" from "more than expected".
+        let cap = expected + 1;
+        match codec {
+            Codec::None => out.extend_from_slice(&input[..input.len().min(cap)]),
             Codec::Zstd => {
-                out.reserve(usize_hint);
-                let d = zstd::stream::read::Decoder::with_buffer(input).map_err(|e| e.to_string())?;
-                // Never inflate past what the header promised (+1 to detect the lie).
-                d.take(usize_hint as u64 + 1).read_to_end(out).map_err(|e| e.to_string())?;
-                Ok(())
+                if self.zstd.is_none() {
+                    self.zstd = Some(zstd::bulk::Decompressor::new().map_err(|e| e.to_string())?);
+                }
+                out.reserve_exact(cap);
+                let d = self.zstd.as_mut().unwrap();
+                // Writes into out's capacity only: a frame that inflates further fails here.
+                if let Err(e) = d.decompress_to_buffer(input, out) {
+                    return Err(if e.to_string().contains("too small") {
+                        format!("inflates to more than the {} bytes its header declares", expected)
+                    } else {
+                        e.to_string()
+                    });
+                }
             }
             Codec::Zlib => {
-                out.reserve(usize_hint);
-                let d = flate2::read::ZlibDecoder::new(input);
-                d.take(usize_hint as u64 + 1).read_to_end(out).map_err(|e| e.to_string())?;
-                Ok(())
+                let d = self.zlib.get_or_insert_with(|| flate2::Decompress::new(true));
+                d.reset(true);
+                out.reserve_exact(cap);
+                // decompress_vec fills spare capacity only; loop while it makes progress.
+                loop {
+                    let (in_before, out_before) = (d.total_in(), out.len());
+                    let rest = &input[(d.total_in() as usize).min(input.len())..];
+                    let st = d.decompress_vec(rest, out, flate2::FlushDecompress::Finish).map_err(|e| e.to_string())?;
+                    if st == flate2::Status::StreamEnd || out.len() >= cap {
+                        break;
+                    }
+                    if d.total_in() == in_before && out.len() == out_before {
+                        return Err("the zlib stream ends before its end marker".into());
+                    }
+                }
             }
         }
+        if out.len() > expected {
+            return Err(format!("inflates to more than the {} bytes its header declares", expected));
+        }
+        if out.len() < expected {
+            return Err(format!("inflates to {} bytes, its header declares {}", out.len(), expected));
+        }
+        Ok(())
     }
 }
 
@@ -65,12 +102,37 @@ pub struct TraceSource {
 }
 
 impl TraceSource {
+    /// Opens a regular file for reading. Anything else (FIFO, socket, device, directory)
+    /// is refused before it is opened: opening a FIFO for reading blocks until a writer
+    /// comes, and opening some devices has side effects. The file is then opened
+    /// non-blocking and checked again, in case it was swapped in between.
     pub fn open(path: &str) -> Result<TraceSource> {
-        let file = File::open(path).map_err(|e| {
+        let cannot_open = |e: std::io::Error| {
             TraceError::new(format!("cannot open: {}", e)).fix("check the path; a run keeps one trace.dat per host under runs/<run>/<host>/")
-        })?;
-        let len = file.metadata().map_err(|e| TraceError::new(format!("cannot stat: {}", e)))?.len();
-        Ok(TraceSource { backing: Backing::File(file), len, path: path.to_string() })
+        };
+        let meta = std::fs::metadata(path).map_err(cannot_open)?;
+        refuse_non_regular(&meta)?;
+        use std::os::unix::fs::OpenOptionsExt;
+        let file = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY).open(path).map_err(cannot_open)?;
+        let meta = file.metadata().map_err(|e| TraceError::new(format!("cannot stat: {}", e)))?;
+        refuse_non_regular(&meta)?;
+        Ok(TraceSource { backing: Backing::File(file), len: meta.len(), path: path.to_string() })
+    }
+
+    /// The bytes, when the trace is held in memory.
+    pub fn memory(&self) -> Option<&[u8]> {
+        match &self.backing {
+            Backing::Memory(m) => Some(m),
+            Backing::File(_) => None,
+        }
+    }
+
+    /// The open file itself (for a checksum of exactly the bytes that were read).
+    pub fn file(&self) -> Option<&File> {
+        match &self.backing {
+            Backing::File(f) => Some(f),
+            Backing::Memory(_) => None,
+        }
     }
 
     pub fn from_bytes(bytes: Vec<u8>, name: &str) -> TraceSource {
@@ -114,17 +176,14 @@ impl TraceSource {
         }
     }
 
-    /// Reads a compressed block (u32 compressed size, u32 uncompressed size, data) at `offset`.
-    /// Returns the uncompressed bytes and the offset just past the block.
-    pub fn read_compressed_block(&self, offset: u64, endian: Endian, codec: Codec, what: &str) -> Result<(Vec<u8>, u64)> {
+    /// Reads a compressed block (u32 compressed size, u32 uncompressed size, data) at `offset`
+    /// that may inflate to at most `max_bytes` (see `limits`). Returns the uncompressed
+    /// bytes and the offset just past the block.
+    pub fn read_compressed_block(&self, offset: u64, endian: Endian, codec: Codec, what: &str, max_bytes: u64) -> Result<(Vec<u8>, u64)> {
         let hdr = self.read_at(offset, 8, what)?;
         let zsize = endian.u32(hdr[0..4].try_into().unwrap()) as usize;
         let usize_ = endian.u32(hdr[4..8].try_into().unwrap()) as usize;
-        if usize_ > 1 << 30 {
-            return Err(TraceError::new(format!("{}: compressed block claims {} bytes uncompressed (over 1 GiB)", what, usize_))
-                .at(offset)
-                .fix(FIX_RECOPY));
-        }
+        super::limits::check_inflate(what, zsize as u64, usize_ as u64, max_bytes).map_err(|e| e.at(offset))?;
         if offset + 8 + zsize as u64 > self.len {
             return Err(TraceError::new(format!(
                 "{}: compressed block claims {} bytes but only {} remain in the file",
@@ -137,21 +196,34 @@ impl TraceSource {
         }
         let z = self.read_at(offset + 8, zsize, what)?;
         let mut out = Vec::new();
-        codec
-            .decompress(&z, usize_, &mut out)
+        Inflater::default()
+            .inflate(codec, &z, usize_, &mut out)
             .map_err(|e| TraceError::new(format!("{}: cannot decompress ({:?}): {}", what, codec, e)).at(offset).fix(FIX_RECOPY))?;
-        if out.len() != usize_ {
-            return Err(TraceError::new(format!(
-                "{}: block decompressed to {} bytes, header says {}",
-                what,
-                out.len(),
-                usize_
-            ))
-            .at(offset)
-            .fix(FIX_RECOPY));
-        }
         Ok((out, offset + 8 + zsize as u64))
     }
+}
+
+/// Refuses what is not a regular file, naming what it is.
+fn refuse_non_regular(meta: &std::fs::Metadata) -> Result<()> {
+    use std::os::unix::fs::FileTypeExt;
+    let t = meta.file_type();
+    let kind = if t.is_file() {
+        return Ok(());
+    } else if t.is_dir() {
+        "a directory"
+    } else if t.is_fifo() {
+        "a FIFO (named pipe)"
+    } else if t.is_socket() {
+        "a socket"
+    } else if t.is_char_device() {
+        "a character device"
+    } else if t.is_block_device() {
+        "a block device"
+    } else {
+        "not a regular file"
+    };
+    Err(TraceError::new(format!("the trace is {}, not a regular file; refusing to read it", kind))
+        .fix("pass the trace.dat file itself (copy a stream to a file first: trace-cmd record -o FILE, or cat PIPE > trace.dat)"))
 }
 
 /// Something the header walk can pull typed values from: the file itself (v6) or an
