@@ -22,6 +22,9 @@ FROM u GROUP BY ALL;
 --   trace_clock  trace clock from metadata.json or host.json (NULL if neither says)
 --   lost_events  events lost (metadata.json lost_events_per_cpu summed over CPUs, else
 --                host.json overrun + commit_overrun + dropped; NULL if neither says)
+--   digest       NVMe/TCP digests of this host's connections: 'none', 'header', 'data' or
+--                'header,data' (host.json nvme_tcp_digest, from the capture key digest=;
+--                no kernel shows them in sysfs); NULL when not recorded
 CREATE OR REPLACE VIEW hosts AS
 WITH c AS (
     SELECT host,
@@ -48,7 +51,12 @@ SELECT r.host,
        CASE WHEN r.host_json->>'role' IS NOT NULL THEN 'host.json' ELSE 'inferred' END AS role_source,
        coalesce(c.events, 0) AS events, c.first_ts, c.last_ts,
        coalesce(r.metadata_json->>'trace_clock', r.host_json->>'trace_clock') AS trace_clock,
-       lost.lost_events::BIGINT AS lost_events
+       lost.lost_events::BIGINT AS lost_events,
+       CASE WHEN json_type(r.host_json, '$.nvme_tcp_digest') = 'OBJECT' THEN
+            coalesce(nullif(concat_ws(',',
+                CASE WHEN TRY_CAST(r.host_json->>'$.nvme_tcp_digest.header' AS BOOLEAN) THEN 'header' END,
+                CASE WHEN TRY_CAST(r.host_json->>'$.nvme_tcp_digest.data' AS BOOLEAN) THEN 'data' END), ''), 'none')
+       END AS digest
 FROM run_hosts r LEFT JOIN c USING (host) LEFT JOIN lost USING (host);
 
 -- input_checks: one row per inconsistency in what the run directory holds (none for a

@@ -49,6 +49,10 @@ counts AS (
                 ELSE 'no events lost' END
     FROM hosts
     UNION ALL
+    SELECT 14, 'digest:' || host, 'info', to_json(digest),
+           'NVMe/TCP header / data digests of this host''s connections (host.json, capture key digest=): CRC32C over every PDU header / data on both hosts'
+    FROM hosts WHERE digest IS NOT NULL
+    UNION ALL
     SELECT 20, 'initiator_commands', 'info', to_json(initiator_commands),
            'I/O commands (qid > 0) seen on the initiator (nvme_setup_cmd or nvme_complete_rq)' FROM counts
     UNION ALL

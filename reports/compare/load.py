@@ -34,7 +34,8 @@ SELECT ? AS run, ? AS run_dir, (SELECT uncertainty_ns FROM clock_offset) AS offs
        (SELECT synced FROM clock_offset) AS clock_synced,
        (SELECT string_agg(name, ', ' ORDER BY name) FROM pipeline_stats WHERE name LIKE 'input_error:%') AS input_errors,
        string_agg(DISTINCT role, ',' ORDER BY role) AS roles,
-       (SELECT sum(local_per_s) FROM target_local_io) AS target_local_io_per_s
+       (SELECT sum(local_per_s) FROM target_local_io) AS target_local_io_per_s,
+       string_agg(DISTINCT digest, ',' ORDER BY digest) FILTER (WHERE role = 'initiator') AS digest
 FROM hosts
 """
 

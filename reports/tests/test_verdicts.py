@@ -209,3 +209,26 @@ def test_synchronized_clocks_give_the_network_direction(scratch):
     # the delayed direction carries the 10 ms (bounds as the live check), the other does not
     assert 0.7 * 10e6 <= sub["change_ns"] <= 1.5 * 10e6
     assert abs(comp["change_ns"]) < 0.2 * sub["change_ns"]
+
+
+def digest_setting(header, data):
+    return {"nvme_tcp_digest": {"header": header, "data": data, "source": "capture key digest="}}
+
+
+@pytest.mark.parametrize("base_digest,run_digest,cause_id", [
+    ((False, False), (True, True), "digest"),      # digests turned on: the time they add is theirs
+    ((True, True), (True, True), "slow_network"),  # the same digests on both sides: not the cause
+    (None, (True, True), "slow_network"),          # the base's setting unknown: no claim
+])
+def test_digest_named_only_when_turned_on_since_the_base(fixture_run, base_digest, run_digest, cause_id):
+    # real patched traces whose run is slower in the network stage (2 ms netem); only
+    # host.json's digest setting (what `just capture digest=...` records) differs per case
+    base = fixture_run("lab-6.1-patched-base-randread",
+                       host_json=digest_setting(*base_digest) if base_digest else None)
+    run = fixture_run("lab-6.1-patched-cmp-slow-net-delay-target", host_json=digest_setting(*run_digest))
+    m = model.compare_model(base, run)
+    (v,) = [v for v in m["verdicts"] if v["group_key"] == "type=read, size=4096"]
+    assert (v["verdict"], v["bottleneck_stage"], v["cause_id"]) == ("slower", "network_transmission", cause_id)
+    if cause_id == "digest":
+        assert v["cause"].endswith(": none -> header,data")
+    assert m["run"]["digest"] == "header,data"

@@ -10,7 +10,8 @@
 -- plus cmp_run_info (run, run_dir, offset_uncertainty_ns, trace_clocks, clock_synced,
 -- input_errors: that run's input_error:* pipeline_stats names or NULL, roles: its hosts'
 -- roles, e.g. 'initiator,target', target_local_io_per_s: requests/s the target's backing
--- devices served for the target itself, from target_local_io) and cmp_params; and the
+-- devices served for the target itself, from target_local_io, digest: the initiator's
+-- NVMe/TCP digests from host.json, NULL when not recorded) and cmp_params; and the
 -- stage table with its vocabularies (05_stage_definitions.sql).
 
 -- cmp_params: one row: the knobs of the comparison (edit to taste, then re-run the views).

@@ -53,7 +53,7 @@ WHERE l.statistic = 'mean' AND l.stage <> 'end_to_end' AND l.stage_set = (SELECT
 --   cause              in a storage engineer's words (cause_ids.meaning + this run's specifics)
 --   evidence           one sentence: which stage, by how much, how sure
 --   cause_id           cause_ids.cause_id: read from the category (stage_definitions) of the
---                      stage the cause is read from, with the queue, stream and target-device
+--                      stage the cause is read from, with the queue, stream, target-device and digest
 --                      evidence; 'none' without a change, 'input_error' without a verdict
 --   direction          for a network cause: 'submission' / 'completion' / 'both' on a
 --                      synchronized clock (the stage's children), else 'unknown'; NULL otherwise
@@ -136,9 +136,15 @@ FROM (SELECT string_agg(run || ' ' || problem, '; ' ORDER BY run) AS problems FR
            coalesce(v.other_bytes_growth >= 4096, false) AS queue_shared_by_streams,
            coalesce(v.device_bytes_growth >= 4096, false) AS device_shared_by_streams,
            -- a busier device: the target's own I/O on it grew (>= 10 requests/s more than the base)
-           coalesce(li.run_local_per_s - coalesce(li.base_local_per_s, 0) >= 10, false) AS device_busier
+           coalesce(li.run_local_per_s - coalesce(li.base_local_per_s, 0) >= 10, false) AS device_busier,
+           -- digests turned on (or more of them) since the base, both runs' settings known
+           coalesce(li.run_digest <> li.base_digest AND li.run_digest <> 'none'
+                    AND length(li.run_digest) >= length(replace(li.base_digest, 'none', '')), false) AS digest_added,
+           li.base_digest, li.run_digest
     FROM v LEFT JOIN (SELECT max(target_local_io_per_s) FILTER (WHERE run = 'run') AS run_local_per_s,
-                             max(target_local_io_per_s) FILTER (WHERE run = 'base') AS base_local_per_s
+                             max(target_local_io_per_s) FILTER (WHERE run = 'base') AS base_local_per_s,
+                             max(digest) FILTER (WHERE run = 'run') AS run_digest,
+                             max(digest) FILTER (WHERE run = 'base') AS base_digest
                       FROM cmp_run_info) li ON true
 ), c AS (
     SELECT k.*, cc.category AS ccat, cc.side AS cside, ac.category AS acat,
@@ -152,6 +158,9 @@ FROM (SELECT string_agg(run || ' ' || problem, '; ' ORDER BY run) AS problems FR
 ), d AS (
     SELECT c.*,
            CASE WHEN ccat IS NULL THEN 'none'
+                -- digests are computed where PDUs are built and parsed: both transports
+                -- (CPU) and what the clock-free network stage spans on their way
+                WHEN digest_added AND ccat IN ('network', 'fabric', 'transport_queue', 'target_cpu', 'host_cpu') THEN 'digest'
                 WHEN transport_or_network AND queue_shared_by_cpus THEN 'few_queues'
                 WHEN transport_or_network AND (queue_shared_by_streams OR device_shared_by_streams) THEN 'interference'
                 WHEN ccat IN ('network', 'fabric') THEN 'slow_network'
@@ -189,6 +198,8 @@ SELECT d.group_key, d.stage_set, d.verdict, d.e2e_base_ns, d.e2e_run_ns, d.e2e_l
                       CASE d.dir WHEN 'submission' THEN 'initiator->target' WHEN 'completion' THEN 'target->initiator'
                                  WHEN 'both' THEN 'both ways' ELSE 'unknown (hosts traced with their own clocks)' END
                       || CASE WHEN d.ccat = 'fabric' THEN '; on stock kernels this stage also holds both nvme-tcp transports and the target''s nvmet-tcp CPU work' ELSE '' END
+            WHEN d.cause_id = 'digest'
+                 THEN ci.meaning || ': ' || coalesce(d.base_digest, '?') || ' -> ' || d.run_digest
             ELSE ci.meaning END AS cause,
        CASE WHEN d.verdict = 'no significant change' THEN
               printf('end_to_end mean %.0f us -> %.0f us (LAD %.2f, 95%% CI %.2f-%.2f): within noise',
