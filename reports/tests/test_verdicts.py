@@ -232,3 +232,12 @@ def test_digest_named_only_when_turned_on_since_the_base(fixture_run, base_diges
     if cause_id == "digest":
         assert v["cause"].endswith(": none -> header,data")
     assert m["run"]["digest"] == "header,data"
+
+
+def test_digest_is_never_the_cause_of_a_faster_run(fixture_run):
+    # the same real traces the other way round: the run is faster, digests were turned on
+    base = fixture_run("lab-6.1-patched-cmp-slow-net-delay-target", host_json=digest_setting(False, False))
+    run = fixture_run("lab-6.1-patched-base-randread", host_json=digest_setting(True, True))
+    m = model.compare_model(base, run)
+    (v,) = [v for v in m["verdicts"] if v["group_key"] == "type=read, size=4096"]
+    assert (v["verdict"], v["cause_id"]) == ("faster", "slow_network")

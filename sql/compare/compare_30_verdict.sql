@@ -160,7 +160,9 @@ FROM (SELECT string_agg(run || ' ' || problem, '; ' ORDER BY run) AS problems FR
            CASE WHEN ccat IS NULL THEN 'none'
                 -- digests are computed where PDUs are built and parsed: both transports
                 -- (CPU) and what the clock-free network stage spans on their way
-                WHEN digest_added AND ccat IN ('network', 'fabric', 'transport_queue', 'target_cpu', 'host_cpu') THEN 'digest'
+                -- (work added: never the cause of a faster run)
+                WHEN digest_added AND verdict <> 'faster'
+                     AND ccat IN ('network', 'fabric', 'transport_queue', 'target_cpu', 'host_cpu') THEN 'digest'
                 WHEN transport_or_network AND queue_shared_by_cpus THEN 'few_queues'
                 WHEN transport_or_network AND (queue_shared_by_streams OR device_shared_by_streams) THEN 'interference'
                 WHEN ccat IN ('network', 'fabric') THEN 'slow_network'
