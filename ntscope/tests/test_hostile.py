@@ -177,6 +177,19 @@ def test_host_json_the_events_or_the_other_host_contradict(fresh, ntscope_cli, e
     assert input_errors(run) == error
 
 
+def test_a_second_initiator_is_an_input_error_not_a_wrong_join(fresh, ntscope_cli):
+    # a real second initiator (another run's, another clock): one clock offset per run
+    # cannot join both, so the run gets no numbers to trust, not 50% matched and
+    # negative stages
+    run, other = fresh(SMALL), fresh(OTHER, "other")
+    shutil.copytree(os.path.join(other, "initiator"), os.path.join(run, "initiator2"))
+    os.unlink(os.path.join(run, "initiator2", "host.json"))
+    r = ntscope_cli("analyze", run, "--quiet", "--no-interference")
+    assert r.returncode == 2 and "inputs are inconsistent" in r.stderr
+    assert input_errors(run) == ["input_error:several_pairs:initiator,initiator2,target"]
+    assert "2 initiators, 1 targets" in r.stdout + open(os.path.join(run, "report", "report.txt")).read()
+
+
 def test_compare_with_a_one_host_run_gives_no_verdict(fresh, ntscope_cli):
     base, run = fresh(SMALL, "base"), fresh(OTHER, "run")
     shutil.rmtree(os.path.join(run, "target"))
