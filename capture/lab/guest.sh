@@ -1,13 +1,15 @@
 #!/bin/sh
-# This VM's part of a lab run (busybox sh, inside the guest).
+# This VM's part of a lab run (busybox sh, inside the guest). The VM is host $NTSCOPE_HOST
+# (from the kernel command line; default: its role) of the scenario's hosts (topology.sh).
 #   guest.sh target|initiator RUN     set up, then record with ntscope-capture
 #   guest.sh target-wait RUN          (wrapped by the target's capture) load + wait
 #   guest.sh workload RUN             (wrapped by the initiator's capture) the fio workload
 #   guest.sh call-initiator|call-target RUN FUNCTION [ARGS]   call a scenario function
 #                                     (scenarios that record several times, e.g. overhead)
 # In:  /share/RUN/scenario.sh (parameters + scenario, written by lab.sh on the host)
-# Out: /share/RUN/<role>/{trace.dat,host.json,...}; /share/.sync/<role>.status ("ok" or
-#      "fail: why"); markers in /share/.sync that order the two VMs.
+# Out: /share/RUN/<host>/{trace.dat,host.json,...}; /share/.sync/<host>.status ("ok" or
+#      "fail: why"); markers in /share/.sync that order the VMs (<target>.recording,
+#      workload.start, <initiator>.done).
 set -u
 mode=$1 run=$2
 share=/share
@@ -15,8 +17,12 @@ sync_dir=$share/.sync
 rundir=$share/$run
 self=/opt/ntscope/capture/lab/guest.sh
 
-target_ip=169.254.10.2
-initiator_ip=169.254.10.1
+host=${NTSCOPE_HOST:-}
+# shellcheck source=topology.sh
+. /opt/ntscope/capture/lab/topology.sh
+# the two-VM lab's names (link 0); scenarios and chrony use them
+target_ip=$(topo_addr 0 2)
+initiator_ip=$(topo_addr 0 1)
 nqn=nqn.2026-11.io.ntscope:lab
 port=4420
 
@@ -34,8 +40,8 @@ log() { echo "ntscope-lab[$mode $(cut -d' ' -f1 /proc/uptime)s]: $*"; }
 fail() { # fail WHY: record the failure for the host and stop
 	log "FAIL: $*"
 	case "$mode" in
-	target | initiator) echo "fail: $*" >"$sync_dir/$mode.status" ;;
-	workload) echo "$*" >"$sync_dir/workload.failed" ;;
+	target | initiator) echo "fail: $*" >"$sync_dir/$host.status" ;;
+	workload) echo "$*" >"$sync_dir/$host.workload.failed" ;;
 	esac
 	exit 1
 }
@@ -51,7 +57,7 @@ wait_for() { # wait_for FILE SECONDS WHAT
 
 # Defaults a scenario may override (it is sourced below).
 nullb=""          # null_blk configfs attributes of the target's backing device
-connect=""        # extra `nvme connect` arguments (e.g. "-i 1")
+connect=""        # extra `nvme connect` arguments (e.g. "-i 1", "-g -G": digests)
 target_netem=""   # tc netem arguments on the target's egress (eth0)
 initiator_netem="" # tc netem arguments on the initiator's egress (eth0)
 clock_sync=""     # "chrony": sync the initiator's clock to the target's, record on clock=tai
@@ -59,29 +65,33 @@ runtime=3         # seconds per fio job
 initiator_capture="" # extra `just capture` keys on the initiator (e.g. "qid=1 clock=tai")
 target_capture=""    # extra `just capture` keys on the target
 target_busy() { :; } # runs on the target while it records (e.g. a local fio)
+target_setup() { :; }    # the target, once it exports its namespace, before recording
+initiator_setup() { :; } # the initiator, once connected, before recording (e.g. mkfs, mount)
+initiator_cleanup() { :; } # the initiator, after recording, before disconnecting (e.g. umount)
 workload() { fail "scenario defines no workload()"; }
 # How each VM records once set up (a scenario may replace them, e.g. to record several times):
 # the target records until the initiator is done, the initiator records its workload.
 target_main() {
 	# shellcheck disable=SC2086
-	capture role=target run="$run" runs=$share $target_capture -- sh $self target-wait "$run"
+	capture role=target host="$host" run="$run" runs=$share $target_capture -- sh $self target-wait "$run"
 }
 initiator_main() {
 	# shellcheck disable=SC2086
-	capture role=initiator run="$run" runs=$share $initiator_capture -- sh $self workload "$run"
+	capture role=initiator host="$host" run="$run" runs=$share $initiator_capture -- sh $self workload "$run"
 }
 # The capture's own checks with this VM's real tracefs, saved as <role>/preflight.txt
 # (check_run.py reads it): a patched or stock lab kernel must pass them.
 preflight() { # preflight EXTRA_CAPTURE_KEYS
-	mkdir -p "$rundir/$role"
+	mkdir -p "$rundir/$host"
 	# shellcheck disable=SC2086
-	capture role=$role run="$run" runs=$share $1 check=1 >"$rundir/$role/preflight.txt" 2>&1 ||
-		fail "ntscope-capture check=1 failed: $(grep -m 3 'error' "$rundir/$role/preflight.txt" | tr '\n' ' ')"
-	log "preflight: $(tail -n 1 "$rundir/$role/preflight.txt")"
+	capture role=$role host="$host" run="$run" runs=$share $1 check=1 >"$rundir/$host/preflight.txt" 2>&1 ||
+		fail "ntscope-capture check=1 failed: $(grep -m 3 'error' "$rundir/$host/preflight.txt" | tr '\n' ' ')"
+	log "preflight: $(tail -n 1 "$rundir/$host/preflight.txt")"
 }
 
-# fio on the NVMe/TCP device (initiator) or the backing device (target).
-# run_fio NAME [fio options...]: JSON results in <role>/fio-NAME.json
+# fio on the NVMe/TCP device (initiator) or the backing device (target); a later
+# --filename= / --directory= option replaces the device (e.g. a file on a mounted fs).
+# run_fio NAME [fio options...]: JSON results in <host>/fio-NAME.json
 run_fio() {
 	name=$1; shift
 	# no SysV IPC in the kernel (no /proc/sysvipc): fio's segment via lab/shm_shim
@@ -90,7 +100,7 @@ run_fio() {
 	# global options first; "$@" may add more jobs (--name=other ...) that inherit them
 	LD_PRELOAD=$shim fio --filename="$dev" --direct=1 --ioengine=libaio --time_based \
 		--runtime="$runtime" --size=256M --eta=never --output-format=json \
-		--output="$rundir/$role/fio-$name.json" --name="$name" "$@"
+		--output="$rundir/$host/fio-$name.json" --name="$name" "$@"
 }
 
 [ -r "$rundir/scenario.sh" ] || fail "no $rundir/scenario.sh in the share"
@@ -102,35 +112,66 @@ target | target-wait | call-target) role=target; dev=/dev/nullb0 ;;
 initiator | workload | call-initiator) role=initiator; dev=/dev/nvme0n1 ;;
 *) fail "unknown mode '$mode'" ;;
 esac
+[ -n "$host" ] || host=$role
+why=$(topo_check) || fail "$why"
+[ "$(topo_role "$host")" = "$role" ] || fail "host '$host' is not a $role in hosts=\"$(topo_hosts)\""
+# every block device this initiator reaches, one per target it connects to (nvme0n1 ...)
+devs=""
+n=0
+for t in $(topo_links | awk -v h="$host" '$2 == h { print $3 }'); do devs="$devs /dev/nvme${n}n1"; n=$((n + 1)); done
+devs=${devs# }
+# The digests the connections use (nvme connect -g / -G): no kernel shows them in sysfs, so
+# both hosts' captures are told (host.json nvme_tcp_digest).
+lab_digest=none
+case " $connect " in *" -g "* | *" --hdr_digest "*) lab_digest=header ;; esac
+case " $connect " in *" -G "* | *" --data_digest "*) lab_digest=${lab_digest#none},data; lab_digest=${lab_digest#,} ;; esac
+initiator_capture="digest=$lab_digest $initiator_capture"
+target_capture="digest=$lab_digest $target_capture"
 
 # iproute2's ip and tc by full path: busybox sh prefers its own applets of those names
 ip() { /usr/sbin/ip "$@"; }
 tc() { /usr/sbin/tc "$@"; }
 
-setup_link() { # setup_link ADDR NETEM
-	ip link set lo up
-	ip link set eth0 up || fail "no eth0 (the VM's virtio-net link)"
-	ip addr add "$1/24" dev eth0 || fail "ip addr add $1 failed"
-	apply_netem "$2"
+ifname_of() { # ifname_of MAC: the interface with that address
+	for d in /sys/class/net/*; do
+		[ "$(cat "$d/address" 2>/dev/null)" = "$1" ] && { echo "${d##*/}"; return 0; }
+	done
+	return 1
 }
 
-apply_netem() { # apply_netem NETEM: tc netem on eth0's egress (nothing when empty)
+setup_links() { # setup_links NETEM: every link of this host (topology.sh), netem on each egress
+	ip link set lo up
+	end=2
+	[ "$role" = initiator ] && end=1
+	nl=0
+	for k in $(topo_links | awk -v h="$host" '$2 == h || $3 == h { print $1 }'); do
+		ifc=$(ifname_of "$(topo_mac "$k" $end)") || fail "no interface with MAC $(topo_mac "$k" $end) (link $k of $host)"
+		ip link set "$ifc" up || fail "ip link set $ifc up failed"
+		ip addr add "$(topo_addr "$k" $end)/24" dev "$ifc" || fail "ip addr add $(topo_addr "$k" $end) dev $ifc failed"
+		apply_netem "$1" "$ifc"
+		log "link $k: $ifc $(topo_addr "$k" $end)"
+		nl=$((nl + 1))
+	done
+	[ $nl -gt 0 ] || fail "host $host has no link (hosts=\"$(topo_hosts)\")"
+}
+
+apply_netem() { # apply_netem NETEM IFACE: tc netem on IFACE's egress (nothing when empty)
 	[ -n "$1" ] || return 0
 	if [ -z "$clock_sync" ]; then
 		# shellcheck disable=SC2086
-		tc qdisc add dev eth0 root netem $1 || fail "tc qdisc add dev eth0 root netem $1 failed"
-		log "netem on eth0 egress: $1"
+		tc qdisc add dev "$2" root netem $1 || fail "tc qdisc add dev $2 root netem $1 failed"
+		log "netem on $2 egress: $1"
 		return
 	fi
 	# With a clock sync only the NVMe/TCP traffic goes through netem: NTP assumes a
 	# symmetric path and would shift the clock by half of an injected one-way delay.
 	# shellcheck disable=SC2086
-	tc qdisc add dev eth0 root handle 1: prio bands 3 priomap 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 &&
-		tc qdisc add dev eth0 parent 1:3 handle 30: netem $1 &&
-		tc filter add dev eth0 parent 1: protocol ip u32 match ip sport $port 0xffff flowid 1:3 &&
-		tc filter add dev eth0 parent 1: protocol ip u32 match ip dport $port 0xffff flowid 1:3 ||
-		fail "tc netem on eth0 for port $port failed"
-	log "netem on eth0 egress, NVMe/TCP port $port only: $1"
+	tc qdisc add dev "$2" root handle 1: prio bands 3 priomap 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 &&
+		tc qdisc add dev "$2" parent 1:3 handle 30: netem $1 &&
+		tc filter add dev "$2" parent 1: protocol ip u32 match ip sport $port 0xffff flowid 1:3 &&
+		tc filter add dev "$2" parent 1: protocol ip u32 match ip dport $port 0xffff flowid 1:3 ||
+		fail "tc netem on $2 for port $port failed"
+	log "netem on $2 egress, NVMe/TCP port $port only: $1"
 }
 
 # Clock sync (clock_sync=chrony): chronyd on both VMs, the target serving its own clock,
@@ -186,7 +227,7 @@ setup_nullb() { # null_blk device /dev/nullb0 through configfs, with the scenari
 	log "null_blk /dev/nullb0 up ${nullb:+($nullb)}"
 }
 
-setup_nvmet() { # export /dev/nullb0 as namespace 1 of $nqn on $target_ip:$port
+setup_nvmet() { # export /dev/nullb0 as namespace 1 of this target's NQN on each of its link addresses
 	t=/sys/kernel/config/nvmet
 	[ -d $t ] || fail "no $t: the kernel lacks CONFIG_NVME_TARGET(_TCP)"
 	mkdir $t/subsystems/$nqn || fail "mkdir nvmet subsystem failed"
@@ -194,13 +235,45 @@ setup_nvmet() { # export /dev/nullb0 as namespace 1 of $nqn on $target_ip:$port
 	mkdir $t/subsystems/$nqn/namespaces/1
 	printf %s /dev/nullb0 >$t/subsystems/$nqn/namespaces/1/device_path
 	echo 1 >$t/subsystems/$nqn/namespaces/1/enable || fail "cannot enable nvmet namespace 1 on /dev/nullb0"
-	mkdir $t/ports/1
-	echo $target_ip >$t/ports/1/addr_traddr
-	echo tcp >$t/ports/1/addr_trtype
-	echo $port >$t/ports/1/addr_trsvcid
-	echo ipv4 >$t/ports/1/addr_adrfam
-	ln -s $t/subsystems/$nqn $t/ports/1/subsystems/$nqn || fail "cannot link the subsystem to nvmet port 1 (is nvmet-tcp built in?)"
-	log "nvmet: $nqn on tcp $target_ip:$port"
+	pn=0
+	for k in $(topo_links | awk -v h="$host" '$3 == h { print $1 }'); do
+		pn=$((pn + 1))
+		mkdir $t/ports/$pn
+		echo "$(topo_addr "$k" 2)" >$t/ports/$pn/addr_traddr
+		echo tcp >$t/ports/$pn/addr_trtype
+		echo $port >$t/ports/$pn/addr_trsvcid
+		echo ipv4 >$t/ports/$pn/addr_adrfam
+		ln -s $t/subsystems/$nqn $t/ports/$pn/subsystems/$nqn || fail "cannot link the subsystem to nvmet port $pn (is nvmet-tcp built in?)"
+		log "nvmet: $nqn on tcp $(topo_addr "$k" 2):$port"
+	done
+}
+
+connect_all() { # nvme connect to every target this initiator is linked to, in link order
+	set -- $(topo_hostnqn "$host")
+	# the first initiator keeps the initramfs' host NQN; others get their own
+	printf '%s\n' "$1" >/etc/nvme/hostnqn
+	printf '%s\n' "$2" >/etc/nvme/hostid
+	n=0
+	for k in $(topo_links | awk -v h="$host" '$2 == h { print $1 }'); do
+		tgt=$(topo_links | awk -v k="$k" '$1 == k { print $3 }')
+		a=$(topo_addr "$k" 2) p=$(topo_port "$tgt") q=$(topo_nqn "$tgt")
+		i=0
+		# shellcheck disable=SC2086
+		until nvme connect -t tcp -a "$a" -s "$p" -n "$q" $connect; do
+			i=$((i + 1))
+			[ $i -lt 5 ] || fail "nvme connect -t tcp -a $a -s $p -n $q $connect failed 5 times"
+			sleep 1
+		done
+		wait_for /dev/nvme${n}n1 20 || fail "/dev/nvme${n}n1 did not appear after nvme connect to $tgt ($a)"
+		log "connected to $tgt: nvme$n $(cat /sys/class/nvme/nvme$n/address 2>/dev/null) cntlid $(cat /sys/class/nvme/nvme$n/cntlid) io queues $(ls -d /sys/block/nvme${n}n1/mq/* | wc -l)"
+		n=$((n + 1))
+	done
+}
+
+targets_ready() { # every target this initiator is linked to records
+	for tgt in $(topo_links | awk -v h="$host" '$2 == h { print $3 }'); do
+		wait_for "$sync_dir/$tgt.recording" 120 || fail "target $tgt did not start recording within 120 s (see $tgt.console.log)"
+	done
 }
 
 case "$mode" in
@@ -209,12 +282,15 @@ esac
 case "$mode" in
 target)
 	mkdir -p "$sync_dir"
+	nqn=$(topo_nqn "$host") port=$(topo_port "$host")
 	# "|| fail": a step that is missing or returns non-zero (busybox sh has no set -e here)
 	# must stop the run, not leave a target that records without a device
-	setup_link $target_ip "$target_netem" || fail "setup_link failed (exit $?)"
+	setup_links "$target_netem" || fail "setup_links failed (exit $?)"
 	setup_nullb || fail "setup_nullb failed (exit $?)"
 	setup_nvmet || fail "setup_nvmet failed (exit $?)"
+	target_setup || fail "the scenario's target_setup failed (exit $?)"
 	if [ "$clock_sync" = chrony ]; then
+		[ "$(topo_names | wc -l)" = 2 ] || fail "clock_sync=chrony needs the two-VM lab (hosts=\"$(topo_hosts)\")"
 		chrony_start server
 		wait_for "$sync_dir/clock.synced" 120 || fail "the initiator did not sync its clock within 120 s (see its console)"
 		target_capture="$target_capture clock=tai clock_error_us=$(cat "$sync_dir/clock.synced")"
@@ -225,22 +301,24 @@ target)
 	rc=$?
 	# 1 = events were lost (warned above): the run is still usable, the host reports it
 	[ $rc -le 1 ] || fail "ntscope-capture (target) exited with $rc"
-	echo ok >"$sync_dir/target.status"
+	echo ok >"$sync_dir/$host.status"
 	log "done"
 	;;
 target-wait)
-	touch "$sync_dir/target.recording"
-	# The local load (busy device) starts with the initiator's workload and is
+	touch "$sync_dir/$host.recording"
+	# The local load (busy device) starts with the (first) initiator's workload and is
 	# bounded by its own runtime, so nothing has to be killed.
 	(wait_for "$sync_dir/workload.start" 300 && target_busy) &
 	busy=$!
-	wait_for "$sync_dir/initiator.done" 600 || log "gave up waiting for the initiator"
+	for ini in $(topo_links | awk -v h="$host" '$3 == h { print $2 }'); do
+		wait_for "$sync_dir/$ini.done" 600 || log "gave up waiting for initiator $ini"
+	done
 	wait $busy 2>/dev/null
 	exit 0
 	;;
 initiator)
 	mkdir -p "$sync_dir"
-	setup_link $initiator_ip "$initiator_netem" || fail "setup_link failed (exit $?)"
+	setup_links "$initiator_netem" || fail "setup_links failed (exit $?)"
 	if [ "$clock_sync" = chrony ]; then
 		chrony_start client
 		bound=$(chrony_client_sync) || fail "chrony did not sync to the target's clock within 60 s"
@@ -250,27 +328,21 @@ initiator)
 	elif [ -n "$clock_sync" ]; then
 		fail "clock_sync='$clock_sync' is not chrony"
 	fi
-	wait_for "$sync_dir/target.recording" 120 || fail "the target did not start recording within 120 s (see target.console.log)"
-	i=0
-	# shellcheck disable=SC2086
-	until nvme connect -t tcp -a $target_ip -s $port -n $nqn $connect; do
-		i=$((i + 1))
-		[ $i -lt 5 ] || fail "nvme connect -t tcp -a $target_ip -s $port -n $nqn $connect failed 5 times"
-		sleep 1
-	done
-	wait_for /dev/nvme0n1 20 || fail "/dev/nvme0n1 did not appear after nvme connect"
-	log "connected: $(cat /sys/class/nvme/nvme0/address 2>/dev/null) cntlid $(cat /sys/class/nvme/nvme0/cntlid) io queues $(ls -d /sys/block/nvme0n1/mq/* | wc -l)"
+	targets_ready
+	connect_all
+	initiator_setup || fail "the scenario's initiator_setup failed (exit $?)"
 	preflight "$initiator_capture"
 	initiator_main
 	rc=$?
-	touch "$sync_dir/initiator.done"
+	touch "$sync_dir/$host.done"
+	initiator_cleanup
 	nvme disconnect-all >/dev/null 2>&1
 	[ $rc -le 1 ] || fail "ntscope-capture (initiator) exited with $rc"
-	[ ! -e "$sync_dir/workload.failed" ] || fail "workload: $(cat "$sync_dir/workload.failed")"
-	for f in "$rundir"/initiator/fio-*.json; do
+	[ ! -e "$sync_dir/$host.workload.failed" ] || fail "workload: $(cat "$sync_dir/$host.workload.failed")"
+	for f in "$rundir/$host"/fio-*.json; do
 		[ -s "$f" ] || fail "fio wrote no results ($f)"
 	done
-	echo ok >"$sync_dir/initiator.status"
+	echo ok >"$sync_dir/$host.status"
 	log "done"
 	;;
 call-initiator | call-target)

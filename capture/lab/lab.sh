@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Run one lab scenario in two QEMU VMs (target + initiator) and bring out runs/RUN/.
+# Run one lab scenario in QEMU VMs (a target and an initiator; more when the scenario's
+# `hosts` says so, see topology.sh) and bring out runs/RUN/.
 #
 #   lab.sh RUN SCENARIO [kernel=6.1|6.12] [flavor=auto|patched|stock] [accel=tcg|kvm]
 #          [timeout=SECONDS] [force=1] [build=1] [smp=CPUS] [PARAM=VALUE ...]
@@ -11,7 +12,8 @@
 #
 # In:  ${NTSCOPE_CACHE}/kernels/VERSION-FLAVOR/bzImage (from `just kernel`), the
 #      initramfs (built/cached by build-initramfs.sh), the scenario.
-# Out: RUNS/RUN/{initiator,target}/{trace.dat,host.json,fio-*.json}, RUNS/RUN/truth.json,
+# Out: RUNS/RUN/<host>/{trace.dat,host.json,fio-*.json} (hosts: initiator, target, or the
+#      scenario's `hosts`), RUNS/RUN/truth.json,
 #      RUNS/RUN/scenario.sh, RUNS/RUN/lab/{lab.json,*.console.log,*.qemu.log}.
 #      Built in RUNS/.RUN.staging and renamed at the end; on failure the staging folder
 #      stays for debugging and the consoles' tails are printed.
@@ -104,39 +106,64 @@ truth=$( cd "$stage" && bash -c 'set -e; runtime=3; . "$1"; truth' _ "$stage/$ru
 # main_trace=0: the scenario records elsewhere than <role>/trace.dat (e.g. overhead: one host
 # folder per repetition), so the VMs' <role>/trace.dat is not required.
 main_trace=$( cd "$stage" && bash -c 'runtime=3; . "$1"; echo "${main_trace:-1}"' _ "$stage/$run/scenario.sh" )
+# The VMs (topology.sh): hosts="NAME:ROLE ..." and per-role CPUs (target_smp=, initiator_smp=)
+# from the scenario; every initiator gets a point-to-point link to every target.
+# shellcheck source=topology.sh
+. "$here/topology.sh"
+eval "$( cd "$stage" && bash -c 'runtime=3; . "$1"; printf "hosts=%q target_smp=%q initiator_smp=%q\n" "${hosts:-}" "${target_smp:-}" "${initiator_smp:-}"' _ "$stage/$run/scenario.sh" )"
+why=$(topo_check) || die "scenario $scenario: $why"
+for v in "$target_smp" "$initiator_smp"; do
+	[ -z "$v" ] || [[ "$v" =~ ^[1-9][0-9]*$ ]] || die "scenario $scenario: target_smp/initiator_smp '$v' is not a number of CPUs"
+done
+vm_smp() { # vm_smp NAME: CPUs of that VM
+	case "$(topo_role "$1")" in target) echo "${target_smp:-$smp}" ;; *) echo "${initiator_smp:-$smp}" ;; esac
+}
+host_names=$(topo_names)
+nlinks=$(topo_links | wc -l)
 initramfs=$(bash "$here/build-initramfs.sh") || die "initramfs build failed (see above)"
 kernel_release=$(sed -n 's/^kernelrelease=//p' "$kdir/$kernel-$flavor/build-info.txt" 2>/dev/null || true)
 
-# Two free UDP ports on 127.0.0.1 for the dgram link (one per VM).
+# Free UDP ports on 127.0.0.1 for the dgram links: link k uses base+2k (initiator end) and
+# base+2k+1 (target end).
 pick_port() {
-	local p
+	local p q busy
 	for _ in $(seq 50); do
-		p=$((20000 + RANDOM % 20000))
-		if ! ss -Huln "sport = :$p or sport = :$((p + 1))" 2>/dev/null | grep -q .; then echo $p; return; fi
+		p=$((20000 + RANDOM % 20000)) busy=0
+		for q in $(seq "$p" $((p + 2 * nlinks - 1))); do
+			if ss -Huln "sport = :$q" 2>/dev/null | grep -q .; then busy=1; break; fi
+		done
+		[ $busy = 1 ] || { echo $p; return; }
 	done
-	die "no free UDP port pair found on 127.0.0.1"
+	die "no $((2 * nlinks)) free UDP ports found on 127.0.0.1"
 }
 port=$(pick_port)
 
 accel_opt="tcg,thread=multi" cpu=max
 [ "$accel" = kvm ] && accel_opt=kvm cpu=host
-start_vm() { # start_vm ROLE LOCAL_PORT REMOTE_PORT MAC_SUFFIX EXTRA_CMDLINE
-	local role=$1
-	qemu-system-x86_64 -name "ntscope-$role" -machine pc -accel "$accel_opt" -cpu "$cpu" \
-		-smp "$smp" -m "$mem" -nodefaults -display none -no-reboot \
+start_vm() { # start_vm NAME EXTRA_CMDLINE: one NIC per link of this host (topology.sh)
+	local name=$1 role k ini tgt lp rp end nets=()
+	role=$(topo_role "$name")
+	while read -r k ini tgt; do
+		if [ "$ini" = "$name" ]; then lp=$((port + 2 * k)) rp=$((port + 2 * k + 1)) end=1
+		elif [ "$tgt" = "$name" ]; then lp=$((port + 2 * k + 1)) rp=$((port + 2 * k)) end=2
+		else continue; fi
+		nets+=(-netdev "dgram,id=link$k,local.type=inet,local.host=127.0.0.1,local.port=$lp,remote.type=inet,remote.host=127.0.0.1,remote.port=$rp"
+			-device "virtio-net-pci,netdev=link$k,mac=$(topo_mac "$k" $end)")
+	done < <(topo_links)
+	qemu-system-x86_64 -name "ntscope-$name" -machine pc -accel "$accel_opt" -cpu "$cpu" \
+		-smp "$(vm_smp "$name")" -m "$mem" -nodefaults -display none -no-reboot \
 		-kernel "$bzimage" -initrd "$initramfs" \
-		-append "console=ttyS0 panic=-1 loglevel=4 no_timer_check ntscope.role=$role ntscope.run=$run ntscope.epoch=$(date +%s) $5" \
-		-serial "file:$stage/$run/lab/$role.console.log" \
-		-netdev "dgram,id=link,local.type=inet,local.host=127.0.0.1,local.port=$2,remote.type=inet,remote.host=127.0.0.1,remote.port=$3" \
-		-device "virtio-net-pci,netdev=link,mac=52:54:00:6e:74:$4" \
+		-append "console=ttyS0 panic=-1 loglevel=4 no_timer_check ntscope.role=$role ntscope.host=$name ntscope.run=$run ntscope.epoch=$(date +%s) $2" \
+		-serial "file:$stage/$run/lab/$name.console.log" \
+		"${nets[@]}" \
 		-virtfs "local,path=$stage,mount_tag=share,security_model=none,id=share" \
-		>"$stage/$run/lab/$role.qemu.log" 2>&1 &
+		>"$stage/$run/lab/$name.qemu.log" 2>&1 &
 	echo $!
 }
 
 console_tails() {
 	local r
-	for r in target initiator; do
+	for r in $host_names; do
 		echo "---- $r console (last 25 lines of $stage/$run/lab/$r.console.log):" >&2
 		tail -n 25 "$stage/$run/lab/$r.console.log" >&2 2>/dev/null || true
 		if [ -s "$stage/$run/lab/$r.qemu.log" ]; then
@@ -149,21 +176,21 @@ console_tails() {
 echo "lab: run=$run scenario=$scenario kernel=$kernel-$flavor ($kernel_release) accel=$accel ${params[*]+params: ${params[*]}}" >&2
 t0=$(date +%s.%N)
 # null_blk is built in: no default device; the target makes /dev/nullb0 via configfs
-tpid=$(start_vm target "$port" "$((port + 1))" 02 "null_blk.nr_devices=0")
-ipid=$(start_vm initiator "$((port + 1))" "$port" 01 "null_blk.nr_devices=0")
-pids="$tpid $ipid"
+pids=""
+for h in $host_names; do pids="$pids $(start_vm "$h" "null_blk.nr_devices=0")"; done
 kill_vms() { for p in $pids; do kill "$p" 2>/dev/null || true; done; sleep 1; for p in $pids; do kill -9 "$p" 2>/dev/null || true; done; }
 trap 'kill_vms; exit 130' INT TERM
+any_alive() { local p; for p in $pids; do kill -0 "$p" 2>/dev/null && return 0; done; return 1; }
 
 deadline=$(( $(date +%s) + timeout ))
-while kill -0 "$tpid" 2>/dev/null || kill -0 "$ipid" 2>/dev/null; do
+while any_alive; do
 	if [ "$(date +%s)" -ge "$deadline" ]; then
 		kill_vms
 		console_tails
 		die "the VMs did not finish within timeout=$timeout s (killed); staging kept in $stage"
 	fi
-	# one VM failed: the other would wait for it until the timeout, stop now
-	for r in target initiator; do
+	# one VM failed: the others would wait for it until the timeout, stop now
+	for r in $host_names; do
 		if grep -q '^fail' "$stage/.sync/$r.status" 2>/dev/null; then
 			sleep 2; kill_vms; console_tails
 			die "$r VM failed: $(cat "$stage/.sync/$r.status"); staging kept in $stage"
@@ -173,7 +200,7 @@ while kill -0 "$tpid" 2>/dev/null || kill -0 "$ipid" 2>/dev/null; do
 done
 trap - INT TERM
 t1=$(date +%s.%N)
-for r in target initiator; do
+for r in $host_names; do
 	st=$(cat "$stage/.sync/$r.status" 2>/dev/null || echo "no status (the VM stopped before the end)")
 	if [ "$st" != ok ]; then
 		console_tails
@@ -186,15 +213,43 @@ done
 # Boot time: kernel timestamp of the guest's first ntscope-lab line.
 boot_s() { sed -n 's/.*ntscope-lab\[[a-z-]* \([0-9.]*\)s\].*/\1/p' "$stage/$run/lab/$1.console.log" | head -n 1; }
 wall=$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.1f", b - a}')
-python3 - "$stage/$run" "$truth" ${params[@]+"${params[@]}"} <<EOF || die "could not write truth.json / lab.json"
+# The topology as JSON for truth.json (each host's role, addresses, subsystem / connections)
+topo_json=$(
+	for h in $host_names; do
+		role=$(topo_role "$h")
+		if [ "$role" = target ]; then
+			printf '%s\ttarget\t%s\t%s\t%s\n' "$h" "$(topo_nqn "$h")" "$(topo_port "$h")" "$(vm_smp "$h")"
+		else
+			printf '%s\tinitiator\t%s\t\t%s\n' "$h" "$(topo_hostnqn "$h" | cut -d' ' -f1)" "$(vm_smp "$h")"
+		fi
+	done
+	topo_links | while read -r k ini tgt; do printf 'link\t%s\t%s\t%s\t%s\t%s\n' "$ini" "$tgt" "$(topo_addr "$k" 1)" "$(topo_addr "$k" 2)" "$(topo_port "$tgt")"; done
+)
+first_lines=$(for h in $host_names; do printf '%s\t%s\n' "$h" "$(boot_s "$h")"; done)
+python3 - "$stage/$run" "$truth" "$topo_json" "$first_lines" ${params[@]+"${params[@]}"} <<EOF || die "could not write truth.json / lab.json"
 import json, os, sys
-d, truth = sys.argv[1], sys.argv[2]
+d, truth, topo, first = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
 t = json.loads(truth)
+hosts = {}
+for line in topo.splitlines():
+    f = line.split("\t")
+    if f[0] == "link":
+        ini, tgt, ini_addr, tgt_addr, port = f[1:]
+        hosts[ini].setdefault("connects_to", []).append({"target": tgt, "address": tgt_addr, "port": int(port),
+                                                          "nqn": hosts[tgt]["nqn"], "from_address": ini_addr})
+        hosts[tgt].setdefault("addresses", []).append(tgt_addr)
+    elif f[1] == "target":
+        hosts[f[0]] = {"role": "target", "nqn": f[2], "port": int(f[3]), "smp": int(f[4])}
+    else:
+        hosts[f[0]] = {"role": "initiator", "hostnqn": f[2], "smp": int(f[4])}
 lab = {"scenario": "$scenario", "run": "$run", "kernel": "$kernel", "flavor": "$flavor",
        "kernel_release": "$kernel_release", "accel": "$accel", "smp": $smp, "mem_mib": $mem,
-       "params": dict(p.split("=", 1) for p in sys.argv[3:]),
+       "params": dict(p.split("=", 1) for p in sys.argv[5:]),
        "initramfs": os.path.basename("$initramfs"), "wall_s": round($wall, 1),
-       "first_guest_line_s": {"target": "$(boot_s target)", "initiator": "$(boot_s initiator)"}}
+       "hosts": hosts,
+       "first_guest_line_s": dict(l.split("\t", 1) for l in first.splitlines())}
+# each host's role (and how it is wired), unless the scenario's truth() says more
+t.setdefault("hosts", {h: {"role": v["role"]} for h, v in hosts.items()})
 t["lab"] = lab
 for name, obj in (("truth.json", t), ("lab/lab.json", lab)):
     p = os.path.join(d, name)

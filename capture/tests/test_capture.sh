@@ -326,6 +326,16 @@ else result FAIL "host.json filters after a refused filter: $(python3 -c 'import
 NTSCOPE_TEST_TRACE_CMD=$T/bin/trace-cmd expect "unsampled recording" 0 "" @ "$r" role=initiator run=rec runs="$runs" force=1 -- true
 python3 -c 'import json,sys; h=json.load(open(sys.argv[1])); sys.exit(0 if h["sample"] == {"n": 1, "mask": 0, "rule": "all commands"} and h["filters"]["applied"] is True else 1)' "$hj" &&
 	result ok "host.json: sample n=1 when not sampling" || result FAIL "host.json sample when not sampling: $(grep '"sample"' "$hj")"
+python3 -c 'import json,sys; sys.exit(0 if json.load(open(sys.argv[1]))["nvme_tcp_digest"] is None else 1)' "$hj" &&
+	result ok "host.json: nvme_tcp_digest null (unknown) without digest=" || result FAIL "host.json nvme_tcp_digest without digest=: $(grep '"nvme_tcp_digest"' "$hj")"
+# the digests of the connections (nvme connect -g / -G): sysfs does not show them, the user says
+NTSCOPE_TEST_TRACE_CMD=$T/bin/trace-cmd expect "recording with digest=header,data" 0 "" @ "$r" role=initiator run=rec runs="$runs" digest=header,data force=1 -- true
+python3 -c 'import json,sys; sys.exit(0 if json.load(open(sys.argv[1]))["nvme_tcp_digest"] == {"header": True, "data": True, "source": "capture key digest="} else 1)' "$hj" &&
+	result ok "host.json: nvme_tcp_digest header and data" || result FAIL "host.json nvme_tcp_digest with digest=header,data: $(grep '"nvme_tcp_digest"' "$hj")"
+NTSCOPE_TEST_TRACE_CMD=$T/bin/trace-cmd expect "recording with digest=none" 0 "" @ "$r" role=initiator run=rec runs="$runs" digest=none force=1 -- true
+python3 -c 'import json,sys; sys.exit(0 if json.load(open(sys.argv[1]))["nvme_tcp_digest"] == {"header": False, "data": False, "source": "capture key digest="} else 1)' "$hj" &&
+	result ok "host.json: nvme_tcp_digest none" || result FAIL "host.json nvme_tcp_digest with digest=none: $(grep '"nvme_tcp_digest"' "$hj")"
+expect "a bad digest= is refused" 2 "digest 'crc' is not none, header, data or header,data" @ "$r" role=initiator run=rec runs="$runs" digest=crc force=1 -- true
 
 # ---------------------------------------------------------------- 5. one source: EVENTS.md
 events_md=$(python3 - "$repo/kernel-patches/EVENTS.md" <<'EOF'

@@ -1,0 +1,34 @@
+# Target CPU (the paper's §4.3, first case: one target core per drive whatever the load):
+# the target VM has one CPU (target_smp=1), so nvmet-tcp's io_work of every queue runs on
+# it, and `hog` busy loops take their share of that CPU while 4 KiB random reads run at
+# iodepth qd. The loops run at nice -20, the priority of the io_work kworkers (nvmet_tcp_wq
+# is WQ_HIGHPRI): at nice 0 the scheduler would give them almost nothing.
+# hog=0: the same one-CPU target without the loops, the base.
+: "${hog:=1}"
+: "${qd:=16}"
+: "${runtime:=3}"
+target_smp=1
+workload() { run_fio randread --rw=randread --bs=4k --iodepth="$qd"; }
+target_busy() {
+	[ "$hog" -gt 0 ] || return 0
+	h=0
+	while [ "$h" -lt "$hog" ]; do
+		timeout $((runtime + 1)) sh -c 'while :; do :; done' &
+		renice -n -20 -p $! >/dev/null || log "renice of the busy loop $! failed"
+		h=$((h + 1))
+	done
+	wait
+	return 0
+}
+truth() {
+	cause=target_cpu bn='{"stock": "fabric_total", "ntprof": "nvmet_tcp_completion", "s_notation": "S6(C)"}'
+	inj="{\"target_cpus\": 1, \"busy_loops\": $hog, \"busy_loop_nice\": -20}"
+	[ "$hog" -gt 0 ] || cause=none bn=null
+	cat <<JSON
+{"scenario": "target-cpu", "family": "target_cpu", "cause": "$cause",
+ "injected": $inj,
+ "expected_bottleneck": $bn,
+ "workload": [{"job": "randread", "rw": "randread", "bs_bytes": 4096, "iodepth": $qd, "cpu": null, "runtime_s": $runtime}],
+ "expect": "the target's only CPU is shared with $hog busy loop(s): nvmet-tcp's io_work runs late, responses wait in the target's response queue (nvmet_tcp_completion, S6(C)) and commands in its socket (network time)"}
+JSON
+}
