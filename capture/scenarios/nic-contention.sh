@@ -1,0 +1,34 @@
+# NIC contention (the paper's section 4.4, second case): a bulk TCP stream between the two
+# VMs shares their link with NVMe/TCP, no netem. The target runs an iperf3 server, the
+# initiator a client for the whole workload with -R (the target sends: the bulk data goes
+# the way of the read data, target -> initiator). 4 KiB random reads at qd 4.
+# nic=0: the same workload without the stream, the base.
+: "${nic:=1}"
+: "${qd:=4}"
+: "${runtime:=3}"
+target_setup() {
+	[ "$nic" != 0 ] || return 0
+	iperf3 -s -D -B "$target_ip" >/dev/null 2>&1 || return 1
+	log "iperf3 server on $target_ip"
+}
+workload() {
+	if [ "$nic" != 0 ]; then
+		# a little longer than fio, so that the stream covers every I/O
+		iperf3 -c "$target_ip" -R -t $((runtime + 2)) >"$rundir/$host/iperf3.txt" 2>&1 &
+		sleep 1
+	fi
+	run_fio randread --rw=randread --bs=4k --iodepth="$qd"
+	wait
+}
+truth() {
+	cause=nic_contention bn='{"stock": "fabric_total", "ntprof": "network_transmission", "s_notation": "S3-S5(S+C)"}'
+	inj='{"bulk_stream": "iperf3 -R (target -> initiator)", "direction": "completion"}'
+	[ "$nic" != 0 ] || cause=none bn=null inj=null
+	cat <<JSON
+{"scenario": "nic-contention", "family": "slow_network", "cause": "$cause",
+ "injected": $inj,
+ "expected_bottleneck": $bn,
+ "workload": [{"job": "randread", "rw": "randread", "bs_bytes": 4096, "iodepth": $qd, "cpu": null, "runtime_s": $runtime}],
+ "expect": "a bulk TCP stream shares the link: network time grows, the verdict names the network"}
+JSON
+}
