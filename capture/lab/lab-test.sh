@@ -20,7 +20,8 @@ diagnosis_runs=${LAB_TEST_DIAGNOSIS-"base@breakdown-randread slow-device:delay_u
 	rate-ini-base@slow-net-rate-initiator:netem= rate-ini@slow-net-rate-initiator
 	busy-base@busy-device:local_qd=0 busy-device few-queues-base@few-queues:jobs=1 few-queues
 	interference-c0 interference-c1 interference-c2 interference-c3
-	digest-base@digest:digest=0,runtime=6 digest:runtime=6"}
+	digest-base@digest:digest=0,runtime=6 digest:runtime=6
+	nic-base@nic-contention:nic=0 nic@nic-contention"}
 passed=0 failed=0
 result() { # result OK|FAIL what
 	if [ "$1" = ok ]; then passed=$((passed + 1)); echo "ok   $2"; else failed=$((failed + 1)); echo "FAIL $2"; fi
@@ -110,6 +111,8 @@ if [ -n "$diagnosis_runs" ]; then
 	# digests at qd 1 (capture/scenarios/digest.sh): three pairs of 3 s gave LAD 1.21, 1.59,
 	# 1.19 and cause digest each time; 6 s per run for a narrower interval
 	diagnose digest-base digest --group "type=read, size=131072"
+	# a bulk TCP stream on the link (iperf3), no netem: two pairs gave LAD 1.78 and 2.52
+	diagnose nic-base nic --group "type=read, size=4096"
 	interference interference-c1 4096 "shares device only"
 	interference interference-c2 4096 "shares queue (same CPU)"
 	interference interference-c3 4096 "shares queue (other CPU)"
