@@ -104,12 +104,16 @@ def cmd_analyze(a):
 # ------------------------------------------------------------------ compare / interference
 def cmd_compare(a):
     from ntscope.compare import model, render_html, render_text
-    base, run = runs.resolve(a.base), runs.resolve(a.run)
-    out = os.path.abspath(a.out) if a.out else os.path.join(run, runs.REPORT_DIR)
+    # each side: one run, or repeats of one condition (comma-separated); the report goes
+    # beside the first run of the RUN side
+    base, run = runs.resolve_list(a.base), runs.resolve_list(a.run)
+    if set(base) & set(run):
+        return fail(f"{sorted(set(base) & set(run))[0]} is on both sides; fix: give each run to one side only")
+    out = os.path.abspath(a.out) if a.out else os.path.join(run[0], runs.REPORT_DIR)
     steps = ["convert", "views (base)", "interference (base)", "views (run)", "interference (run)", "LAD", "write"]
     with OutputLock(out, "comparison"), Progress(steps, enabled=show_progress(a)) as p:
         p.step("converting hosts not converted yet")
-        for r in (base, run):
+        for r in base + run:
             runs.convert_missing(r, progress=p, quiet=a.quiet)
         m, plots = model.compare_documents(base, run, progress=p, plots=True)
         text = render_text.compare_text(m)
@@ -275,8 +279,8 @@ def parser():
     add_common(an)
     an.set_defaults(fn=cmd_analyze)
     cp = sub.add_parser("compare", help="latency amplification per stage, RUN vs BASE, with a verdict")
-    cp.add_argument("base")
-    cp.add_argument("run")
+    cp.add_argument("base", help="the base run, or repeats of it: base1,base2,base3")
+    cp.add_argument("run", help="the run to explain, or repeats of it: run1,run2,run3 (report beside the first)")
     cp.add_argument("--out", help="report folder (default RUN/report)")
     add_common(cp, memory=False)
     cp.set_defaults(fn=cmd_compare)

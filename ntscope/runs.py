@@ -34,6 +34,25 @@ def resolve(run):
                        f"fix: pass a run name under runs/ or a path to a run directory")
 
 
+def resolve_list(arg):
+    """One side of a comparison: a run, or repeats of one condition as a comma-separated
+    list ('base1,base2,base3'). An existing run whose name holds a comma is one run.
+    Returns absolute paths, each run once."""
+    if arg and (os.path.isdir(arg) or "," not in arg):
+        return [resolve(arg)]
+    parts = [p for p in (arg or "").split(",")]
+    if any(not p for p in parts):
+        raise NtscopeError(f"run list {arg!r} has an empty item; fix: name the runs separated by single commas "
+                           f"(e.g. base1,base2,base3)")
+    dirs = [resolve(p) for p in parts]
+    seen = set()
+    for p, d in zip(parts, dirs):
+        if d in seen:
+            raise NtscopeError(f"run list {arg!r} names {d} twice; fix: give each repeat once")
+        seen.add(d)
+    return dirs
+
+
 def host_dirs(run_dir):
     """Host directories of a run: subdirectories holding trace.dat or a converted parquet/."""
     try:

@@ -19,7 +19,7 @@ def compare_files():
 
 
 SOURCE_QUERY = """
-SELECT ? AS run, s.io_id, i.io_type, i.size_bytes, i.qid, i.cpu, i.pid, i.comm,
+SELECT ? AS run, ? AS rep, s.io_id, i.io_type, i.size_bytes, i.qid, i.cpu, i.pid, i.comm,
        s.stage_set, s.stage, s.seq, s.parent, s.direction, s.dur,
        coalesce(a.queue_ahead_cmds, 0) AS queue_ahead_cmds,
        coalesce(a.queue_other_cpu_cmds, 0) AS queue_other_cpu_cmds,
@@ -29,7 +29,7 @@ FROM io_stages s JOIN io i USING (io_id) LEFT JOIN intf_io_ahead a USING (io_id)
 """
 
 INFO_QUERY = """
-SELECT ? AS run, ? AS run_dir, (SELECT uncertainty_ns FROM clock_offset) AS offset_uncertainty_ns,
+SELECT ? AS run, ? AS rep, ? AS run_dir, (SELECT uncertainty_ns FROM clock_offset) AS offset_uncertainty_ns,
        string_agg(DISTINCT coalesce(trace_clock, '?'), ',') AS trace_clocks,
        (SELECT synced FROM clock_offset) AS clock_synced,
        (SELECT string_agg(name, ', ' ORDER BY name) FROM pipeline_stats WHERE name LIKE 'input_error:%') AS input_errors,
@@ -40,29 +40,40 @@ FROM hosts
 """
 
 
-def compare_connection(base_dir, run_dir, keep_run=False, progress=None):
-    """Both runs' per-I/O stages in one DuckDB, with the compare views on top.
-    keep_run: also return the run's own connection (its interference views)."""
+def as_list(dirs):
+    return [dirs] if isinstance(dirs, str) else list(dirs)
+
+
+def compare_connection(base_dirs, run_dirs, keep_run=False, progress=None):
+    """Both sides' per-I/O stages in one DuckDB, with the compare views on top. A side is
+    a run directory or a list of repeats of one condition (rep 1, 2, ... in list order;
+    io_id stays unique per rep, not across them). keep_run: also return the first run's
+    own connection (its interference views)."""
     import duckdb
     con = duckdb.connect()
     con.execute("SET enable_progress_bar = false")
-    for role, path in (("base", base_dir), ("run", run_dir)):
-        rc = views.connect(path, interference=True, progress=progress)
-        src = rc.sql(SOURCE_QUERY, params=[role]).to_arrow_table()
-        info = rc.sql(INFO_QUERY, params=[role, path]).to_arrow_table()
-        if src.num_rows == 0:
-            raise views.RunError(f"{path}: no I/O with stages (io_stages is empty); fix: check "
-                           f"`just analyze {path}` and its pipeline_stats")
-        con.register(f"src_{role}", src)
-        con.register(f"info_{role}", info)
-        if keep_run and role == "run":
-            run_con = rc
-        else:
-            rc.close()
+    run_con = None
+    names = []
+    for role, paths in (("base", as_list(base_dirs)), ("run", as_list(run_dirs))):
+        for rep, path in enumerate(paths, 1):
+            rc = views.connect(path, interference=True, progress=progress)
+            src = rc.sql(SOURCE_QUERY, params=[role, rep]).to_arrow_table()
+            info = rc.sql(INFO_QUERY, params=[role, rep, path]).to_arrow_table()
+            if src.num_rows == 0:
+                raise views.RunError(f"{path}: no I/O with stages (io_stages is empty); fix: check "
+                                     f"`just analyze {path}` and its pipeline_stats")
+            name = f"{role}_{rep}"
+            con.register(f"src_{name}", src)
+            con.register(f"info_{name}", info)
+            names.append(name)
+            if keep_run and role == "run" and rep == 1:
+                run_con = rc
+            else:
+                rc.close()
     with open(views.STAGE_TABLE_SQL) as f:   # the stage table and vocabularies the verdict joins
         con.execute(f.read())
-    con.execute("CREATE TABLE cmp_source AS SELECT * FROM src_base UNION ALL BY NAME SELECT * FROM src_run")
-    con.execute("CREATE TABLE cmp_run_info AS SELECT * FROM info_base UNION ALL BY NAME SELECT * FROM info_run")
+    con.execute("CREATE TABLE cmp_source AS " + " UNION ALL BY NAME ".join(f"SELECT * FROM src_{n}" for n in names))
+    con.execute("CREATE TABLE cmp_run_info AS " + " UNION ALL BY NAME ".join(f"SELECT * FROM info_{n}" for n in names))
     for path in compare_files():
         with open(path) as f:
             con.execute(views.as_tables(f.read(), MATERIALIZE))

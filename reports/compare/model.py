@@ -9,7 +9,7 @@ ORDER = {
     "cmp_verdict": "group_key",
     "cmp_lad": "group_key, stage_set, seq, statistic",
     "cmp_queue_evidence": "run, group_key",
-    "cmp_run_info": "run",
+    "cmp_run_info": "run, rep",
     "cmp_params": "1",
 }
 
@@ -27,18 +27,22 @@ def compare_documents(base_dir, run_dir, progress=None, plots=False):
     con, run_con = load.compare_connection(base_dir, run_dir, keep_run=True, progress=progress)
     if progress:
         progress.step("LAD, bootstrap intervals and verdict", con)
-    info = {r["run"]: r for r in view(con, "cmp_run_info")}
+    infos = view(con, "cmp_run_info")
+    info = {r["run"]: r for r in reversed(infos)}   # each side's first run (rep 1)
     stage_set = (con.sql("SELECT stage_set FROM cmp_stage_set").fetchall() or [None])[0]
     model = {
         "schema": "ntscope.compare/2",
         "base": info.get("base"),
         "run": info.get("run"),
+        # every run of each side (repeats of one condition: rep 1, 2, ...)
+        "base_runs": [r for r in infos if r["run"] == "base"],
+        "run_runs": [r for r in infos if r["run"] == "run"],
         "params": view(con, "cmp_params")[0],
         "stage_set": stage_set[0] if stage_set else None,
         "verdicts": view(con, "cmp_verdict"),
         "lad": view(con, "cmp_lad"),
         "queue_evidence": view(con, "cmp_queue_evidence"),
-        "interference": interference_model(run_con, run_dir),
+        "interference": interference_model(run_con, load.as_list(run_dir)[0]),   # the first run's
     }
     plot_rows = plot_data.build(con, run_con, model["stage_set"]) if plots else None
     run_con.close()

@@ -16,8 +16,15 @@ def lad(v, lo, hi):
 
 def compare_text(m):
     p = m["params"]
-    out = [f"ntscope compare", f"  base: {m['base']['run_dir']}  (clock {m['base']['trace_clocks']})",
-           f"  run:  {m['run']['run_dir']}  (clock {m['run']['trace_clocks']})",
+    out = [f"ntscope compare"]
+    for side, label in (("base", "base:"), ("run", "run: ")):
+        for r in m.get(f"{side}_runs") or [m[side]]:
+            out.append(f"  {label} {r['run_dir']}  (clock {r['trace_clocks']})")
+    reps = (len(m.get("base_runs") or [1]), len(m.get("run_runs") or [1]))
+    if reps != (1, 1):
+        out.append(f"  repeats: {reps[0]} base runs, {reps[1]} runs; a change of a mean counts only when it also "
+                   f"clears run-to-run variation (Welch t interval on the runs' means)")
+    out += [
            f"  stage set {m['stage_set']}; LAD = T_run / T_base; 95% bootstrap CIs, {p['resamples']} resamples, "
            f"seed {p['seed']}; a change counts when its CI excludes 0 and it is >= {100 * p['min_rel_change']:.0f}% "
            f"and >= {p['min_abs_change_ns'] / 1e3:.0f} us", ""]

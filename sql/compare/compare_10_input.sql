@@ -1,13 +1,15 @@
 -- Compare layer, input. The loader (reports/compare/load.py) loads each run with
 -- sql/views.py and copies its per-I/O stages here unchanged, as table cmp_source:
---   run          'base' or 'run'
---   io_id        io.io_id of that run
+--   run          'base' or 'run' (the side)
+--   rep          which run of the side: 1, 2, ... (`compare base1,base2 run1,run2`: repeats
+--                of one condition); 1 for a single run
+--   io_id        io.io_id of that run (unique with rep, not across reps)
 --   io_type, size_bytes, qid, cpu, pid, comm   io columns (size in bytes)
 --   stage_set, stage, seq, parent, direction   as in stage_definitions
 --   dur          ns (NULL when a milestone was missing)
 --   queue_ahead_cmds, queue_other_cpu_cmds, queue_other_bytes, device_other_bytes
 --                what was in flight ahead of the I/O at submit (intf_io_ahead of that run)
--- plus cmp_run_info (run, run_dir, offset_uncertainty_ns, trace_clocks, clock_synced,
+-- plus cmp_run_info (one row per run of each side: run, rep, run_dir, offset_uncertainty_ns, trace_clocks, clock_synced,
 -- input_errors: that run's input_error:* pipeline_stats names or NULL, roles: its hosts'
 -- roles, e.g. 'initiator,target', target_local_io_per_s: requests/s the target's backing
 -- devices served for the target itself, from target_local_io, digest: the initiator's
@@ -39,11 +41,11 @@ SELECT run, 'hosts traced: ' || coalesce(roles, 'none') || ' (a comparison needs
 FROM cmp_run_info WHERE coalesce(roles, '') NOT LIKE '%initiator%' OR coalesce(roles, '') NOT LIKE '%target%';
 
 -- cmp_io_stage: one row per (run, io, stage) with a known duration, with its group.
---   run, io_id, stage_set, stage, seq, parent, direction, dur (ns)
+--   run, rep, io_id, stage_set, stage, seq, parent, direction, dur (ns)
 --   group_key    'type=<io_type>, size=<bytes>' (the same key as the analyze report)
 --   qid, cpu, pid, comm   as in io
 CREATE OR REPLACE VIEW cmp_io_stage AS
-SELECT run, io_id, 'type=' || coalesce(io_type, '?') || ', size=' || size_bytes AS group_key,
+SELECT run, rep, io_id, 'type=' || coalesce(io_type, '?') || ', size=' || size_bytes AS group_key,
        stage_set, stage, seq, parent, direction, dur, qid, cpu, pid, comm
 FROM cmp_source
 WHERE dur IS NOT NULL;

@@ -1,5 +1,5 @@
 -- cmp_samples: one row per (run, group, stage set, stage, sample): the durations the
--- bootstrap draws from, numbered 1..n in io_id order (deterministic).
+-- bootstrap draws from, numbered 1..n in (rep, io_id) order (deterministic).
 --   run, group_key, stage_set, stage, seq, parent, direction
 --   k      sample number 1..n;  n  samples of this (run, group, stage)
 --   dur    ns
@@ -7,7 +7,7 @@ CREATE OR REPLACE VIEW cmp_samples AS
 SELECT run, group_key, stage_set, stage, seq, parent, direction, dur,
        row_number() OVER w AS k, count(*) OVER (PARTITION BY run, group_key, stage_set, stage) AS n
 FROM cmp_io_stage
-WINDOW w AS (PARTITION BY run, group_key, stage_set, stage ORDER BY io_id);
+WINDOW w AS (PARTITION BY run, group_key, stage_set, stage ORDER BY rep, io_id);
 
 -- cmp_stage_stats: one row per (run, group, stage set, stage): the point statistics.
 --   run, group_key, stage_set, stage, seq, parent, direction
@@ -51,7 +51,11 @@ GROUP BY ALL;
 --   lad, lad_lo, lad_hi            point estimate and CI (NULL when base_ns <= 0)
 --   change_ns, change_lo_ns, change_hi_ns   run - base (ns) and its CI
 --   significant        CI of the change excludes 0 and the change exceeds cmp_params'
---                      min_rel_change (relative to base) and min_abs_change_ns
+--                      min_rel_change (relative to base) and min_abs_change_ns; with
+--                      repeats on both sides (mean only) also cmp_between_runs' interval
+--   reps_base, reps_run    runs per side (1 without repeats)
+--   between_change_lo_ns, between_change_hi_ns   the run-to-run 95% interval of the mean's
+--                      change (cmp_between_runs; NULL unless both sides have >= 2 runs)
 CREATE OR REPLACE VIEW cmp_lad AS
 WITH boot AS (
     SELECT b.group_key, b.stage_set, b.stage, u.statistic,
@@ -87,5 +91,11 @@ SELECT pt.group_key, pt.stage_set, pt.stage, pt.seq, pt.parent, pt.direction, pt
        pt.run_ns - pt.base_ns AS change_ns, ci.change_lo_ns, ci.change_hi_ns,
        (ci.change_lo_ns > 0 OR ci.change_hi_ns < 0)
          AND abs(pt.run_ns - pt.base_ns) >= p.min_abs_change_ns
-         AND (pt.base_ns <= 0 OR abs(pt.run_ns - pt.base_ns) >= p.min_rel_change * pt.base_ns) AS significant
-FROM pt JOIN ci USING (group_key, stage_set, stage, statistic), cmp_params p;
+         AND (pt.base_ns <= 0 OR abs(pt.run_ns - pt.base_ns) >= p.min_rel_change * pt.base_ns)
+         -- repeats on both sides: the mean's change must also clear run-to-run variation
+         AND coalesce(br.significant, true) AS significant,
+       coalesce(br.reps_base, 1) AS reps_base, coalesce(br.reps_run, 1) AS reps_run,
+       br.change_lo_ns AS between_change_lo_ns, br.change_hi_ns AS between_change_hi_ns
+FROM pt JOIN ci USING (group_key, stage_set, stage, statistic)
+LEFT JOIN cmp_between_runs br ON pt.statistic = 'mean' AND br.group_key = pt.group_key
+     AND br.stage_set = pt.stage_set AND br.stage = pt.stage, cmp_params p;

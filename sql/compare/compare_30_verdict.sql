@@ -13,7 +13,7 @@ SELECT run, 'type=' || coalesce(io_type, '?') || ', size=' || size_bytes AS grou
        avg(queue_other_cpu_cmds) AS other_cpu_cmds_mean, avg(queue_other_bytes) AS other_stream_bytes_mean,
        avg(device_other_bytes) AS device_other_bytes_mean,
        count(DISTINCT qid) AS queues, count(DISTINCT cpu) AS cpus
-FROM (SELECT DISTINCT run, io_id, io_type, size_bytes, qid, cpu, queue_ahead_cmds, queue_other_cpu_cmds, queue_other_bytes, device_other_bytes
+FROM (SELECT DISTINCT run, rep, io_id, io_type, size_bytes, qid, cpu, queue_ahead_cmds, queue_other_cpu_cmds, queue_other_bytes, device_other_bytes
       FROM cmp_source)
 GROUP BY ALL;
 
@@ -57,6 +57,7 @@ WHERE l.statistic = 'mean' AND l.stage <> 'end_to_end' AND l.stage_set = (SELECT
 --                      evidence; 'none' without a change, 'input_error' without a verdict
 --   direction          for a network cause: 'submission' / 'completion' / 'both' on a
 --                      synchronized clock (the stage's children), else 'unknown'; NULL otherwise
+--   reps_base, reps_run   runs per side (repeats: `compare base1,base2 run1,run2`)
 CREATE OR REPLACE VIEW cmp_verdict AS
 -- an inconsistent input (cmp_input_problems) gets no verdict, whatever its numbers say
 SELECT j.* REPLACE (
@@ -115,7 +116,8 @@ FROM (SELECT string_agg(run || ' ' || problem, '; ' ORDER BY run) AS problems FR
                 WHEN e.change_ns > 0 THEN 'slower' ELSE 'faster' END AS verdict,
            e.base_ns AS e2e_base_ns, e.run_ns AS e2e_run_ns, e.lad AS e2e_lad, e.lad_lo AS e2e_lad_lo,
            e.lad_hi AS e2e_lad_hi, e.change_ns AS e2e_change_ns, e.change_lo_ns AS e2e_change_lo_ns,
-           e.change_hi_ns AS e2e_change_hi_ns,
+           e.change_hi_ns AS e2e_change_hi_ns, e.reps_base, e.reps_run,
+           e.between_change_lo_ns AS e2e_between_lo_ns, e.between_change_hi_ns AS e2e_between_hi_ns,
            t.stage AS top_stage, c.stage AS child_stage, t.change_ns, t.change_lo_ns, t.change_hi_ns,
            t.lad, t.lad_lo, t.lad_hi, t.share, q.*, clk.synced, clk.unc_ns, dir.sub_ns, dir.comp_ns,
            amp.amplified_stage, amp.amplified_lad, amp.amplified_lad_lo, amp.amplified_lad_hi, amp.amplified_change_ns
@@ -206,6 +208,10 @@ SELECT d.group_key, d.stage_set, d.verdict, d.e2e_base_ns, d.e2e_run_ns, d.e2e_l
        CASE WHEN d.verdict = 'no significant change' THEN
               printf('end_to_end mean %.0f us -> %.0f us (LAD %.2f, 95%% CI %.2f-%.2f): within noise',
                      d.e2e_base_ns / 1e3, d.e2e_run_ns / 1e3, d.e2e_lad, d.e2e_lad_lo, d.e2e_lad_hi)
+              || CASE WHEN d.e2e_between_lo_ns IS NOT NULL THEN
+                      printf(' (%d and %d runs per side: between runs the change is %+.0f..%+.0f us, run-to-run variation)',
+                             d.reps_base, d.reps_run, d.e2e_between_lo_ns / 1e3, d.e2e_between_hi_ns / 1e3)
+                 ELSE '' END
               || CASE WHEN d.amplified_stage IS NOT NULL THEN
                       printf('; but %s mean %+.0f us, LAD %.2f [%.2f-%.2f]: other stages absorbed it',
                              d.amplified_stage, d.amplified_change_ns / 1e3, d.amplified_lad, d.amplified_lad_lo, d.amplified_lad_hi)
@@ -225,7 +231,8 @@ SELECT d.group_key, d.stage_set, d.verdict, d.e2e_base_ns, d.e2e_run_ns, d.e2e_l
                      coalesce(li2.base_local_per_s, 0), coalesce(li2.run_local_per_s, 0)) ELSE '' END
        END AS evidence,
        d.cause_id,
-       d.dir AS direction
+       d.dir AS direction,
+       d.reps_base, d.reps_run
 FROM d LEFT JOIN cause_ids ci USING (cause_id)
 LEFT JOIN (SELECT max(target_local_io_per_s) FILTER (WHERE run = 'run') AS run_local_per_s,
                   max(target_local_io_per_s) FILTER (WHERE run = 'base') AS base_local_per_s
