@@ -29,6 +29,22 @@ def fail(msg):
     return EXIT_FATAL
 
 
+def write_three(out, stem, text, doc, html, progress):
+    """STEM.txt, STEM.json and STEM.html swapped into `out` as one set."""
+    files = ReportSet(out)
+    files.add(f"{stem}.txt", text)
+    files.add(f"{stem}.json", json.dumps(doc, indent=1, default=str))
+    files.add(f"{stem}.html", html)
+    progress.step("writing the report set")
+    files.commit()
+
+
+def announce_written(out, stem, text, quiet):
+    if not quiet:
+        sys.stdout.write(text)
+    print(f"ntscope: wrote {out}/{stem}.{{txt,json,html}}", file=sys.stderr)
+
+
 # ------------------------------------------------------------------ convert
 def cmd_convert(a):
     run = runs.resolve(a.run)
@@ -117,15 +133,8 @@ def cmd_compare(a):
             runs.convert_missing(r, progress=p, quiet=a.quiet)
         m, plots = model.compare_documents(base, run, progress=p, plots=True)
         text = render_text.compare_text(m)
-        files = ReportSet(out)
-        files.add("compare.txt", text)
-        files.add("compare.json", json.dumps(m, indent=1, default=str))
-        files.add("compare.html", render_html.compare_html(m, plots))
-        p.step("writing the report set")
-        files.commit()
-    if not a.quiet:
-        sys.stdout.write(text)
-    print(f"ntscope: wrote {out}/compare.{{txt,json,html}}", file=sys.stderr)
+        write_three(out, "compare", text, m, render_html.compare_html(m, plots), p)
+    announce_written(out, "compare", text, a.quiet)
     refused = [v for v in m["verdicts"] if v["verdict"] == "no verdict"]
     if refused:
         return fail(f"no verdict: {refused[0]['evidence']}; fix: analyze each run (just analyze RUN) and "
@@ -144,15 +153,8 @@ def cmd_interference(a):
         con = views.connect(run, memory_limit=a.memory_limit, temp_dir=a.temp_dir, interference=True, progress=p)
         m = model.interference_model(con, run)
         text = render_text.interference_text(m)
-        files = ReportSet(out)
-        files.add("interference.txt", text)
-        files.add("interference.json", json.dumps(m, indent=1, default=str))
-        files.add("interference.html", render_html.interference_html(m, plot_data.build(con)))
-        p.step("writing the report set")
-        files.commit()
-    if not a.quiet:
-        sys.stdout.write(text)
-    print(f"ntscope: wrote {out}/interference.{{txt,json,html}}", file=sys.stderr)
+        write_three(out, "interference", text, m, render_html.interference_html(m, plot_data.build(con)), p)
+    announce_written(out, "interference", text, a.quiet)
     return EXIT_OK
 
 
@@ -174,15 +176,8 @@ def cmd_sweep(a):
             runs.convert_missing(r, progress=p, quiet=a.quiet)
         doc = model.sweep_model(run_dirs, a.param, values, progress=p)
         text = render_text.render(doc)
-        files = ReportSet(out)
-        files.add("sweep.txt", text)
-        files.add("sweep.json", json.dumps(doc, indent=1, default=str))
-        files.add("sweep.html", render_html.render(doc))
-        p.step("writing the report set")
-        files.commit()
-    if not a.quiet:
-        sys.stdout.write(text)
-    print(f"ntscope: wrote {out}/sweep.{{txt,json,html}}", file=sys.stderr)
+        write_three(out, "sweep", text, doc, render_html.render(doc), p)
+    announce_written(out, "sweep", text, a.quiet)
     return EXIT_OK
 
 
