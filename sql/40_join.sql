@@ -54,7 +54,10 @@ FROM ranked QUALIFY row_number() OVER (PARTITION BY initiator_host, ctrl_id ORDE
 -- from the first 4096 I/O commands of each side, each joined to every command of the other
 -- side with the same key and fingerprint (qid, cid, opcode, slba, nlb): the deepest overlap
 -- of their bounds (see clock_candidates). It only places the 1 s buckets that keep
--- clock_candidates linear; clock_offset is the estimate to use.
+-- clock_candidates linear; clock_offset is the estimate to use. When fingerprints repeat
+-- so often that this would pair more than 2^20 commands per side (a run that repeats the
+-- same I/O pattern), fewer than 4096 first commands are taken, as many as fit: the cost
+-- stays bounded whatever the run's length.
 --   coarse_offset_ns   ns;  pairs   candidate pairs used
 CREATE OR REPLACE VIEW clock_coarse AS
 WITH i AS (
@@ -65,19 +68,57 @@ WITH i AS (
 ), t AS (
     SELECT *, row_number() OVER (ORDER BY submit_ts) AS rn
     FROM nvme_commands WHERE role = 'target' AND kind = 'io' AND state = 'complete'
+), fp AS (
+    -- commands per fingerprint on each side, with slba (NULL: flush etc., matches any)
+    SELECT 'i' AS side, target_host AS host, cntlid AS ctrl_id, qid, cid, opcode, slba, nlb, count(*) AS n
+    FROM i GROUP BY ALL
+    UNION ALL
+    SELECT 't', host, ctrl_id, qid, cid, opcode, slba, nlb, count(*) FROM t GROUP BY ALL
+), fp_key AS (
+    SELECT side, host, ctrl_id, qid, cid, opcode, sum(n) AS n_all, coalesce(sum(n) FILTER (WHERE slba IS NULL), 0) AS n_null
+    FROM fp GROUP BY ALL
+), first_i AS (
+    -- the first initiator commands whose pairs with the target fit the budget
+    SELECT * FROM (
+        SELECT i.*, sum(CASE WHEN i.slba IS NULL THEN coalesce(k.n_all, 0)
+                             ELSE coalesce(f.n, 0) + coalesce(k.n_null, 0) END) OVER (ORDER BY i.rn) AS cum,
+               CASE WHEN i.slba IS NULL THEN coalesce(k.n_all, 0) ELSE coalesce(f.n, 0) + coalesce(k.n_null, 0) END AS m
+        FROM i
+        LEFT JOIN fp f ON f.side = 't' AND f.host = i.target_host AND f.ctrl_id = i.cntlid AND f.qid = i.qid
+         AND f.cid = i.cid AND f.opcode = i.opcode AND f.slba = i.slba AND f.nlb = i.nlb
+        LEFT JOIN fp_key k ON k.side = 't' AND k.host = i.target_host AND k.ctrl_id = i.cntlid AND k.qid = i.qid
+         AND k.cid = i.cid AND k.opcode = i.opcode
+        WHERE i.rn <= 4096)
+    WHERE cum - m < 1048576
+), first_t AS (
+    SELECT * FROM (
+        SELECT t.*, sum(CASE WHEN t.slba IS NULL THEN coalesce(k.n_all, 0)
+                             ELSE coalesce(f.n, 0) + coalesce(k.n_null, 0) END) OVER (ORDER BY t.rn) AS cum,
+               CASE WHEN t.slba IS NULL THEN coalesce(k.n_all, 0) ELSE coalesce(f.n, 0) + coalesce(k.n_null, 0) END AS m
+        FROM t
+        LEFT JOIN fp f ON f.side = 'i' AND f.host = t.host AND f.ctrl_id = t.ctrl_id AND f.qid = t.qid
+         AND f.cid = t.cid AND f.opcode = t.opcode AND f.slba = t.slba AND f.nlb = t.nlb
+        LEFT JOIN fp_key k ON k.side = 'i' AND k.host = t.host AND k.ctrl_id = t.ctrl_id AND k.qid = t.qid
+         AND k.cid = t.cid AND k.opcode = t.opcode
+        WHERE t.rn <= 4096)
+    WHERE cum - m < 1048576
 ), pairs AS (
-    SELECT i.cmd_key AS i_cmd, t.cmd_key AS t_cmd,
+    SELECT i.host AS ih, i.ctrl_id AS ic, i.qid AS iq, i.cid AS ii, i.submit_ts AS its,
+           t.host AS th, t.ctrl_id AS tc, t.qid AS tq, t.cid AS ti, t.submit_ts AS tts,
            t.complete_ts - i.complete_ts AS lo, t.submit_ts - i.submit_ts AS hi
-    FROM (SELECT * FROM i WHERE rn <= 4096) i JOIN t
+    FROM first_i i JOIN t
       ON t.host = i.target_host AND t.ctrl_id = i.cntlid AND t.qid = i.qid AND t.cid = i.cid
      AND t.opcode = i.opcode
      AND (i.slba IS NULL OR t.slba IS NULL OR (i.slba = t.slba AND i.nlb = t.nlb))
-    UNION
-    SELECT i.cmd_key, t.cmd_key, t.complete_ts - i.complete_ts, t.submit_ts - i.submit_ts
-    FROM i JOIN (SELECT * FROM t WHERE rn <= 4096) t
+    UNION ALL
+    -- the other way round, without the pairs the first join already has
+    SELECT i.host, i.ctrl_id, i.qid, i.cid, i.submit_ts, t.host, t.ctrl_id, t.qid, t.cid, t.submit_ts,
+           t.complete_ts - i.complete_ts, t.submit_ts - i.submit_ts
+    FROM i JOIN first_t t
       ON t.host = i.target_host AND t.ctrl_id = i.cntlid AND t.qid = i.qid AND t.cid = i.cid
      AND t.opcode = i.opcode
      AND (i.slba IS NULL OR t.slba IS NULL OR (i.slba = t.slba AND i.nlb = t.nlb))
+    WHERE i.rn > (SELECT coalesce(max(rn), 0) FROM first_i)
 ), cand AS (
     SELECT lo, hi FROM pairs WHERE lo <= hi
 ), pts AS (

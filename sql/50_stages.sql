@@ -26,26 +26,56 @@ WITH base AS (
                t_complete_ts - offset_ns AS "t:nvmet_req_complete"
         FROM base)
     ON COLUMNS(* EXCLUDE (io_id)) INTO NAME milestone VALUE ts
+), istart AS (
+    SELECT io_id, initiator_host, ctrl_id, qid, cid, coalesce(i_getrq_ts, i_setup_ts) AS start_ts FROM io
 ), itcp AS (
     -- initiator NVMe/TCP events: the command whose tag was allocated last before the event
+    -- (of the event's controller when it names one: two ASOF joins, since an OR in the
+    -- condition would make it a nested loop)
     SELECT i.io_id, e.event, e.ts
-    FROM (SELECT * FROM events WHERE system = 'nvme_tcp') e
-    ASOF JOIN (SELECT io_id, initiator_host, ctrl_id, qid, cid,
-                      coalesce(i_getrq_ts, i_setup_ts) AS start_ts FROM io) i
-      ON i.initiator_host = e.host AND i.qid = e.qid AND i.cid = e.cid
-     AND (e.ctrl_id IS NULL OR i.ctrl_id = e.ctrl_id) AND i.start_ts <= e.ts
+    FROM (SELECT * FROM events WHERE system = 'nvme_tcp' AND ctrl_id IS NOT NULL) e
+    ASOF JOIN istart i
+      ON i.initiator_host = e.host AND i.qid = e.qid AND i.cid = e.cid AND i.ctrl_id = e.ctrl_id AND i.start_ts <= e.ts
+    UNION ALL
+    SELECT i.io_id, e.event, e.ts
+    FROM (SELECT * FROM events WHERE system = 'nvme_tcp' AND ctrl_id IS NULL) e
+    ASOF JOIN istart i
+      ON i.initiator_host = e.host AND i.qid = e.qid AND i.cid = e.cid AND i.start_ts <= e.ts
+), ios AS (
+    -- each io's window for target events of its (cntlid, qid, cid), on the target clock:
+    -- from its submit (- the offset's uncertainty) until the next submit of that cid
+    SELECT io_id, initiator_host, ctrl_id, qid, cid, target_host, cntlid, i_setup_ts, offset_ns, next_setup_ts, pos,
+           i_setup_ts + offset_ns - (SELECT uncertainty_ns FROM clock_offset) AS start_t,
+           next_setup_ts + offset_ns AS end_t
+    FROM (SELECT *, lead(i_setup_ts) OVER w AS next_setup_ts, row_number() OVER w AS pos
+          FROM io WHERE i_setup_ts IS NOT NULL AND cntlid IS NOT NULL
+          WINDOW w AS (PARTITION BY initiator_host, ctrl_id, qid, cid ORDER BY i_setup_ts))
+), tev AS (
+    SELECT e.host, e.cntlid, e.qid, e.cid, e.event, e.ts, c.initiator_host, c.ctrl_id
+    FROM (SELECT * FROM events WHERE system = 'nvmet_tcp') e
+    JOIN (SELECT DISTINCT target_host, cntlid, initiator_host, ctrl_id FROM ios) c
+      ON c.target_host = e.host AND c.cntlid = e.cntlid
+), span AS (
+    -- windows are in submit order and overlap only by the uncertainty: the ones that may
+    -- hold an event run from after the last window that ended by then to the last one
+    -- begun by then (two ASOF joins instead of a range join per cid, quadratic in its reuse)
+    SELECT t.*, k.pos AS last_pos, coalesce(a.pos, 0) + 1 AS first_pos
+    FROM tev t
+    ASOF JOIN ios k ON k.initiator_host = t.initiator_host AND k.ctrl_id = t.ctrl_id AND k.qid = t.qid
+     AND k.cid = t.cid AND k.start_t <= t.ts
+    ASOF LEFT JOIN ios a ON a.initiator_host = t.initiator_host AND a.ctrl_id = t.ctrl_id AND a.qid = t.qid
+     AND a.cid = t.cid AND a.end_t <= t.ts
 ), ttcp AS (
     -- target NVMe/TCP events: same (cntlid, qid, cid), aligned time from the initiator's
     -- submit (- uncertainty) until the initiator submits the next command with this cid:
     -- send-side target events fire after the bytes are in the socket, so they may be
     -- stamped after the initiator already processed the response
-    SELECT i.io_id, e.event, e.ts - i.offset_ns AS ts
-    FROM (SELECT * FROM events WHERE system = 'nvmet_tcp') e
-    JOIN (SELECT *, lead(i_setup_ts) OVER (PARTITION BY initiator_host, ctrl_id, qid, cid
-                                           ORDER BY i_setup_ts) AS next_setup_ts FROM io) i
-      ON i.target_host = e.host AND i.cntlid = e.cntlid AND i.qid = e.qid AND i.cid = e.cid
-     AND e.ts - i.offset_ns >= i.i_setup_ts - (SELECT uncertainty_ns FROM clock_offset)
-     AND (i.next_setup_ts IS NULL OR e.ts - i.offset_ns < i.next_setup_ts)
+    SELECT i.io_id, s.event, s.ts - i.offset_ns AS ts
+    FROM (SELECT *, unnest(range(least(first_pos, last_pos), last_pos + 1)) AS pos FROM span) s
+    JOIN ios i USING (initiator_host, ctrl_id, qid, cid, pos)
+    WHERE i.target_host = s.host AND i.cntlid = s.cntlid
+      AND s.ts - i.offset_ns >= i.i_setup_ts - (SELECT uncertainty_ns FROM clock_offset)
+      AND (i.next_setup_ts IS NULL OR s.ts - i.offset_ns < i.next_setup_ts)
 ), tcp AS (
     SELECT io_id, 'i:' || event AS milestone, min(ts) AS first_ts, max(ts) AS last_ts FROM itcp GROUP BY ALL
     UNION ALL

@@ -118,23 +118,42 @@ FROM l, range(1, 101) r(pct);
 --   iops, mb_s   completions and bytes per second in the bin (MB = 10^6 bytes), times
 --                sampling_run.scale on a sampled capture
 --   inflight_avg time-averaged commands outstanding in the bin (scaled likewise)
+-- A sweep, linear in the I/Os: per queue, the I/Os spanning each bin (cumulative starts minus
+-- ends before it) and the per-bin sums of clipped submit / completion times give the
+-- in-flight time of the bin without visiting I/O x bins.
 CREATE OR REPLACE VIEW report_timeseries AS
 WITH w AS (
     SELECT start_ts, greatest(dur // 100, 1000000) AS bin_ns FROM report_window
 ), x AS (
-    SELECT initiator_host || '/q' || qid AS queue, i_setup_ts AS s, i_complete_rq_ts AS e, size_bytes
-    FROM io_selected WHERE i_setup_ts IS NOT NULL AND i_complete_rq_ts IS NOT NULL
-), per_io AS (
-    SELECT x.*, w.start_ts, w.bin_ns,
-           unnest(range((x.s - w.start_ts) // w.bin_ns, (x.e - w.start_ts) // w.bin_ns + 1)) AS bin
-    FROM x, w
+    SELECT initiator_host || '/q' || qid AS queue, i_setup_ts AS s, i_complete_rq_ts AS e, size_bytes,
+           (i_setup_ts - w.start_ts) // w.bin_ns AS s_bin, (i_complete_rq_ts - w.start_ts) // w.bin_ns AS e_bin
+    FROM io_selected, w WHERE i_setup_ts IS NOT NULL AND i_complete_rq_ts IS NOT NULL
+), starts AS (
+    SELECT queue, s_bin AS bin, count(*) AS n, sum(greatest(s, w.start_ts + s_bin * w.bin_ns)) AS t
+    FROM x, w GROUP BY ALL
+), ends AS (
+    SELECT queue, e_bin AS bin, count(*) AS n, sum(least(e, w.start_ts + (e_bin + 1) * w.bin_ns)) AS t,
+           sum(size_bytes) AS bytes
+    FROM x, w GROUP BY ALL
+), grid AS (
+    SELECT queue, unnest(range(min(s_bin), max(e_bin) + 1)) AS bin FROM x GROUP BY queue
+), spans AS (
+    -- per bin: io spanning it (started at or before it, not ended before it), and the sums
+    -- of the clipped start / end times of those starting / ending in it
+    SELECT g.queue, g.bin,
+           sum(coalesce(st.n, 0)) OVER c - coalesce(sum(en.n) OVER p, 0) AS spanning,
+           coalesce(st.n, 0) AS n_start, coalesce(st.t, 0) AS t_start,
+           coalesce(en.n, 0) AS n_end, coalesce(en.t, 0) AS t_end, coalesce(en.bytes, 0) AS bytes
+    FROM grid g LEFT JOIN starts st USING (queue, bin) LEFT JOIN ends en USING (queue, bin)
+    WINDOW c AS (PARTITION BY g.queue ORDER BY g.bin ROWS UNBOUNDED PRECEDING),
+           p AS (PARTITION BY g.queue ORDER BY g.bin ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)
 ), q AS (
-    SELECT queue, bin, any_value(bin_ns) AS bin_ns,
-           count(*) FILTER (WHERE (e - start_ts) // bin_ns = bin) AS completions,
-           coalesce(sum(size_bytes) FILTER (WHERE (e - start_ts) // bin_ns = bin), 0)::BIGINT AS bytes,
-           sum(least(e, start_ts + (bin + 1) * bin_ns) - greatest(s, start_ts + bin * bin_ns)) * 1.0
-               / any_value(bin_ns) AS inflight_avg
-    FROM per_io GROUP BY queue, bin
+    -- in-flight time in the bin: each spanning io from max(submit, bin start) to
+    -- min(completion, bin end), summed without visiting io x bins
+    SELECT queue, bin, w.bin_ns, n_end AS completions, bytes::BIGINT AS bytes,
+           (t_end + (w.start_ts + (bin + 1) * w.bin_ns) * (spanning - n_end)
+            - t_start - (w.start_ts + bin * w.bin_ns) * (spanning - n_start)) * 1.0 / w.bin_ns AS inflight_avg
+    FROM spans, w WHERE spanning > 0
 ), t AS (
     SELECT queue, bin, bin_ns, completions, bytes, inflight_avg FROM q
     UNION ALL

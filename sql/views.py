@@ -142,7 +142,7 @@ def interference_files():
                   if f.startswith("interference_") and f.endswith(".sql"))
 
 
-INTERFERENCE_MATERIALIZE = ("intf_io", "intf_io_ahead_pairs", "intf_io_ahead")
+INTERFERENCE_MATERIALIZE = ("intf_io", "intf_io_ahead", "intf_stream_sharing")
 
 
 def as_tables(sql, names=MATERIALIZE):

@@ -10,7 +10,7 @@ from ntscope.sql import views
 
 COMPARE_SQL = os.path.join(os.path.dirname(os.path.abspath(views.__file__)), "compare")
 # Heavy compare layers, computed once per comparison.
-MATERIALIZE = ("cmp_samples", "cmp_bootstrap", "cmp_lad")
+MATERIALIZE = ("cmp_sample_parts", "cmp_sample_vals", "cmp_stage_stats", "cmp_bootstrap", "cmp_lad", "cmp_queue_evidence")
 
 
 def compare_files():

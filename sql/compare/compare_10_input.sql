@@ -19,8 +19,9 @@
 -- cmp_params: one row: the knobs of the comparison (edit to taste, then re-run the views).
 --   resamples       bootstrap resamples per (run, group, stage)
 --   seed            hash seed: same seed, same intervals
---   max_draws       at most this many samples per resample (large runs: the CI is then
---                   that of a max_draws subsample, i.e. wider, never narrower)
+--   max_draws       m: a (run, group, stage) with more samples n than this is resampled
+--                   m out of n, its deviations from the full-sample statistic scaled by
+--                   sqrt(m / n) (see cmp_bootstrap, cmp_lad); up to it every resample draws n
 --   min_rel_change  |LAD - 1| below this is "no significant change" even when the CI
 --                   excludes 1 (two runs of the same workload in the lab differ by up to
 --                   this much, see reports/compare/README.md)

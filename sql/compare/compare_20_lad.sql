@@ -1,13 +1,33 @@
+-- cmp_sample_parts: one row per (run, group, stage set, stage) with known durations: the
+-- populations the bootstrap draws from.
+--   part_id     1..P, the key of cmp_sample_vals
+--   run, group_key, stage_set, stage, seq, parent, direction
+--   n           samples (io with a known duration)
+CREATE OR REPLACE VIEW cmp_sample_parts AS
+SELECT row_number() OVER (ORDER BY run, group_key, stage_set, stage) AS part_id,
+       run, group_key, stage_set, stage, any_value(seq) AS seq, any_value(parent) AS parent,
+       any_value(direction) AS direction, count(*) AS n
+FROM cmp_io_stage GROUP BY run, group_key, stage_set, stage;
+
+-- cmp_sample_vals: one row per sample the bootstrap draws from, numbered in (rep, io_id)
+-- order within its part (deterministic; io_id is unique within a run of a side), on one
+-- integer key.
+--   sample_key  part_id * 2^32 + k, k = 1..n in (rep, io_id) order within the part
+--   dur         ns
+CREATE OR REPLACE VIEW cmp_sample_vals AS
+SELECT (p.part_id << 32) + row_number() OVER (PARTITION BY p.part_id ORDER BY s.rep, s.io_id) AS sample_key, s.dur
+FROM cmp_io_stage s
+JOIN cmp_sample_parts p USING (run, group_key, stage_set, stage);
+
 -- cmp_samples: one row per (run, group, stage set, stage, sample): the durations the
 -- bootstrap draws from, numbered 1..n in (rep, io_id) order (deterministic).
 --   run, group_key, stage_set, stage, seq, parent, direction
 --   k      sample number 1..n;  n  samples of this (run, group, stage)
 --   dur    ns
 CREATE OR REPLACE VIEW cmp_samples AS
-SELECT run, group_key, stage_set, stage, seq, parent, direction, dur,
-       row_number() OVER w AS k, count(*) OVER (PARTITION BY run, group_key, stage_set, stage) AS n
-FROM cmp_io_stage
-WINDOW w AS (PARTITION BY run, group_key, stage_set, stage ORDER BY rep, io_id);
+SELECT p.run, p.group_key, p.stage_set, p.stage, p.seq, p.parent, p.direction, v.dur,
+       v.sample_key - (p.part_id << 32) AS k, p.n
+FROM cmp_sample_vals v JOIN cmp_sample_parts p ON p.part_id = v.sample_key >> 32;
 
 -- cmp_stage_stats: one row per (run, group, stage set, stage): the point statistics.
 --   run, group_key, stage_set, stage, seq, parent, direction
@@ -20,30 +40,36 @@ SELECT run, group_key, stage_set, stage, any_value(seq) AS seq, any_value(parent
 FROM cmp_io_stage GROUP BY ALL;
 
 -- cmp_bootstrap: one row per (run, group, stage set, stage, resample): the statistics of
--- one bootstrap resample. Resample r draws min(n, max_draws) samples with replacement;
--- draw j takes sample 1 + hash(seed, run, group, stage, r, j) mod n, so the same seed
--- gives the same resamples on every machine running this DuckDB.
+-- one bootstrap resample. Resample r draws m = min(n, max_draws) samples with replacement;
+-- draw j takes sample 1 + hash(seed, run, group, stage, r, j) mod n (io_id order,
+-- cmp_sample_vals), so the same seed gives the same resamples on every machine running
+-- this DuckDB. Cost: resamples x m per (run, group, stage), whatever n: linear in the I/Os
+-- up to max_draws, constant above.
 --   run, group_key, stage_set, stage, r (1..resamples)
 --   mean_ns, p50_ns, p99_ns   of the resample (ns)
+--   m, n       draws and samples: when m < n (an m-out-of-n bootstrap) the spread of these
+--              around the full-sample statistic is about sqrt(n / m) too wide; cmp_lad
+--              scales it back
 CREATE OR REPLACE VIEW cmp_bootstrap AS
-WITH sizes AS (
-    SELECT run, group_key, stage_set, stage, any_value(n) AS n FROM cmp_samples GROUP BY ALL
-), draws AS (
-    SELECT s.run, s.group_key, s.stage_set, s.stage, r.r, j.j,
-           1 + (hash(p.seed, s.run, s.group_key, s.stage_set, s.stage, r.r, j.j) % s.n::UBIGINT)::BIGINT AS k
-    FROM sizes s, cmp_params p,
-         range(1, p.resamples + 1) r(r),
-         range(1, least(s.n, p.max_draws) + 1) j(j)
+WITH draws AS (
+    SELECT p.part_id, r.r,
+           (p.part_id << 32) + 1 + (hash(c.seed, p.run, p.group_key, p.stage_set, p.stage, r.r, j.j) % p.n::UBIGINT)::BIGINT AS sample_key
+    FROM cmp_sample_parts p, cmp_params c,
+         range(1, c.resamples + 1) r(r),
+         range(1, least(p.n, c.max_draws) + 1) j(j)
+), stats AS (
+    SELECT d.part_id, d.r, avg(v.dur) AS mean_ns, quantile_disc(v.dur, [0.5, 0.99]) AS q
+    FROM draws d JOIN cmp_sample_vals v USING (sample_key)
+    GROUP BY d.part_id, d.r
 )
-SELECT d.run, d.group_key, d.stage_set, d.stage, d.r,
-       avg(x.dur) AS mean_ns, quantile_disc(x.dur, 0.5) AS p50_ns, quantile_disc(x.dur, 0.99) AS p99_ns
-FROM draws d JOIN cmp_samples x USING (run, group_key, stage_set, stage, k)
-GROUP BY ALL;
+SELECT p.run, p.group_key, p.stage_set, p.stage, s.r, s.mean_ns, s.q[1] AS p50_ns, s.q[2] AS p99_ns,
+       least(p.n, c.max_draws) AS m, p.n
+FROM stats s JOIN cmp_sample_parts p USING (part_id), cmp_params c;
 
 -- cmp_lad: one row per (group, stage set, stage, statistic) present in both runs: the
 -- Latency Amplification Degree LAD = T_run / T_base and the absolute change, with
 -- 95% bootstrap confidence intervals (percentile method over resamples paired by r; the two
--- runs are resampled independently).
+-- runs are resampled independently; m-out-of-n resamples rescaled, see cmp_bootstrap).
 --   group_key, stage_set, stage, seq, parent, direction
 --   statistic          'mean', 'p50' or 'p99'
 --   n_base, n_run      samples in each run
@@ -57,14 +83,22 @@ GROUP BY ALL;
 --   between_change_lo_ns, between_change_hi_ns   the run-to-run 95% interval of the mean's
 --                      change (cmp_between_runs; NULL unless both sides have >= 2 runs)
 CREATE OR REPLACE VIEW cmp_lad AS
-WITH boot AS (
+WITH scaled AS (
+    -- m-out-of-n resamples: the full-sample statistic + sqrt(m / n) x the resample's
+    -- deviation from it (resamples of n draws are used as they are)
+    SELECT b.group_key, b.stage_set, b.stage, b.run, b.r,
+           CASE WHEN b.m = b.n THEN b.mean_ns ELSE t.mean_ns + sqrt(b.m / b.n) * (b.mean_ns - t.mean_ns) END AS mean_ns,
+           CASE WHEN b.m = b.n THEN b.p50_ns ELSE t.p50_ns + sqrt(b.m / b.n) * (b.p50_ns - t.p50_ns) END AS p50_ns,
+           CASE WHEN b.m = b.n THEN b.p99_ns ELSE t.p99_ns + sqrt(b.m / b.n) * (b.p99_ns - t.p99_ns) END AS p99_ns
+    FROM cmp_bootstrap b JOIN cmp_stage_stats t USING (run, group_key, stage_set, stage)
+), boot AS (
     SELECT b.group_key, b.stage_set, b.stage, u.statistic,
            u.base_v, u.run_v
     FROM (SELECT group_key, stage_set, stage, r,
                  max(mean_ns) FILTER (WHERE run = 'base') AS base_mean, max(mean_ns) FILTER (WHERE run = 'run') AS run_mean,
                  max(p50_ns)  FILTER (WHERE run = 'base') AS base_p50,  max(p50_ns)  FILTER (WHERE run = 'run') AS run_p50,
                  max(p99_ns)  FILTER (WHERE run = 'base') AS base_p99,  max(p99_ns)  FILTER (WHERE run = 'run') AS run_p99
-          FROM cmp_bootstrap GROUP BY ALL) b,
+          FROM scaled GROUP BY ALL) b,
          LATERAL (VALUES ('mean', b.base_mean, b.run_mean), ('p50', b.base_p50, b.run_p50),
                          ('p99', b.base_p99, b.run_p99)) u(statistic, base_v, run_v)
     WHERE u.base_v IS NOT NULL AND u.run_v IS NOT NULL

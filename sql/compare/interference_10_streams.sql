@@ -13,16 +13,29 @@
 --   end_ts       block_rq_complete (else nvme_complete_rq) (ns)
 --   wait_ns      done_ts - submit_ts: the time the command spent in the transport, the
 --                network and the target, where it can wait behind other commands
+--   io_seq       1..n in io_id order (an integer key for the sweeps' joins)
+--   stream_no, queue_no, device_no   1..n numbers of stream_id, queue_key, device_key (in
+--                their text order): the sweeps below partition on these integers
 CREATE OR REPLACE VIEW intf_io AS
-SELECT io_id, io_type, size_bytes, cpu, pid, comm, qid,
-       coalesce(comm, '?') || '/' || coalesce(pid::VARCHAR, '?') || ' ' || coalesce(io_type, '?') || ' ' || size_bytes || 'B' AS stream_id,
-       initiator_host || '/c' || ctrl_id || '/q' || qid AS queue_key,
-       initiator_host || '/' || coalesce(disk, '?') AS device_key,
-       coalesce(i_bio_queue_ts, i_setup_ts) AS start_ts, i_setup_ts AS submit_ts,
-       i_complete_rq_ts AS done_ts, coalesce(i_rq_complete_ts, i_complete_rq_ts) AS end_ts,
-       i_complete_rq_ts - i_setup_ts AS wait_ns
-FROM io
-WHERE i_setup_ts IS NOT NULL AND i_complete_rq_ts IS NOT NULL;
+WITH i AS (
+    SELECT io_id, io_type, size_bytes, cpu, pid, comm, qid,
+           coalesce(comm, '?') || '/' || coalesce(pid::VARCHAR, '?') || ' ' || coalesce(io_type, '?') || ' ' || size_bytes || 'B' AS stream_id,
+           initiator_host || '/c' || ctrl_id || '/q' || qid AS queue_key,
+           initiator_host || '/' || coalesce(disk, '?') AS device_key,
+           coalesce(i_bio_queue_ts, i_setup_ts) AS start_ts, i_setup_ts AS submit_ts,
+           i_complete_rq_ts AS done_ts, coalesce(i_rq_complete_ts, i_complete_rq_ts) AS end_ts,
+           i_complete_rq_ts - i_setup_ts AS wait_ns, row_number() OVER (ORDER BY io_id) AS io_seq
+    FROM io
+    WHERE i_setup_ts IS NOT NULL AND i_complete_rq_ts IS NOT NULL
+), s AS (
+    SELECT stream_id, row_number() OVER (ORDER BY stream_id) AS stream_no FROM (SELECT DISTINCT stream_id FROM i)
+), q AS (
+    SELECT queue_key, row_number() OVER (ORDER BY queue_key) AS queue_no FROM (SELECT DISTINCT queue_key FROM i)
+), d AS (
+    SELECT device_key, row_number() OVER (ORDER BY device_key) AS device_no FROM (SELECT DISTINCT device_key FROM i)
+)
+SELECT i.*, s.stream_no, q.queue_no, d.device_no
+FROM i JOIN s USING (stream_id) JOIN q USING (queue_key) JOIN d USING (device_key);
 
 -- intf_streams: one row per stream (process, I/O type and size).
 --   stream_id, comm, pid, io_type, size_bytes
@@ -59,6 +72,8 @@ GROUP BY ALL;
 --   io_id, stream_id        the I/O that may wait
 --   resource                'queue' or 'device'
 --   other_io_id, other_stream_id, other_cpu, other_bytes (its size in bytes)
+-- For questions about a few I/Os: the join is quadratic in the commands in flight, so the
+-- reports use the sweeps below (intf_io_ahead, intf_stream_sharing), never this view.
 CREATE OR REPLACE VIEW intf_io_ahead_pairs AS
 SELECT a.io_id, a.stream_id, 'queue' AS resource, b.io_id AS other_io_id, b.stream_id AS other_stream_id,
        b.cpu AS other_cpu, b.size_bytes AS other_bytes
@@ -75,17 +90,52 @@ FROM intf_io a JOIN intf_io b
 --   queue_other_cmds, queue_other_bytes     of those, from other streams
 --   queue_other_cpu_cmds                    of those, submitted from another CPU
 --   device_ahead_cmds, device_other_bytes   in flight on its device (all / other streams' bytes)
+-- A sweep, linear in the I/Os (sorts aside): in flight on a resource at time t = submits at
+-- or before t minus completions at or before t (a RANGE window counts every event at t);
+-- "other streams" = all minus the I/O's own stream, "other CPU" = all minus its own CPU;
+-- the I/O itself is taken out when it is still in flight at its own submit (done > submit).
+-- Per-stream and per-CPU sweeps run only on resources several streams (CPUs) share.
 CREATE OR REPLACE VIEW intf_io_ahead AS
+WITH ev AS (
+    SELECT io_seq, stream_no, cpu, queue_no, device_no, submit_ts AS ts, 1 AS d, size_bytes AS b FROM intf_io
+    UNION ALL
+    SELECT NULL, stream_no, cpu, queue_no, device_no, done_ts, -1, -size_bytes FROM intf_io
+), shared AS (
+    -- resources used by several streams (or CPUs): only there do the per-stream and per-CPU
+    -- counts differ from the resource's own
+    SELECT 'queue' AS kind, queue_no AS rno, count(DISTINCT stream_no) > 1 AS streams,
+           count(DISTINCT coalesce(cpu, -1)) > 1 AS cpus
+    FROM intf_io GROUP BY queue_no
+    UNION ALL
+    SELECT 'device', device_no, count(DISTINCT stream_no) > 1, false FROM intf_io GROUP BY device_no
+), q AS (
+    SELECT io_seq, sum(d) OVER w AS n, sum(b) OVER w AS b FROM ev
+    WINDOW w AS (PARTITION BY queue_no ORDER BY ts RANGE UNBOUNDED PRECEDING)
+), qs AS (
+    SELECT io_seq, sum(d) OVER w AS n, sum(b) OVER w AS b
+    FROM ev SEMI JOIN shared ON shared.kind = 'queue' AND shared.rno = ev.queue_no AND shared.streams
+    WINDOW w AS (PARTITION BY queue_no, stream_no ORDER BY ts RANGE UNBOUNDED PRECEDING)
+), qc AS (
+    SELECT io_seq, sum(d) OVER w AS n
+    FROM ev SEMI JOIN shared ON shared.kind = 'queue' AND shared.rno = ev.queue_no AND shared.cpus
+    WINDOW w AS (PARTITION BY queue_no, cpu ORDER BY ts RANGE UNBOUNDED PRECEDING)
+), dv AS (
+    SELECT io_seq, sum(d) OVER w AS n, sum(b) OVER w AS b FROM ev
+    WINDOW w AS (PARTITION BY device_no ORDER BY ts RANGE UNBOUNDED PRECEDING)
+), ds AS (
+    SELECT io_seq, sum(b) OVER w AS b
+    FROM ev SEMI JOIN shared ON shared.kind = 'device' AND shared.rno = ev.device_no AND shared.streams
+    WINDOW w AS (PARTITION BY device_no, stream_no ORDER BY ts RANGE UNBOUNDED PRECEDING)
+)
 SELECT i.io_id, i.stream_id,
-       count(p.other_io_id) FILTER (WHERE p.resource = 'queue') AS queue_ahead_cmds,
-       coalesce(sum(p.other_bytes) FILTER (WHERE p.resource = 'queue'), 0)::BIGINT AS queue_ahead_bytes,
-       count(p.other_io_id) FILTER (WHERE p.resource = 'queue' AND p.other_stream_id <> i.stream_id) AS queue_other_cmds,
-       coalesce(sum(p.other_bytes) FILTER (WHERE p.resource = 'queue' AND p.other_stream_id <> i.stream_id), 0)::BIGINT AS queue_other_bytes,
-       count(p.other_io_id) FILTER (WHERE p.resource = 'queue' AND p.other_cpu IS DISTINCT FROM i.cpu) AS queue_other_cpu_cmds,
-       count(p.other_io_id) FILTER (WHERE p.resource = 'device') AS device_ahead_cmds,
-       coalesce(sum(p.other_bytes) FILTER (WHERE p.resource = 'device' AND p.other_stream_id <> i.stream_id), 0)::BIGINT AS device_other_bytes
-FROM intf_io i LEFT JOIN intf_io_ahead_pairs p USING (io_id)
-GROUP BY i.io_id, i.stream_id;
+       (q.n - self.n)::BIGINT AS queue_ahead_cmds, (q.b - self.n * i.size_bytes)::BIGINT AS queue_ahead_bytes,
+       (q.n - coalesce(qs.n, q.n))::BIGINT AS queue_other_cmds, (q.b - coalesce(qs.b, q.b))::BIGINT AS queue_other_bytes,
+       (q.n - coalesce(qc.n, q.n))::BIGINT AS queue_other_cpu_cmds,
+       (dv.n - self.n)::BIGINT AS device_ahead_cmds, (dv.b - coalesce(ds.b, dv.b))::BIGINT AS device_other_bytes
+FROM intf_io i
+CROSS JOIN LATERAL (SELECT CASE WHEN i.done_ts > i.submit_ts THEN 1 ELSE 0 END AS n) self
+JOIN q ON q.io_seq = i.io_seq JOIN dv ON dv.io_seq = i.io_seq
+LEFT JOIN qs ON qs.io_seq = i.io_seq LEFT JOIN qc ON qc.io_seq = i.io_seq LEFT JOIN ds ON ds.io_seq = i.io_seq;
 
 -- intf_stream_sharing: one row per (stream, resource, other stream) that had commands in
 -- flight ahead of the stream's commands on that resource.
@@ -96,25 +146,70 @@ GROUP BY i.io_id, i.stream_id;
 --   ahead_bytes_mean  other stream's bytes ahead, averaged over ALL the stream's I/Os (bytes)
 --   wait_ns_with      mean wait_ns of the stream's I/Os that had the other ahead (ns)
 --   wait_ns_without   mean wait_ns of those that had nothing of it ahead (ns; NULL if none)
+-- A sweep per (resource, other stream): the other stream's commands and bytes in flight as a
+-- step function of time (and, per CPU, for same_cpu), read at each submit of every stream
+-- sharing the resource with it while both were active: I/Os x streams per resource, not
+-- I/Os x commands in flight.
 CREATE OR REPLACE VIEW intf_stream_sharing AS
-WITH per_io AS (
-    SELECT p.io_id, p.stream_id, p.resource, p.other_stream_id, sum(p.other_bytes) AS bytes,
-           bool_or(p.other_cpu = s.main_cpu) AS same_cpu
-    FROM intf_io_ahead_pairs p JOIN intf_streams s USING (stream_id)
-    WHERE p.other_stream_id <> p.stream_id
-    GROUP BY ALL
-), pairs AS (SELECT DISTINCT stream_id, resource, other_stream_id FROM per_io)
-SELECT pr.stream_id, pr.resource, pr.other_stream_id,
+WITH r AS (
+    SELECT 'queue' AS resource, queue_no AS rno, io_seq, stream_no, cpu, submit_ts, done_ts, size_bytes FROM intf_io
+    UNION ALL
+    SELECT 'device', device_no, io_seq, stream_no, cpu, submit_ts, done_ts, size_bytes FROM intf_io
+), rs AS (
+    SELECT resource, rno, stream_no, min(submit_ts) AS first_submit, max(submit_ts) AS last_submit,
+           max(done_ts) AS last_done
+    FROM r GROUP BY ALL
+), sp AS (
+    -- (stream, other stream) on one resource whose commands could overlap
+    SELECT a.resource, a.rno, a.stream_no, b.stream_no AS other_no
+    FROM rs a JOIN rs b ON a.resource = b.resource AND a.rno = b.rno AND a.stream_no <> b.stream_no
+     AND b.first_submit <= a.last_submit AND b.last_done > a.first_submit
+), ev AS (
+    -- the commands of streams that were ahead of another stream's
+    SELECT resource, rno, stream_no, cpu, submit_ts AS ts, 1 AS d, size_bytes AS b FROM r
+    SEMI JOIN (SELECT DISTINCT resource, rno, other_no FROM sp) o
+      ON o.resource = r.resource AND o.rno = r.rno AND o.other_no = r.stream_no
+    UNION ALL
+    SELECT resource, rno, stream_no, cpu, done_ts, -1, -size_bytes FROM r
+    SEMI JOIN (SELECT DISTINCT resource, rno, other_no FROM sp) o
+      ON o.resource = r.resource AND o.rno = r.rno AND o.other_no = r.stream_no
+), steps AS (
+    -- the stream's commands / bytes in flight from ts on (until its next step)
+    SELECT resource, rno, stream_no AS other_no, ts, sum(sum(d)) OVER w AS n, sum(sum(b)) OVER w AS bytes
+    FROM ev GROUP BY resource, rno, stream_no, ts
+    WINDOW w AS (PARTITION BY resource, rno, stream_no ORDER BY ts)
+), cpu_steps AS (
+    SELECT resource, rno, stream_no AS other_no, cpu, ts, sum(sum(d)) OVER w AS n
+    FROM ev GROUP BY resource, rno, stream_no, cpu, ts
+    WINDOW w AS (PARTITION BY resource, rno, stream_no, cpu ORDER BY ts)
+), probes AS (
+    SELECT r.resource, r.rno, r.io_seq, r.stream_no, r.submit_ts, sp.other_no, s.main_cpu
+    FROM r JOIN sp USING (resource, rno, stream_no)
+    JOIN (SELECT DISTINCT stream_no, stream_id FROM intf_io) n USING (stream_no)
+    JOIN intf_streams s USING (stream_id)
+), per_io AS (
+    SELECT p.io_seq, p.stream_no, p.resource, p.other_no, o.bytes, coalesce(c.n, 0) > 0 AS same_cpu
+    FROM probes p
+    ASOF JOIN steps o
+      ON o.resource = p.resource AND o.rno = p.rno AND o.other_no = p.other_no AND o.ts <= p.submit_ts
+    ASOF LEFT JOIN cpu_steps c
+      ON c.resource = p.resource AND c.rno = p.rno AND c.other_no = p.other_no
+     AND c.cpu = p.main_cpu AND c.ts <= p.submit_ts
+    WHERE o.n > 0
+), pairs AS (SELECT DISTINCT stream_no, resource, other_no FROM per_io),
+names AS (SELECT DISTINCT stream_no, stream_id FROM intf_io)
+SELECT sn.stream_id, pr.resource, o.stream_id AS other_stream_id,
        coalesce(bool_or(pi.same_cpu), false) AS same_cpu,
-       count(pi.io_id) AS ios_waited,
-       count(pi.io_id) / any_value(s.ios) AS ios_waited_frac,
+       count(pi.io_seq) AS ios_waited,
+       count(pi.io_seq) / any_value(s.ios) AS ios_waited_frac,
        coalesce(sum(pi.bytes), 0) / any_value(s.ios) AS ahead_bytes_mean,
-       avg(i.wait_ns) FILTER (WHERE pi.io_id IS NOT NULL) AS wait_ns_with,
-       avg(i.wait_ns) FILTER (WHERE pi.io_id IS NULL) AS wait_ns_without
-FROM pairs pr JOIN intf_streams s USING (stream_id)
-JOIN intf_io i ON i.stream_id = pr.stream_id
-LEFT JOIN per_io pi ON pi.io_id = i.io_id AND pi.resource = pr.resource AND pi.other_stream_id = pr.other_stream_id
-GROUP BY pr.stream_id, pr.resource, pr.other_stream_id;
+       avg(i.wait_ns) FILTER (WHERE pi.io_seq IS NOT NULL) AS wait_ns_with,
+       avg(i.wait_ns) FILTER (WHERE pi.io_seq IS NULL) AS wait_ns_without
+FROM pairs pr JOIN names sn ON sn.stream_no = pr.stream_no JOIN names o ON o.stream_no = pr.other_no
+JOIN intf_streams s ON s.stream_id = sn.stream_id
+JOIN intf_io i ON i.stream_no = pr.stream_no
+LEFT JOIN per_io pi ON pi.io_seq = i.io_seq AND pi.resource = pr.resource AND pi.other_no = pr.other_no
+GROUP BY sn.stream_id, pr.resource, o.stream_id;
 
 -- intf_stream_verdict: one row per stream: which resources it shared with other streams.
 --   stream_id

@@ -1,0 +1,187 @@
+#!/usr/bin/env python3
+"""Benchmark of record for the analysis (`just bench-analyze`): `ntscope analyze` next to
+`trace-cmd report > /dev/null` of the same number of events, at two sizes or more;
+medians of REPS runs, taken in turn (one command at a time).
+
+In:  fixtures/stock-randread-4k-qd8 (a real two-host stock capture), converted once.
+     The analyze input at size N is make_scaled_run.py's N time-shifted copies of it (both
+     hosts shifted alike, so every command still joins); the trace-cmd input is
+     `ntscope synth replicate` of each host's trace.dat to the same number of events (the
+     real trace's pages repeated: a trace.dat trace-cmd really prints).
+Out: a table on stdout: events (both hosts), I/Os, trace-cmd seconds and events/s, analyze
+     wall and CPU seconds, events/s and peak RSS, and the ratio analyze / trace-cmd; then the
+     growth of analyze time per doubling of events between consecutive sizes.
+     With COMPARE_IOS > 0 also `ntscope compare` of two runs of about that many I/Os each.
+Env: NTSCOPE_BIN (converter), NTSCOPE_PYTHON (the Python that runs `-m ntscope`, default this
+     one), SIZES (copies of the sample, default "10 40"), REPS (default 3), MEMORY_LIMIT
+     (DuckDB, passed as NTSCOPE_MEMORY_LIMIT), COMPARE_IOS (default 0: no compare),
+     BENCH_DIR (scaled runs are kept there between calls, default $NTSCOPE_CACHE/bench).
+Runs are analyzed from converted Parquet (convert is benchmarked by `just bench-convert`).
+"""
+import glob
+import json
+import math
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+SAMPLE = "stock-randread-4k-qd8"
+CMP_BASE, CMP_RUN = "lab-6.1-stock-base-randread", "lab-6.1-stock-slow-device"
+
+
+def fail(msg):
+    print(f"bench: {msg}", file=sys.stderr)
+    sys.exit(2)
+
+
+def ntscope_bin():
+    b = os.environ.get("NTSCOPE_BIN")
+    if not b or not os.access(b, os.X_OK):
+        fail(f"converter '{b}' not found; fix: set NTSCOPE_BIN (just build)")
+    return b
+
+
+def run(cmd, **kw):
+    r = subprocess.run(cmd, capture_output=True, text=True, **kw)
+    if r.returncode != 0:
+        fail(f"{' '.join(cmd)} failed (exit {r.returncode}): {r.stderr[-2000:]}")
+    return r
+
+
+def measure(cmd, env=None):
+    """Wall seconds, CPU seconds and peak RSS (MiB) of one command (stdout to /dev/null),
+    from /usr/bin/time."""
+    with tempfile.NamedTemporaryFile("r", suffix=".time") as tf:
+        r = subprocess.run(["/usr/bin/time", "-f", "%e %U %S %M", "-o", tf.name] + cmd,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
+        if r.returncode != 0:
+            fail(f"{' '.join(cmd)} failed (exit {r.returncode}): {r.stderr[-2000:]}")
+        wall, user, sys_, kib = tf.read().split()[-4:]
+    return float(wall), float(user) + float(sys_), int(kib) / 1024
+
+
+def converted(work, fixture, ntscope):
+    """fixtures/FIXTURE converted under WORK/FIXTURE (once)."""
+    dst = os.path.join(work, fixture)
+    if os.path.exists(os.path.join(dst, ".done")):
+        return dst
+    shutil.rmtree(dst, ignore_errors=True)
+    for host in ("initiator", "target"):
+        os.makedirs(os.path.join(dst, host))
+        for f in glob.glob(os.path.join(REPO, "fixtures", fixture, host, "*")):
+            shutil.copy(f, os.path.join(dst, host))
+        run([ntscope, "convert", os.path.join(dst, host, "trace.dat"), "--out", os.path.join(dst, host, "parquet")])
+    open(os.path.join(dst, ".done"), "w").close()
+    return dst
+
+
+def events(run_dir, host):
+    with open(os.path.join(run_dir, host, "parquet", "metadata.json")) as f:
+        return json.load(f)["total_events"]
+
+
+def scaled(work, src, copies):
+    """make_scaled_run.py SRC x COPIES under WORK (once)."""
+    dst = os.path.join(work, f"{os.path.basename(src)}-x{copies}")
+    if not os.path.exists(os.path.join(dst, ".done")):
+        shutil.rmtree(dst, ignore_errors=True)
+        run([sys.executable, os.path.join(HERE, "make_scaled_run.py"), src, dst, str(copies)])
+        open(os.path.join(dst, ".done"), "w").close()
+    return dst
+
+
+def replicated(work, src, host, n_events, ntscope):
+    """A real trace.dat of HOST's pages repeated to at least n_events (once); its event count."""
+    out = os.path.join(work, "tracecmd", f"{os.path.basename(src)}-{host}-{n_events}.dat")
+    if not os.path.exists(out):
+        os.makedirs(os.path.dirname(out), exist_ok=True)
+        run([ntscope, "synth", "replicate", os.path.join(src, host, "trace.dat"), "--events", str(n_events),
+             "--out", out + ".tmp"])
+        os.replace(out + ".tmp", out)
+    return out
+
+
+def report_ios(run_dir):
+    with open(os.path.join(run_dir, "report", "report.json")) as f:
+        return sum(g["count"] for g in json.load(f)["groups"])
+
+
+def median(xs):
+    return statistics.median(xs) if xs else float("nan")
+
+
+def main():
+    ntscope = ntscope_bin()
+    if not shutil.which("trace-cmd"):
+        fail("trace-cmd is not installed; fix: apt-get install trace-cmd")
+    py = os.environ.get("NTSCOPE_PYTHON") or sys.executable
+    work = os.environ.get("BENCH_DIR") or os.path.join(
+        os.environ.get("NTSCOPE_CACHE") or os.path.expanduser("~/.cache/ntscope"), "bench")
+    os.makedirs(work, exist_ok=True)
+    sizes = [int(x) for x in os.environ.get("SIZES", "10 40").split()]
+    reps = int(os.environ.get("REPS", "3"))
+    compare_ios = int(os.environ.get("COMPARE_IOS", "0"))
+    env = dict(os.environ, NTSCOPE_BIN=ntscope)
+    if os.environ.get("MEMORY_LIMIT"):
+        env["NTSCOPE_MEMORY_LIMIT"] = os.environ["MEMORY_LIMIT"]
+    sample = converted(work, SAMPLE, ntscope)
+    per = {h: events(sample, h) for h in ("initiator", "target")}
+    runs, traces = {}, {}
+    for n in sizes:
+        runs[n] = scaled(work, sample, n)
+        traces[n] = [replicated(work, sample, h, per[h] * n, ntscope) for h in ("initiator", "target")]
+    res = {n: {"tc": [], "an": []} for n in sizes}
+    for rep in range(reps):
+        for n in sizes:
+            tc_wall = tc_cpu = tc_rss = 0.0
+            for t in traces[n]:
+                w, c, m = measure(["trace-cmd", "report", "-i", t])
+                tc_wall, tc_cpu, tc_rss = tc_wall + w, tc_cpu + c, max(tc_rss, m)
+            res[n]["tc"].append((tc_wall, tc_cpu, tc_rss))
+            res[n]["an"].append(measure([py, "-m", "ntscope", "analyze", runs[n], "--quiet", "--no-progress"], env=env))
+            print(f"  rep {rep + 1}/{reps} x{n}: trace-cmd {tc_wall:.1f} s, analyze {res[n]['an'][-1][0]:.1f} s",
+                  file=sys.stderr, flush=True)
+    print(f"ntscope analyze (from Parquet; interference included) vs `trace-cmd report > /dev/null` of both "
+          f"hosts, same events; {SAMPLE} x N; median of {reps}; {os.cpu_count()} CPUs")
+    print(f"{'N':>4} {'events':>11} {'I/Os':>8} | {'tc s':>6} {'tc ev/s':>9} {'tc MiB':>6} | {'an s':>6} "
+          f"{'an cpu s':>8} {'an ev/s':>9} {'an MiB':>7} | {'an/tc time':>10} {'an/tc MiB':>9}")
+    rows = {}
+    for n in sizes:
+        ev = (per["initiator"] + per["target"]) * n
+        ios = report_ios(runs[n])
+        tc = median([x[0] for x in res[n]["tc"]])
+        tc_rss = max(x[2] for x in res[n]["tc"])
+        an = median([x[0] for x in res[n]["an"]])
+        cpu = median([x[1] for x in res[n]["an"]])
+        rss = max(x[2] for x in res[n]["an"])
+        rows[n] = (ev, tc, an, rss)
+        print(f"{n:>4} {ev:>11,} {ios:>8,} | {tc:>6.1f} {ev / tc:>9,.0f} {tc_rss:>6,.0f} | {an:>6.1f} {cpu:>8.1f} "
+              f"{ev / an:>9,.0f} {rss:>7,.0f} | {an / tc:>10.2f} {rss / tc_rss:>9.1f}")
+    for a, b in zip(sizes, sizes[1:]):
+        ga, gb = rows[a], rows[b]
+        k = math.log(gb[2] / ga[2]) / math.log(gb[0] / ga[0])  # time ~ events^k
+        print(f"x{gb[0] / ga[0]:.1f} events: analyze x{gb[2] / ga[2]:.2f} time (time ~ events^{k:.2f}: "
+              f"x{2 ** k:.2f} per doubling, linear is x2.00); peak RSS {ga[3]:,.0f} -> {gb[3]:,.0f} MiB")
+    if compare_ios:
+        pair = []
+        for fx in (CMP_BASE, CMP_RUN):
+            src = converted(work, fx, ntscope)
+            n_io = int(run([py, "-m", "ntscope", "sql", src, "-c", "SELECT count(*) FROM io"], env=env)
+                       .stdout.strip().splitlines()[-1])
+            pair.append(scaled(work, src, -(-compare_ios // n_io)))
+        cmp = [measure([py, "-m", "ntscope", "compare", pair[0], pair[1], "--quiet"], env=env) for _ in range(reps)]
+        with open(os.path.join(pair[1], "report", "compare.json")) as f:
+            verdict = json.load(f)["verdicts"][0]
+        print(f"compare of {CMP_BASE} vs {CMP_RUN}, scaled to ~{compare_ios:,} I/Os each: "
+              f"{median([x[0] for x in cmp]):.1f} s median of {reps} (both runs' views computed; peak "
+              f"{max(x[2] for x in cmp):,.0f} MiB); verdict {verdict['verdict']}, {verdict['cause_id']}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

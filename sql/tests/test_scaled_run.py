@@ -1,0 +1,124 @@
+"""Same answers at scale: a run made of N time-shifted copies of a real capture
+(sql/bench/make_scaled_run.py, the input of `just bench-analyze`) must report what the
+capture itself reports: every count N times, the same means, percentiles that are the
+original's own order statistics (nearest rank over N copies lands on the same value or its
+neighbour), the same histograms x N, clock offset and interference. Small N keeps it a few
+seconds; the benchmark (sql/bench/bench_analyze.py) runs the same SQL at millions of events.
+Needs the converter (NTSCOPE_BIN)."""
+import bisect
+import os
+import subprocess
+import sys
+
+import pytest
+
+from ntscope.sql import views
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SQL = os.path.dirname(HERE)
+
+CASES = [("lab-6.1-stock-interference-c2", 4), ("stock-randrw-mixed", 2)]
+PCTS = ["p10_ns", "p50_ns", "p70_ns", "p80_ns", "p90_ns", "p95_ns", "p99_ns", "p999_ns"]
+
+
+@pytest.fixture(scope="module", params=CASES, ids=[c[0] for c in CASES])
+def pair(request, fixture_run, tmp_path_factory):
+    fixture, n = request.param
+    orig = fixture_run(fixture)
+    big = str(tmp_path_factory.mktemp(fixture) / f"x{n}")
+    subprocess.run([sys.executable, os.path.join(SQL, "bench", "make_scaled_run.py"), orig, big, str(n)],
+                   check=True, capture_output=True)
+    cons = [views.connect(d, interference=True) for d in (orig, big)]
+    yield n, cons[0], cons[1]
+    for c in cons:
+        c.close()
+
+
+def table(con, sql):
+    cur = con.execute(sql)
+    cols = [d[0] for d in cur.description]
+    return [dict(zip(cols, r)) for r in cur.fetchall()]
+
+
+def keyed(rows, *key):
+    return {tuple(r[k] for k in key): r for r in rows}
+
+
+def test_commands_and_matches_scale_by_n(pair):
+    n, a, b = pair
+    q = "SELECT name, value FROM pipeline_stats WHERE name IN ('initiator_commands', 'target_commands', 'matched_commands')"
+    sa, sb = dict(a.execute(q).fetchall()), dict(b.execute(q).fetchall())
+    assert len(sa) == 3 and int(sa["matched_commands"]) > 100
+    assert {k: int(v) * n for k, v in sa.items()} == {k: int(v) for k, v in sb.items()}
+    q = "SELECT match_state, count(*) FROM io GROUP BY 1"
+    assert {k: v * n for k, v in a.execute(q).fetchall()} == dict(b.execute(q).fetchall())
+    # one offset for every copy: both hosts were shifted alike
+    oa, ob = a.execute("SELECT offset_ns, uncertainty_ns FROM clock_offset").fetchone(), \
+        b.execute("SELECT offset_ns, uncertainty_ns FROM clock_offset").fetchone()
+    assert abs(oa[0] - ob[0]) <= oa[1] + ob[1]
+
+
+def test_groups_and_stage_stats_equal(pair):
+    n, a, b = pair
+    ga = keyed(table(a, "SELECT * FROM report_groups"), "group_key")
+    gb = keyed(table(b, "SELECT * FROM report_groups"), "group_key")
+    assert ga.keys() == gb.keys() and len(ga) >= 1
+    for k in ga:
+        assert (gb[k]["count"], gb[k]["matched"], gb[k]["bytes"]) == \
+            (n * ga[k]["count"], n * ga[k]["matched"], n * ga[k]["bytes"])
+    sa = keyed(table(a, "SELECT * FROM report_stage_stats"), "group_key", "stage_set", "stage")
+    sb = keyed(table(b, "SELECT * FROM report_stage_stats"), "group_key", "stage_set", "stage")
+    assert sa.keys() == sb.keys()
+    for k, x in sa.items():
+        y = sb[k]
+        assert y["count"] == n * x["count"], k
+        assert abs(y["mean_ns"] - x["mean_ns"]) <= 1, (k, x["mean_ns"], y["mean_ns"])
+        assert (y["min_ns"], y["max_ns"]) == (x["min_ns"], x["max_ns"]), k
+    # percentiles: an order statistic of the original, the same or the next one up
+    durs = {}
+    for r in table(a, "SELECT sel.group_key, s.stage_set, s.stage, list(s.dur ORDER BY s.dur) AS d "
+                      "FROM io_stages s JOIN io_selected sel USING (io_id) WHERE s.dur IS NOT NULL GROUP BY ALL"):
+        durs[(r["group_key"], r["stage_set"], r["stage"])] = r["d"]
+    checked = 0
+    for k, x in sa.items():
+        d = durs[k]
+        for p in PCTS:
+            i = bisect.bisect_right(d, x[p]) - 1  # the last copy of that value
+            assert sb[k][p] in d[i:i + 2], (k, p, x[p], sb[k][p])
+            checked += 1
+    assert checked >= 8 * len(sa)
+
+
+def test_histograms_scale_by_n(pair):
+    n, a, b = pair
+    q = "SELECT group_key, stage_set, stage, bucket, count FROM report_stage_histogram"
+    ha = {r[:4]: r[4] for r in a.execute(q).fetchall()}
+    hb = {r[:4]: r[4] for r in b.execute(q).fetchall()}
+    assert {k: n * v for k, v in ha.items()} == hb
+
+
+def test_interference_equal(pair):
+    n, a, b = pair
+    sa = keyed(table(a, "SELECT * FROM intf_streams"), "stream_id")
+    sb = keyed(table(b, "SELECT * FROM intf_streams"), "stream_id")
+    assert sa.keys() == sb.keys()
+    for k, x in sa.items():
+        assert (sb[k]["ios"], sb[k]["bytes"]) == (n * x["ios"], n * x["bytes"])
+        assert sb[k]["mean_wait_ns"] == pytest.approx(x["mean_wait_ns"], rel=1e-9)
+    va = dict(a.execute("SELECT stream_id, verdict FROM intf_stream_verdict").fetchall())
+    assert va == dict(b.execute("SELECT stream_id, verdict FROM intf_stream_verdict").fetchall())
+    wa = keyed(table(a, "SELECT * FROM intf_stream_sharing"), "stream_id", "resource", "other_stream_id")
+    wb = keyed(table(b, "SELECT * FROM intf_stream_sharing"), "stream_id", "resource", "other_stream_id")
+    assert wa.keys() == wb.keys()
+    if len(sa) == 2:  # interference-c2: two fio streams on one queue, each ahead of the other
+        assert len(wa) == 4
+    for k, x in wa.items():
+        assert wb[k]["ios_waited"] == n * x["ios_waited"], k
+        for c in ("ios_waited_frac", "ahead_bytes_mean", "wait_ns_with", "wait_ns_without"):
+            if x[c] is None:
+                assert wb[k][c] is None, (k, c)
+            else:
+                assert wb[k][c] == pytest.approx(x[c], rel=1e-9), (k, c)
+    q = ("SELECT sum(queue_ahead_cmds), sum(queue_other_bytes), sum(queue_other_cpu_cmds), sum(device_ahead_cmds), "
+         "sum(device_other_bytes) FROM intf_io_ahead")
+    assert [n * v for v in a.execute(q).fetchone()] == list(b.execute(q).fetchone())
