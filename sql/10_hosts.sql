@@ -25,7 +25,7 @@ FROM u GROUP BY ALL;
 --   digest       NVMe/TCP digests of this host's connections: 'none', 'header', 'data' or
 --                'header,data' (host.json nvme_tcp_digest, from the capture key digest=;
 --                no kernel shows them in sysfs); NULL when not recorded
-CREATE OR REPLACE VIEW hosts AS
+CREATE OR REPLACE TABLE hosts AS
 WITH c AS (
     SELECT host,
            sum(events)::BIGINT AS events, min(first_ts) AS first_ts, max(last_ts) AS last_ts,

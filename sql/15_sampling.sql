@@ -24,7 +24,7 @@
 --                  namespaces completed during the recording (host.json io_counters); NULL
 --                  on the target or without counters
 --   host_scale     device_ios / io_submits when sampled and both are known, else sample_n
-CREATE OR REPLACE VIEW sampling AS
+CREATE OR REPLACE TABLE sampling AS
 WITH submits AS (
     SELECT host, count(*) AS io_submits, bit_or(cid) AS cid_or,
            list(DISTINCT disk) FILTER (WHERE disk IS NOT NULL AND disk <> '') AS disks

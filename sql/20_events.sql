@@ -18,7 +18,7 @@
 --                resp_list_len (target), entries ahead of this one
 --   send_list_len  send list snapshot (NVMe/TCP events)
 --   queue_idx    nvmet-tcp connection number (target NVMe/TCP events)
-CREATE OR REPLACE VIEW events AS
+CREATE OR REPLACE TABLE events AS
 WITH nv AS (
     SELECT host, 'nvme' AS system, event, ts, cpu, pid, comm, ctrl_id, NULL::BIGINT AS cntlid,
            qid, cid, opcode, fctype, cdw10, status, disk FROM raw_nvme

@@ -16,7 +16,7 @@
 --   queue_cpu    CPU of block_bio_queue
 --   error        block_rq_complete error code
 --   state        'complete' or 'no_completion' or 'no_issue'
-CREATE OR REPLACE VIEW block_requests AS
+CREATE OR REPLACE TABLE block_requests AS
 WITH e AS (
     SELECT host, role, event, ts, cpu, pid, comm, dev, sector, nr_sector, bytes, rwbs,
            CASE WHEN event = 'block_rq_issue' THEN 0 ELSE 1 END AS phase
@@ -59,7 +59,7 @@ ASOF LEFT JOIN getrqs g ON g.host = i.host AND g.dev = i.dev AND g.sector = i.se
 --   host       host directory name
 --   lba_shift  0 (512 B LBAs) or 3 (4 KiB LBAs)
 --   matches    commands that matched under that shift
-CREATE OR REPLACE VIEW lba_shift AS
+CREATE OR REPLACE TABLE lba_shift AS
 WITH c AS (SELECT DISTINCT host, slba FROM events
            WHERE slba IS NOT NULL AND event IN ('nvme_setup_cmd', 'nvmet_req_init')),
 b AS (SELECT DISTINCT host, sector FROM block_requests),
@@ -77,7 +77,7 @@ SELECT host, arg_max(shift, matches) AS lba_shift, max(matches) AS matches FROM 
 --   submit_key   '<host>/<cpu>/<setup ts>' of the nvme_setup_cmd
 --   req_key      block_requests.req_key
 --   gap_ns       block_rq_issue ts - nvme_setup_cmd ts (ns)
-CREATE OR REPLACE VIEW host_block_link AS
+CREATE OR REPLACE TABLE host_block_link AS
 WITH c AS (
     SELECT e.host, e.cpu, e.ts, e.slba, e.qid, coalesce(s.lba_shift, 0) AS lba_shift
     FROM events e LEFT JOIN lba_shift s USING (host)
@@ -114,7 +114,7 @@ WHERE (c.slba IS NULL AND b.io_type = 'flush') OR b.sector = c.slba << c.lba_shi
 --   state        'complete'; 'no_completion' (submit never completed in the trace: trace
 --                ended, lost events, or a later submit reused the id); 'no_submission'
 --                (completion of a command submitted before tracing started)
-CREATE OR REPLACE VIEW nvme_commands AS
+CREATE OR REPLACE TABLE nvme_commands AS
 WITH raw_cmd_events AS (
     SELECT host, role, event, ts, cpu, pid, comm, ctrl_id, qid, cid, opcode, fctype, slba, nlb,
            disk, status,
@@ -215,7 +215,7 @@ FROM lifetimes;
 -- queued after nvmet_req_init and completed before nvmet_req_complete. A large command
 -- split by the block layer links to several requests.
 --   cmd_key      nvme_commands.cmd_key (target side);  req_key  block_requests.req_key
-CREATE OR REPLACE VIEW target_device_link AS
+CREATE OR REPLACE TABLE target_device_link AS
 WITH c AS (
     SELECT c.cmd_key, c.host, c.submit_ts, c.complete_ts,
            c.slba << coalesce(s.lba_shift, 0) AS sector_start,
@@ -246,7 +246,7 @@ FROM cbt c JOIN b
 --   issue_ts       first block_rq_issue (ns, target clock)
 --   complete_ts    last block_rq_complete (ns, target clock)
 --   bytes          sum of request bytes
-CREATE OR REPLACE VIEW target_device AS
+CREATE OR REPLACE TABLE target_device AS
 SELECT l.cmd_key, count(*) AS requests, min(b.queue_ts) AS queue_ts, min(b.issue_ts) AS issue_ts,
        max(b.complete_ts) AS complete_ts, sum(b.bytes)::BIGINT AS bytes
 FROM target_device_link l JOIN block_requests b USING (req_key)

@@ -7,7 +7,7 @@
 --   target_host, cntlid       target host and controller id
 --   source       'host.json', 'nvme_tcp events', 'single controller', 'fingerprint'
 --   score        commands sharing a fingerprint (NULL for host.json)
-CREATE OR REPLACE VIEW ctrl_map AS
+CREATE OR REPLACE TABLE ctrl_map AS
 WITH ic AS (
     SELECT DISTINCT host, ctrl_id FROM nvme_commands WHERE role = 'initiator' AND kind = 'io'
 ), tc AS (
@@ -59,7 +59,7 @@ FROM ranked QUALIFY row_number() OVER (PARTITION BY initiator_host, ctrl_id ORDE
 -- same I/O pattern), fewer than 4096 first commands are taken, as many as fit: the cost
 -- stays bounded whatever the run's length.
 --   coarse_offset_ns   ns;  pairs   candidate pairs used
-CREATE OR REPLACE VIEW clock_coarse AS
+CREATE OR REPLACE TABLE clock_coarse AS
 WITH i AS (
     SELECT c.*, m.target_host, m.cntlid,
            row_number() OVER (ORDER BY c.submit_ts) AS rn
@@ -143,7 +143,7 @@ FROM depth WHERE d = 1;
 --   i_submit_ts         initiator submit time (ns, initiator clock)
 --   lo_ns, hi_ns        bounds on the offset from this pair (ns)
 --   fingerprinted       true when slba/nlb were compared too
-CREATE OR REPLACE VIEW clock_candidates AS
+CREATE OR REPLACE TABLE clock_candidates AS
 WITH i AS (
     SELECT c.*, m.target_host, m.cntlid,
            (c.submit_ts + (SELECT coarse_offset_ns FROM clock_coarse)) // 1000000000 AS b
@@ -170,7 +170,7 @@ WHERE t.complete_ts - i.complete_ts <= t.submit_ts - i.submit_ts;
 --   offset_lo_ns, offset_hi_ns   the agreed interval (ns, target - initiator)
 --   pairs_agreeing   candidate pairs whose bounds contain that interval
 --   pairs            candidate pairs in the slice
-CREATE OR REPLACE VIEW clock_offset_slices AS
+CREATE OR REPLACE TABLE clock_offset_slices AS
 WITH span AS (
     SELECT min(i_submit_ts) AS t0, greatest(max(i_submit_ts) - min(i_submit_ts), 1) AS len
     FROM clock_candidates
@@ -267,7 +267,7 @@ FROM h;
 --   synced            true when offset 0 of the synchronized clock is used
 --   estimated_offset_ns, estimated_uncertainty_ns   the commands' own estimate (ns)
 -- offset at initiator time t: offset_ns + drift_ppm * (t - t0_ns) / 1e6.
-CREATE OR REPLACE VIEW clock_offset AS
+CREATE OR REPLACE TABLE clock_offset AS
 WITH e AS (SELECT * FROM clock_offset_estimated), c AS (SELECT * FROM clock_sync_claim),
 ok AS (
     SELECT c.claimed AND e.agreed_lo_ns <= c.max_error_ns AND e.agreed_hi_ns >= -c.max_error_ns AS synced
@@ -289,7 +289,7 @@ FROM e, c, ok;
 -- each command used once (closest to the estimate wins).
 --   i_cmd, t_cmd      nvme_commands.cmd_key of each side
 --   offset_at_ns      the clock offset at this command's time (ns, target - initiator)
-CREATE OR REPLACE VIEW command_match AS
+CREATE OR REPLACE TABLE command_match AS
 WITH c AS (
     SELECT cc.*, (o.offset_ns + o.drift_ppm * (cc.i_submit_ts - o.t0_ns) / 1e6)::BIGINT AS offset_at_ns,
            o.uncertainty_ns
@@ -317,7 +317,7 @@ QUALIFY row_number() OVER (PARTITION BY t_cmd ORDER BY miss, i_cmd) = 1;
 --   status         NVMe status on the initiator
 --   match_state    'matched', or why not: 'initiator_incomplete', 'no_target_controller',
 --                  'outside_target_trace', 'no_target_command'
-CREATE OR REPLACE VIEW io AS
+CREATE OR REPLACE TABLE io AS
 WITH tw AS (
     SELECT h.host, h.first_ts, h.last_ts FROM hosts h WHERE h.role = 'target'
 ), o AS (SELECT * FROM clock_offset)

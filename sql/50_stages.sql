@@ -9,7 +9,7 @@
 --   ts         ns on the INITIATOR clock (target times minus io.offset_ns: differences
 --              between two target milestones are exact, target-initiator ones carry the
 --              clock uncertainty)
-CREATE OR REPLACE VIEW io_milestones AS
+CREATE OR REPLACE TABLE io_milestones AS
 WITH base AS (
     SELECT io_id, offset_ns,
            i_bio_queue_ts, i_getrq_ts, i_setup_ts, i_rq_issue_ts, i_complete_rq_ts, i_rq_complete_ts,
@@ -101,7 +101,7 @@ UNION ALL SELECT io_id, milestone || '#last', last_ts FROM tcp WHERE last_ts IS 
 --   io_id, stage_set, stage, seq, parent, direction   as in stage_definitions
 --   dur        ns; NULL when a milestone of this io is missing
 --   missing    the first missing milestone, NULL when dur is known
-CREATE OR REPLACE VIEW io_stages AS
+CREATE OR REPLACE TABLE io_stages AS
 WITH present AS (SELECT DISTINCT milestone FROM io_milestones),
 used AS (
     SELECT stage_set, unnest([from_ms, to_ms, minus_from_ms, minus_to_ms]) AS ms FROM stage_definitions
@@ -141,7 +141,7 @@ LEFT JOIN ends e ON e.io_id = i.io_id AND e.stage_set = d.stage_set AND e.stage 
 --   top_sum_ns        sum of the top-level stages (ns)
 --   ok                true when every stage is known and the sums are equal
 --   reason            NULL when ok; else 'missing <milestone>' or 'sum differs by N ns'
-CREATE OR REPLACE VIEW io_stage_check AS
+CREATE OR REPLACE TABLE io_stage_check AS
 WITH s AS (
     SELECT io_id, stage_set,
            max(dur) FILTER (WHERE stage = 'end_to_end') AS end_to_end_ns,

@@ -20,11 +20,8 @@ SQL_DIR = os.path.dirname(os.path.abspath(__file__))
 INTERFERENCE_SQL = os.path.join(SQL_DIR, "compare")
 STAGE_TABLE_SQL = os.path.join(SQL_DIR, "05_stage_definitions.sql")
 SYSTEMS = ("nvme", "nvmet", "block", "nvme_tcp", "nvmet_tcp")
-# Layers worth computing once when a report runs many queries over them.
-MATERIALIZE = ("hosts", "sampling", "events", "block_requests", "lba_shift", "host_block_link", "nvme_commands",
-               "target_device_link", "target_device", "ctrl_map", "clock_coarse", "clock_candidates",
-               "clock_offset_slices", "clock_offset", "command_match", "io", "io_milestones",
-               "io_stages", "io_stage_check")
+# Which layers are tables (computed once) and which are views is declared in the SQL
+# files themselves (CREATE OR REPLACE TABLE / VIEW): re-running a file recomputes its tables.
 
 
 RunError = NtscopeError  # bad input: the message says what, where, the value, and the fix
@@ -142,18 +139,7 @@ def interference_files():
                   if f.startswith("interference_") and f.endswith(".sql"))
 
 
-INTERFERENCE_MATERIALIZE = ("intf_io", "intf_io_ahead", "intf_stream_sharing")
-
-
-def as_tables(sql, names=MATERIALIZE):
-    """Create the heavy layers as tables: each is computed once, and later views bind
-    against a table instead of re-expanding every view beneath them."""
-    for n in names:
-        sql = sql.replace(f"CREATE OR REPLACE VIEW {n} AS", f"CREATE OR REPLACE TABLE {n} AS")
-    return sql
-
-
-def build_script(run_dir, con=None, materialized=True):
+def build_script(run_dir, con=None):
     """The whole SQL script for one run: contract, raw views, run_hosts, view files."""
     import duckdb
     run_dir = os.path.abspath(run_dir)
@@ -172,11 +158,11 @@ def build_script(run_dir, con=None, materialized=True):
     for vf in view_files():
         with open(vf) as f:
             text = f.read()
-        parts.append(f"-- ==== {os.path.basename(vf)}\n" + (as_tables(text) if materialized else text))
+        parts.append(f"-- ==== {os.path.basename(vf)}\n" + text)
     return "\n".join(parts)
 
 
-def connect(run_dir, materialized=True, memory_limit=None, temp_dir=None, interference=False, progress=None):
+def connect(run_dir, memory_limit=None, temp_dir=None, interference=False, progress=None):
     """A DuckDB connection with every view of the run (and the interference views)."""
     import duckdb
     con = duckdb.connect()
@@ -191,7 +177,7 @@ def connect(run_dir, materialized=True, memory_limit=None, temp_dir=None, interf
         con.execute(f"SET temp_directory = {sql_str(temp_dir)}")
     if progress:
         progress.step("loading the views (events, commands, join, stages)", con)
-    con.execute(build_script(run_dir, con, materialized))
+    con.execute(build_script(run_dir, con))
     if interference:
         if progress:
             progress.step("interference (who waited behind whom)", con)
@@ -202,7 +188,7 @@ def connect(run_dir, materialized=True, memory_limit=None, temp_dir=None, interf
 def run_interference(con):
     for path in interference_files():
         with open(path) as f:
-            con.execute(as_tables(f.read(), INTERFERENCE_MATERIALIZE))
+            con.execute(f.read())
 
 
 def shell(con, stdin=sys.stdin, out=sys.stdout):

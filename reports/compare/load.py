@@ -9,8 +9,6 @@ import os
 from ntscope.sql import views
 
 COMPARE_SQL = os.path.join(os.path.dirname(os.path.abspath(views.__file__)), "compare")
-# Heavy compare layers, computed once per comparison.
-MATERIALIZE = ("cmp_sample_parts", "cmp_sample_vals", "cmp_stage_stats", "cmp_bootstrap", "cmp_lad", "cmp_queue_evidence")
 
 
 def compare_files():
@@ -76,5 +74,5 @@ def compare_connection(base_dirs, run_dirs, keep_run=False, progress=None):
     con.execute("CREATE TABLE cmp_run_info AS " + " UNION ALL BY NAME ".join(f"SELECT * FROM info_{n}" for n in names))
     for path in compare_files():
         with open(path) as f:
-            con.execute(views.as_tables(f.read(), MATERIALIZE))
+            con.execute(f.read())
     return (con, run_con) if keep_run else con

@@ -3,7 +3,7 @@
 --   part_id     1..P, the key of cmp_sample_vals
 --   run, group_key, stage_set, stage, seq, parent, direction
 --   n           samples (io with a known duration)
-CREATE OR REPLACE VIEW cmp_sample_parts AS
+CREATE OR REPLACE TABLE cmp_sample_parts AS
 SELECT row_number() OVER (ORDER BY run, group_key, stage_set, stage) AS part_id,
        run, group_key, stage_set, stage, any_value(seq) AS seq, any_value(parent) AS parent,
        any_value(direction) AS direction, count(*) AS n
@@ -14,7 +14,7 @@ FROM cmp_io_stage GROUP BY run, group_key, stage_set, stage;
 -- integer key.
 --   sample_key  part_id * 2^32 + k, k = 1..n in (rep, io_id) order within the part
 --   dur         ns
-CREATE OR REPLACE VIEW cmp_sample_vals AS
+CREATE OR REPLACE TABLE cmp_sample_vals AS
 SELECT (p.part_id << 32) + row_number() OVER (PARTITION BY p.part_id ORDER BY s.rep, s.io_id) AS sample_key, s.dur
 FROM cmp_io_stage s
 JOIN cmp_sample_parts p USING (run, group_key, stage_set, stage);
@@ -33,7 +33,7 @@ FROM cmp_sample_vals v JOIN cmp_sample_parts p ON p.part_id = v.sample_key >> 32
 --   run, group_key, stage_set, stage, seq, parent, direction
 --   n                       io with a known duration
 --   mean_ns, p50_ns, p99_ns (nearest-rank percentiles, ns)
-CREATE OR REPLACE VIEW cmp_stage_stats AS
+CREATE OR REPLACE TABLE cmp_stage_stats AS
 SELECT run, group_key, stage_set, stage, any_value(seq) AS seq, any_value(parent) AS parent,
        any_value(direction) AS direction, count(*) AS n,
        avg(dur) AS mean_ns, quantile_disc(dur, 0.5) AS p50_ns, quantile_disc(dur, 0.99) AS p99_ns
@@ -50,7 +50,7 @@ FROM cmp_io_stage GROUP BY ALL;
 --   m, n       draws and samples: when m < n (an m-out-of-n bootstrap) the spread of these
 --              around the full-sample statistic is about sqrt(n / m) too wide; cmp_lad
 --              scales it back
-CREATE OR REPLACE VIEW cmp_bootstrap AS
+CREATE OR REPLACE TABLE cmp_bootstrap AS
 WITH draws AS (
     SELECT p.part_id, r.r,
            (p.part_id << 32) + 1 + (hash(c.seed, p.run, p.group_key, p.stage_set, p.stage, r.r, j.j) % p.n::UBIGINT)::BIGINT AS sample_key
@@ -82,7 +82,7 @@ FROM stats s JOIN cmp_sample_parts p USING (part_id), cmp_params c;
 --   reps_base, reps_run    runs per side (1 without repeats)
 --   between_change_lo_ns, between_change_hi_ns   the run-to-run 95% interval of the mean's
 --                      change (cmp_between_runs; NULL unless both sides have >= 2 runs)
-CREATE OR REPLACE VIEW cmp_lad AS
+CREATE OR REPLACE TABLE cmp_lad AS
 WITH scaled AS (
     -- m-out-of-n resamples: the full-sample statistic + sqrt(m / n) x the resample's
     -- deviation from it (resamples of n draws are used as they are)

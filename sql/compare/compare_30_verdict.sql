@@ -7,7 +7,7 @@
 --   other_stream_bytes_mean  bytes ahead from other streams on the same queue (bytes)
 --   device_other_bytes_mean  bytes ahead from other streams on the same device (bytes)
 --   queues, cpus           distinct queues and submitting CPUs of the group
-CREATE OR REPLACE VIEW cmp_queue_evidence AS
+CREATE OR REPLACE TABLE cmp_queue_evidence AS
 SELECT run, 'type=' || coalesce(io_type, '?') || ', size=' || size_bytes AS group_key,
        count(*) AS ios, avg(queue_ahead_cmds) AS ahead_cmds_mean,
        avg(queue_other_cpu_cmds) AS other_cpu_cmds_mean, avg(queue_other_bytes) AS other_stream_bytes_mean,

@@ -16,7 +16,7 @@
 --   io_seq       1..n in io_id order (an integer key for the sweeps' joins)
 --   stream_no, queue_no, device_no   1..n numbers of stream_id, queue_key, device_key (in
 --                their text order): the sweeps below partition on these integers
-CREATE OR REPLACE VIEW intf_io AS
+CREATE OR REPLACE TABLE intf_io AS
 WITH i AS (
     SELECT io_id, io_type, size_bytes, cpu, pid, comm, qid,
            coalesce(comm, '?') || '/' || coalesce(pid::VARCHAR, '?') || ' ' || coalesce(io_type, '?') || ' ' || size_bytes || 'B' AS stream_id,
@@ -95,7 +95,7 @@ FROM intf_io a JOIN intf_io b
 -- "other streams" = all minus the I/O's own stream, "other CPU" = all minus its own CPU;
 -- the I/O itself is taken out when it is still in flight at its own submit (done > submit).
 -- Per-stream and per-CPU sweeps run only on resources several streams (CPUs) share.
-CREATE OR REPLACE VIEW intf_io_ahead AS
+CREATE OR REPLACE TABLE intf_io_ahead AS
 WITH ev AS (
     SELECT io_seq, stream_no, cpu, queue_no, device_no, submit_ts AS ts, 1 AS d, size_bytes AS b FROM intf_io
     UNION ALL
@@ -150,7 +150,7 @@ LEFT JOIN qs ON qs.io_seq = i.io_seq LEFT JOIN qc ON qc.io_seq = i.io_seq LEFT J
 -- step function of time (and, per CPU, for same_cpu), read at each submit of every stream
 -- sharing the resource with it while both were active: I/Os x streams per resource, not
 -- I/Os x commands in flight.
-CREATE OR REPLACE VIEW intf_stream_sharing AS
+CREATE OR REPLACE TABLE intf_stream_sharing AS
 WITH r AS (
     SELECT 'queue' AS resource, queue_no AS rno, io_seq, stream_no, cpu, submit_ts, done_ts, size_bytes FROM intf_io
     UNION ALL
