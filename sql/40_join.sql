@@ -317,6 +317,8 @@ QUALIFY row_number() OVER (PARTITION BY t_cmd ORDER BY miss, i_cmd) = 1;
 --   status         NVMe status on the initiator
 --   match_state    'matched', or why not: 'initiator_incomplete', 'no_target_controller',
 --                  'outside_target_trace', 'no_target_command'
+--   queue_key      the transport queue (= its TCP connection): '<initiator host>/c<ctrl_id>/q<qid>',
+--                  the one queue key of every report, export and interference view
 CREATE OR REPLACE TABLE io AS
 WITH tw AS (
     SELECT h.host, h.first_ts, h.last_ts FROM hosts h WHERE h.role = 'target'
@@ -339,7 +341,8 @@ SELECT i.cmd_key AS io_id, i.host AS initiator_host, i.ctrl_id, m.cntlid, i.qid,
             WHEN i.submit_ts + o.offset_ns > (SELECT max(last_ts) FROM tw WHERE tw.host = m.target_host)
               OR i.complete_ts + o.offset_ns < (SELECT min(first_ts) FROM tw WHERE tw.host = m.target_host)
               THEN 'outside_target_trace'
-            ELSE 'no_target_command' END AS match_state
+            ELSE 'no_target_command' END AS match_state,
+       i.host || '/c' || i.ctrl_id || '/q' || i.qid AS queue_key
 FROM nvme_commands i
 LEFT JOIN lba_shift ls ON ls.host = i.host
 LEFT JOIN host_block_link hb ON hb.submit_key = i.host || '/' || i.submit_cpu || '/' || i.submit_ts

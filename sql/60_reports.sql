@@ -110,7 +110,7 @@ FROM l, range(1, 101) r(pct);
 
 -- report_timeseries: one row per (queue, time bin) over the selected io: throughput and
 -- in-flight commands (nvme_setup_cmd .. nvme_complete_rq) over time. About 100 bins.
---   queue        '<initiator host>/q<qid>', or 'all'
+--   queue        io.queue_key ('<initiator host>/c<ctrl_id>/q<qid>'), or 'all'
 --   bin          bin number from the start of report_window
 --   bin_start_ns offset of the bin from report_window.start_ts (ns)
 --   bin_ns       bin width (ns)
@@ -125,7 +125,7 @@ CREATE OR REPLACE VIEW report_timeseries AS
 WITH w AS (
     SELECT start_ts, greatest(dur // 100, 1000000) AS bin_ns FROM report_window
 ), x AS (
-    SELECT initiator_host || '/q' || qid AS queue, i_setup_ts AS s, i_complete_rq_ts AS e, size_bytes,
+    SELECT queue_key AS queue, i_setup_ts AS s, i_complete_rq_ts AS e, size_bytes,
            (i_setup_ts - w.start_ts) // w.bin_ns AS s_bin, (i_complete_rq_ts - w.start_ts) // w.bin_ns AS e_bin
     FROM io_selected, w WHERE i_setup_ts IS NOT NULL AND i_complete_rq_ts IS NOT NULL
 ), starts AS (

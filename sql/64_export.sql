@@ -11,7 +11,7 @@
 --                      ('/dev/' dropped, e.g. 'target/nullb0'); NULL when the io is unmatched
 CREATE OR REPLACE VIEW io_keys AS
 SELECT i.io_id,
-       i.initiator_host || '/c' || i.ctrl_id || '/q' || i.qid AS queue_key,
+       i.queue_key,
        i.initiator_host || '/' || coalesce(i.disk, '?') AS device_key,
        CASE WHEN i.t_cmd IS NOT NULL
             THEN i.target_host || '/' || coalesce(regexp_replace(t.disk, '^/dev/', ''), '?') END AS target_device_key

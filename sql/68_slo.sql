@@ -103,7 +103,7 @@ WITH w AS (
 )
 SELECT w.slo_id, w.rank, w.io_id, w.dur AS dur_ns,
        (i.i_setup_ts - (SELECT start_ts FROM report_window)) / 1e9 AS at_s,
-       i.io_type, i.size_bytes, i.initiator_host || '/c' || i.ctrl_id || '/q' || i.qid AS queue_key,
+       i.io_type, i.size_bytes, i.queue_key,
        i.cpu, i.comm, i.pid,
        (SELECT list({'stage': s.stage, 'dur_ns': s.dur} ORDER BY s.seq)
         FROM io_stages s JOIN slo_objectives o ON o.slo_id = w.slo_id

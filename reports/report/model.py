@@ -50,7 +50,7 @@ def build(con, spec):
            "per_second": rows(con, "SELECT * FROM slo_per_second ORDER BY slo_id, second"),
            "worst_ios": rows(con, "SELECT * FROM slo_worst_ios ORDER BY slo_id, rank")}
     return {
-        "schema": "ntscope.report/2",
+        "schema": "ntscope.report/3",
         "mode": mode,
         "spec": spec.describe(),
         "stage_sets": stage_sets,

@@ -166,7 +166,7 @@ def test_queue_series_go_to_zero_instead_of_bridging_idle_bins(browser, randread
     drawn = defaultdict(dict)
     for m in page.of("ts-inflight", "line"):
         drawn[m[2]][round(m[4]["t_s"] * 1e9 / bin_ns)] = m[4]["inflight"]
-    assert set(drawn) == {r["queue"] for r in doc["timeseries"]} == {"all", "initiator/q1", "initiator/q2"}
+    assert set(drawn) == {r["queue"] for r in doc["timeseries"]} == {"all", "initiator/c0/q1", "initiator/c0/q2"}
     idle = 0
     for q, points in drawn.items():
         assert sorted(points) == list(range(n_bins)), f"{q}: a point per bin"

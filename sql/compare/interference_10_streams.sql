@@ -20,7 +20,7 @@ CREATE OR REPLACE TABLE intf_io AS
 WITH i AS (
     SELECT io_id, io_type, size_bytes, cpu, pid, comm, qid,
            coalesce(comm, '?') || '/' || coalesce(pid::VARCHAR, '?') || ' ' || coalesce(io_type, '?') || ' ' || size_bytes || 'B' AS stream_id,
-           initiator_host || '/c' || ctrl_id || '/q' || qid AS queue_key,
+           queue_key,
            initiator_host || '/' || coalesce(disk, '?') AS device_key,
            coalesce(i_bio_queue_ts, i_setup_ts) AS start_ts, i_setup_ts AS submit_ts,
            i_complete_rq_ts AS done_ts, coalesce(i_rq_complete_ts, i_complete_rq_ts) AS end_ts,
