@@ -17,7 +17,7 @@ import sys
 from ntscope.errors import NtscopeError
 
 SQL_DIR = os.path.dirname(os.path.abspath(__file__))
-INTERFERENCE_SQL = os.path.join(SQL_DIR, "compare")
+INTERFERENCE_SQL = os.path.join(SQL_DIR, "interference")
 STAGE_TABLE_SQL = os.path.join(SQL_DIR, "05_stage_definitions.sql")
 SYSTEMS = ("nvme", "nvmet", "block", "nvme_tcp", "nvmet_tcp")
 # Which layers are tables (computed once) and which are views is declared in the SQL
@@ -135,8 +135,7 @@ def view_files():
 
 
 def interference_files():
-    return sorted(os.path.join(INTERFERENCE_SQL, f) for f in os.listdir(INTERFERENCE_SQL)
-                  if f.startswith("interference_") and f.endswith(".sql"))
+    return sorted(os.path.join(INTERFERENCE_SQL, f) for f in os.listdir(INTERFERENCE_SQL) if f.endswith(".sql"))
 
 
 def build_script(run_dir, con=None):
