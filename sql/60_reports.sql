@@ -108,6 +108,50 @@ WITH q AS (
 SELECT group_key, stage_set, stage, seq, pct, qs[pct] AS dur_ns
 FROM l, range(1, 101) r(pct);
 
+-- inflight_bins(VIEW): the in-flight time per (resource, time bin) of the intervals in VIEW,
+-- the one sweep both time series use (report_timeseries here, intf_timeseries in
+-- sql/interference/20_timeseries.sql). VIEW (a view or table name) has the columns
+-- resource, s, e (interval start and end, ns) and t0, bin_ns (the bins: [t0 + k * bin_ns,
+-- t0 + (k + 1) * bin_ns), the same in every row). Linear in the intervals: with F(T) = the
+-- in-flight time summed over intervals before T = sum over starts before T of (T - s) - the
+-- same over ends, a bin's in-flight time is F(bin end) - F(bin start), from per-bin counts
+-- and sums of the start and end times (exact integers), never visiting interval x bin.
+--   resource, bin (from the resource's first start bin to its last end bin)
+--   busy_ns      in-flight time in the bin (ns; / bin_ns = average in flight)
+--   spanning     intervals spanning the bin (started in or before it, not ended before it)
+-- Callers count what ends in a bin (completions, bytes) themselves.
+CREATE OR REPLACE MACRO inflight_bins(input_view) AS TABLE
+WITH x AS (
+    SELECT resource, s, e, t0, bin_ns, (s - t0) // bin_ns AS s_bin, (e - t0) // bin_ns AS e_bin
+    FROM query_table(input_view)
+), pts AS (
+    SELECT resource, s_bin AS bin, 1 AS d, s AS ts FROM x
+    UNION ALL SELECT resource, e_bin, -1, e FROM x
+), per_bin AS (
+    SELECT resource, bin, sum(d) AS n, sum(d * ts) AS t,
+           count(*) FILTER (WHERE d = 1) AS n_start, count(*) FILTER (WHERE d = -1) AS n_end
+    FROM pts GROUP BY ALL
+), grid AS (
+    SELECT resource, any_value(t0) AS t0, any_value(bin_ns) AS bin_ns,
+           unnest(range(min(s_bin), max(e_bin) + 1)) AS bin
+    FROM x GROUP BY resource
+), f AS (
+    SELECT g.resource, g.bin,
+           (g.t0 + (g.bin + 1) * g.bin_ns) * sum(coalesce(p.n, 0)) OVER c - sum(coalesce(p.t, 0)) OVER c AS f_end,
+           sum(coalesce(p.n_start, 0)) OVER c - sum(coalesce(p.n_end, 0)) OVER c + coalesce(p.n_end, 0) AS spanning
+    FROM grid g LEFT JOIN per_bin p USING (resource, bin)
+    WINDOW c AS (PARTITION BY g.resource ORDER BY g.bin ROWS UNBOUNDED PRECEDING)
+)
+SELECT resource, bin, f_end - lag(f_end, 1, 0) OVER (PARTITION BY resource ORDER BY bin) AS busy_ns, spanning
+FROM f;
+
+-- report_inflight_input: the selected io as intervals for inflight_bins: per transport queue,
+-- nvme_setup_cmd .. nvme_complete_rq, bins of report_timeseries.
+CREATE OR REPLACE VIEW report_inflight_input AS
+SELECT queue_key AS resource, i_setup_ts AS s, i_complete_rq_ts AS e, size_bytes, w.start_ts AS t0,
+       greatest(w.dur // 100, 1000000) AS bin_ns
+FROM io_selected, report_window w WHERE i_setup_ts IS NOT NULL AND i_complete_rq_ts IS NOT NULL;
+
 -- report_timeseries: one row per (queue, time bin) over the selected io: throughput and
 -- in-flight commands (nvme_setup_cmd .. nvme_complete_rq) over time. About 100 bins.
 --   queue        io.queue_key ('<initiator host>/c<ctrl_id>/q<qid>'), or 'all'
@@ -118,42 +162,18 @@ FROM l, range(1, 101) r(pct);
 --   iops, mb_s   completions and bytes per second in the bin (MB = 10^6 bytes), times
 --                sampling_run.scale on a sampled capture
 --   inflight_avg time-averaged commands outstanding in the bin (scaled likewise)
--- A sweep, linear in the I/Os: per queue, the I/Os spanning each bin (cumulative starts minus
--- ends before it) and the per-bin sums of clipped submit / completion times give the
--- in-flight time of the bin without visiting I/O x bins.
 CREATE OR REPLACE VIEW report_timeseries AS
 WITH w AS (
-    SELECT start_ts, greatest(dur // 100, 1000000) AS bin_ns FROM report_window
-), x AS (
-    SELECT queue_key AS queue, i_setup_ts AS s, i_complete_rq_ts AS e, size_bytes,
-           (i_setup_ts - w.start_ts) // w.bin_ns AS s_bin, (i_complete_rq_ts - w.start_ts) // w.bin_ns AS e_bin
-    FROM io_selected, w WHERE i_setup_ts IS NOT NULL AND i_complete_rq_ts IS NOT NULL
-), starts AS (
-    SELECT queue, s_bin AS bin, count(*) AS n, sum(greatest(s, w.start_ts + s_bin * w.bin_ns)) AS t
-    FROM x, w GROUP BY ALL
-), ends AS (
-    SELECT queue, e_bin AS bin, count(*) AS n, sum(least(e, w.start_ts + (e_bin + 1) * w.bin_ns)) AS t,
-           sum(size_bytes) AS bytes
-    FROM x, w GROUP BY ALL
-), grid AS (
-    SELECT queue, unnest(range(min(s_bin), max(e_bin) + 1)) AS bin FROM x GROUP BY queue
-), spans AS (
-    -- per bin: io spanning it (started at or before it, not ended before it), and the sums
-    -- of the clipped start / end times of those starting / ending in it
-    SELECT g.queue, g.bin,
-           sum(coalesce(st.n, 0)) OVER c - coalesce(sum(en.n) OVER p, 0) AS spanning,
-           coalesce(st.n, 0) AS n_start, coalesce(st.t, 0) AS t_start,
-           coalesce(en.n, 0) AS n_end, coalesce(en.t, 0) AS t_end, coalesce(en.bytes, 0) AS bytes
-    FROM grid g LEFT JOIN starts st USING (queue, bin) LEFT JOIN ends en USING (queue, bin)
-    WINDOW c AS (PARTITION BY g.queue ORDER BY g.bin ROWS UNBOUNDED PRECEDING),
-           p AS (PARTITION BY g.queue ORDER BY g.bin ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)
+    SELECT any_value(bin_ns) AS bin_ns FROM report_inflight_input
+), done AS (
+    SELECT resource, (e - t0) // bin_ns AS bin, count(*) AS completions, sum(size_bytes) AS bytes
+    FROM report_inflight_input GROUP BY ALL
 ), q AS (
-    -- in-flight time in the bin: each spanning io from max(submit, bin start) to
-    -- min(completion, bin end), summed without visiting io x bins
-    SELECT queue, bin, w.bin_ns, n_end AS completions, bytes::BIGINT AS bytes,
-           (t_end + (w.start_ts + (bin + 1) * w.bin_ns) * (spanning - n_end)
-            - t_start - (w.start_ts + bin * w.bin_ns) * (spanning - n_start)) * 1.0 / w.bin_ns AS inflight_avg
-    FROM spans, w WHERE spanning > 0
+    SELECT b.resource AS queue, b.bin, w.bin_ns, coalesce(d.completions, 0) AS completions,
+           coalesce(d.bytes, 0)::BIGINT AS bytes, b.busy_ns * 1.0 / w.bin_ns AS inflight_avg
+    FROM inflight_bins('report_inflight_input') b CROSS JOIN w
+    LEFT JOIN done d ON d.resource = b.resource AND d.bin = b.bin
+    WHERE b.spanning > 0
 ), t AS (
     SELECT queue, bin, bin_ns, completions, bytes, inflight_avg FROM q
     UNION ALL

@@ -6,10 +6,16 @@
 --   inflight_avg    time-averaged commands in flight (nvme_setup_cmd .. nvme_complete_rq)
 --   completions     I/Os completing in the bin;  mb_s  their bytes per second (10^6 bytes/s)
 --   wait_mean_ns    mean wait_ns of those completions (ns; NULL when none)
--- Busy time per bin is a sweep, linear in the I/Os: with F(T) = the in-flight time summed
--- over I/Os before T = sum over submits before T of (T - submit) - the same over completions,
--- a bin's busy time is F(bin end) - F(bin start), from per-bin counts and sums of the
--- submit and completion times (exact integers).
+-- Busy time per bin: inflight_bins (sql/60_reports.sql), the sweep report_timeseries uses too;
+-- intf_inflight_input: intf_io as its intervals, once per queue and once per device.
+CREATE OR REPLACE VIEW intf_inflight_input AS
+WITH w AS (
+    SELECT min(submit_ts) AS t0, greatest((max(done_ts) - min(submit_ts) + 99) // 100, 1) AS bin_ns FROM intf_io
+)
+SELECT {'kind': 'queue', 'key': queue_key} AS resource, submit_ts AS s, done_ts AS e, w.t0, w.bin_ns FROM intf_io, w
+UNION ALL
+SELECT {'kind': 'device', 'key': device_key}, submit_ts, done_ts, w.t0, w.bin_ns FROM intf_io, w;
+
 CREATE OR REPLACE VIEW intf_timeseries AS
 WITH w AS (
     SELECT min(submit_ts) AS t0, greatest((max(done_ts) - min(submit_ts) + 99) // 100, 1) AS bin_ns FROM intf_io
@@ -18,24 +24,9 @@ WITH w AS (
     UNION ALL SELECT 'device', device_key, * FROM intf_io
 ), bins AS (
     SELECT resource_kind, resource, b.bin FROM (SELECT DISTINCT resource_kind, resource FROM r), range(0, 100) b(bin)
-), pts AS (
-    -- each submit (+1) and completion (-1) in the bin it falls in (bin 100: the last
-    -- completion when it sits exactly on the end; it ends no bin below 100)
-    SELECT r.resource_kind, r.resource, (r.submit_ts - w.t0) // w.bin_ns AS bin, 1 AS d, r.submit_ts AS ts FROM r, w
-    UNION ALL
-    SELECT r.resource_kind, r.resource, (r.done_ts - w.t0) // w.bin_ns, -1, r.done_ts FROM r, w
-), per_bin AS (
-    SELECT resource_kind, resource, bin, sum(d) AS n, sum(d * ts) AS s FROM pts GROUP BY ALL
-), f AS (
-    -- F at each bin's end: open = submits - completions up to it, F = end * open - sum(open times)
-    SELECT b.resource_kind, b.resource, b.bin,
-           (w.t0 + (b.bin + 1) * w.bin_ns) * sum(coalesce(p.n, 0)) OVER c - sum(coalesce(p.s, 0)) OVER c AS f_end
-    FROM bins b CROSS JOIN w LEFT JOIN per_bin p USING (resource_kind, resource, bin)
-    WINDOW c AS (PARTITION BY b.resource_kind, b.resource ORDER BY b.bin ROWS UNBOUNDED PRECEDING)
 ), busy AS (
-    SELECT resource_kind, resource, bin,
-           f_end - lag(f_end, 1, 0) OVER (PARTITION BY resource_kind, resource ORDER BY bin) AS busy_ns
-    FROM f
+    SELECT resource.kind AS resource_kind, resource.key AS resource, bin, busy_ns
+    FROM inflight_bins('intf_inflight_input')
 ), done AS (
     SELECT r.resource_kind, r.resource, least((r.done_ts - w.t0) // w.bin_ns, 99) AS bin,
            count(*) AS completions, sum(r.size_bytes) AS bytes, avg(r.wait_ns) AS wait_mean_ns
