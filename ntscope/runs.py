@@ -40,7 +40,7 @@ def resolve_list(arg):
     Returns absolute paths, each run once."""
     if arg and (os.path.isdir(arg) or "," not in arg):
         return [resolve(arg)]
-    parts = [p for p in (arg or "").split(",")]
+    parts = (arg or "").split(",")
     if any(not p for p in parts):
         raise NtscopeError(f"run list {arg!r} has an empty item; fix: name the runs separated by single commas "
                            f"(e.g. base1,base2,base3)")
