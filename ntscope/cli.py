@@ -236,7 +236,7 @@ def add_analyze_flags(p):
     p.add_argument("--cpu", help="submitting CPUs")
     p.add_argument("--process", help="process names or pids (the bio's owner)")
     p.add_argument("--window", help="START:END seconds from the first I/O, e.g. 1:4 or 2:")
-    p.add_argument("--group-by", help="fields: type,size,device,queue,cpu,process,pid,host,time (default type,size)")
+    p.add_argument("--group-by", help="fields: type,size,device,queue,cpu,process,pid,host,target,time (default type,size)")
     p.add_argument("--time-bucket", default=1.0, type=float, help="seconds per group when grouping by time")
     p.add_argument("--stage-set", help="stage sets to report (stock, ntprof, s_notation); default all present")
     p.add_argument("--slo", action="append", metavar="OBJECTIVE",

@@ -33,5 +33,11 @@ SELECT * FROM (VALUES
     ('nvmet_tcp', 'cntlid', 'BIGINT'), ('nvmet_tcp', 'qid', 'BIGINT'), ('nvmet_tcp', 'queue_idx', 'BIGINT'),
     ('nvmet_tcp', 'cid', 'BIGINT'), ('nvmet_tcp', 'opcode', 'BIGINT'), ('nvmet_tcp', 'is_write', 'BIGINT'),
     ('nvmet_tcp', 'data_len', 'BIGINT'), ('nvmet_tcp', 'status', 'BIGINT'),
-    ('nvmet_tcp', 'resp_list_len', 'BIGINT'), ('nvmet_tcp', 'send_list_len', 'BIGINT')
+    ('nvmet_tcp', 'resp_list_len', 'BIGINT'), ('nvmet_tcp', 'send_list_len', 'BIGINT'),
+    -- workqueue: the capture keeps only the NVMe/TCP io_work (capture key cpu_wait);
+    -- field_cpu is the pool's CPU of workqueue_queue_work (the event's own CPU is cpu)
+    ('workqueue', 'work', 'UBIGINT'), ('workqueue', 'function', 'UBIGINT'),
+    ('workqueue', 'req_cpu', 'BIGINT'), ('workqueue', 'field_cpu', 'BIGINT'),
+    -- irq: softirq_raise / _entry / _exit, the capture keeps NET_RX (vec 3) (capture key cpu_wait)
+    ('irq', 'vec', 'BIGINT')
 ) AS t(system, column_name, column_type);

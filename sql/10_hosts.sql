@@ -67,8 +67,7 @@ FROM run_hosts r LEFT JOIN c USING (host) LEFT JOIN lost USING (host);
 --             names a role that is neither initiator nor target), 'role_contradicts_events'
 --             (host.json's role has none of its events, only the other role's),
 --             'different_runs' (host.json names different runs), 'not_recorded_together'
---             (host.json capture windows do not overlap), 'several_pairs' (more than one
---             initiator or target: one clock offset per run cannot join them)
+--             (host.json capture windows do not overlap)
 --   host      the host, or 'A,B' for a pair / every host concerned
 --   value     the offending value (text)
 --   meaning   what is wrong and the fix
@@ -117,16 +116,5 @@ SELECT 'not_recorded_together', string_agg(host, ',' ORDER BY host),
        'the hosts'' capture windows (host.json start_utc..end_utc) do not overlap: they were not recorded '
        || 'during the same workload; fix: record both hosts while the workload runs'
 FROM h WHERE start_utc IS NOT NULL AND end_utc IS NOT NULL
-HAVING count(*) > 1 AND max(start_utc) > min(end_utc) + INTERVAL 1 MINUTE
-UNION ALL
--- one clock offset per run: a second initiator or target has its own clock, and one
--- offset for all would match a fraction of the commands and report negative stages
-SELECT 'several_pairs', string_agg(host, ',' ORDER BY host),
-       count(*) FILTER (WHERE role = 'initiator') || ' initiators, ' || count(*) FILTER (WHERE role = 'target') || ' targets',
-       'more than one initiator or target in one run: the join estimates one clock offset per run, not one per host pair; '
-       || 'fix: analyze each initiator-target pair as its own run (a folder holding that initiator''s and that target''s host folders)'
-FROM (SELECT h.host, coalesce(h.sha256, h.host) AS trace,   -- one trace copied twice is same_trace
-             coalesce(h.json_role, CASE WHEN has_initiator_events THEN 'initiator'
-                                        WHEN has_target_events THEN 'target' END) AS role FROM h) x
-HAVING count(DISTINCT trace) FILTER (WHERE role = 'initiator') > 1
-    OR count(DISTINCT trace) FILTER (WHERE role = 'target') > 1;
+HAVING count(*) > 1 AND max(start_utc) > min(end_utc) + INTERVAL 1 MINUTE;
+

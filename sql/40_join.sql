@@ -1,8 +1,13 @@
 -- ctrl_map: one row per initiator controller: which target controller (cntlid) it talks to.
 -- On stock kernels nvme_setup_cmd's ctrl_id is the host instance (nvmeN), not the cntlid
--- the target knows. Sources, in order: host.json nvme_controllers (instance -> cntlid);
--- else nvme_tcp events (patched kernels carry both); else one I/O controller on each side; else the target controller sharing the most
--- command fingerprints (qid, cid, opcode, slba, nlb) with it.
+-- the target knows. Sources, in order: host.json nvme_controllers (instance -> cntlid; when
+-- several targets have that cntlid, the one whose host.json nvmet ports serve the
+-- controller's address and subsystem, else its subsystem); else nvme_tcp events (patched
+-- kernels carry both; used when one target host has that cntlid); else one I/O controller
+-- on each side; else the target controller sharing the most command fingerprints
+-- (qid, cid, opcode, slba, nlb) with it. A controller whose host.json subsystem no target's
+-- host.json serves talks to a target outside the run: it maps to none (its I/O is counted
+-- as 'no_target_controller', not joined to a stranger with the same cntlid).
 --   initiator_host, ctrl_id   initiator host and its controller instance
 --   target_host, cntlid       target host and controller id
 --   source       'host.json', 'nvme_tcp events', 'single controller', 'fingerprint'
@@ -13,19 +18,45 @@ WITH ic AS (
 ), tc AS (
     SELECT DISTINCT host, ctrl_id FROM nvme_commands WHERE role = 'target' AND kind = 'io'
 ), from_json AS (
-    SELECT h.host, TRY_CAST(c->>'instance' AS BIGINT) AS ctrl_id, TRY_CAST(c->>'cntlid' AS BIGINT) AS cntlid
+    SELECT h.host, TRY_CAST(c->>'instance' AS BIGINT) AS ctrl_id, TRY_CAST(c->>'cntlid' AS BIGINT) AS cntlid,
+           c->>'subsysnqn' AS nqn,
+           nullif(regexp_extract(c->>'address', 'traddr=([^,]+)', 1), '') AS traddr,
+           nullif(regexp_extract(c->>'address', 'trsvcid=([^,]+)', 1), '') AS trsvcid
     FROM (SELECT host, unnest(from_json(host_json->'nvme_controllers', '["JSON"]')) AS c
           FROM run_hosts WHERE host_json IS NOT NULL) h
-), json_map AS (
+), target_ports AS (
+    -- what each target's nvmet configfs serves: (address, port, subsystem)
+    SELECT host, p->>'traddr' AS traddr, p->>'trsvcid' AS trsvcid,
+           unnest(coalesce(from_json(p->'subsystems', '["VARCHAR"]'), [])) AS nqn
+    FROM (SELECT host, unnest(from_json(host_json->'nvmet'->'ports', '["JSON"]')) AS p
+          FROM run_hosts WHERE host_json IS NOT NULL)
+), elsewhere AS (
+    -- controllers of a subsystem that none of the run's targets serves, when every target
+    -- says what it serves
+    SELECT j.host, j.ctrl_id FROM from_json j
+    WHERE j.nqn IS NOT NULL
+      AND NOT EXISTS (SELECT 1 FROM target_ports p WHERE p.nqn = j.nqn)
+      AND NOT EXISTS (SELECT 1 FROM tc WHERE tc.host NOT IN (SELECT host FROM target_ports))
+), json_fit AS (
     SELECT ic.host AS initiator_host, ic.ctrl_id, tc.host AS target_host, tc.ctrl_id AS cntlid,
-           'host.json' AS source, NULL::BIGINT AS score
+           CASE WHEN EXISTS (SELECT 1 FROM target_ports p WHERE p.host = tc.host AND p.nqn = j.nqn
+                              AND p.traddr = j.traddr AND p.trsvcid = j.trsvcid) THEN 2
+                WHEN EXISTS (SELECT 1 FROM target_ports p WHERE p.host = tc.host AND p.nqn = j.nqn) THEN 1
+                ELSE 0 END AS fit
     FROM ic JOIN from_json j ON j.host = ic.host AND j.ctrl_id = ic.ctrl_id
     JOIN tc ON tc.ctrl_id = j.cntlid
-    QUALIFY count(*) OVER (PARTITION BY ic.host, ic.ctrl_id) = 1
+), json_map AS (
+    -- the best-fitting target, when it is the only one at that fit
+    SELECT initiator_host, ctrl_id, target_host, cntlid, 'host.json' AS source, NULL::BIGINT AS score
+    FROM (SELECT *, max(fit) OVER (PARTITION BY initiator_host, ctrl_id) AS best FROM json_fit)
+    WHERE fit = best
+    QUALIFY count(*) OVER (PARTITION BY initiator_host, ctrl_id) = 1
 ), from_tcp AS (
     -- patched kernels: nvme_tcp events carry both the host instance and the cntlid
     SELECT DISTINCT e.host, e.ctrl_id, tc.host, e.cntlid, 'nvme_tcp events', NULL::BIGINT
-    FROM events e JOIN tc ON tc.ctrl_id = e.cntlid
+    FROM events e
+    JOIN (SELECT ctrl_id, any_value(host) AS host FROM tc GROUP BY ctrl_id HAVING count(*) = 1) tc
+      ON tc.ctrl_id = e.cntlid
     WHERE e.system = 'nvme_tcp' AND e.cntlid IS NOT NULL AND e.cntlid <> 65535
 ), single AS (
     SELECT ic.host, ic.ctrl_id, tc.host, tc.ctrl_id, 'single controller', NULL::BIGINT
@@ -48,26 +79,37 @@ WITH ic AS (
     UNION ALL SELECT *, 4 FROM fingerprint
 )
 SELECT initiator_host, ctrl_id, target_host, cntlid, source, score
-FROM ranked QUALIFY row_number() OVER (PARTITION BY initiator_host, ctrl_id ORDER BY prio) = 1;
+FROM ranked
+WHERE (initiator_host, ctrl_id) NOT IN (SELECT (host, ctrl_id) FROM elsewhere)
+QUALIFY row_number() OVER (PARTITION BY initiator_host, ctrl_id ORDER BY prio) = 1;
 
--- clock_coarse: one row: a first estimate of the offset (target clock - initiator clock)
--- from the first 4096 I/O commands of each side, each joined to every command of the other
--- side with the same key and fingerprint (qid, cid, opcode, slba, nlb): the deepest overlap
--- of their bounds (see clock_candidates). It only places the 1 s buckets that keep
--- clock_candidates linear; clock_offset is the estimate to use. When fingerprints repeat
--- so often that this would pair more than 2^20 commands per side (a run that repeats the
--- same I/O pattern), fewer than 4096 first commands are taken, as many as fit: the cost
--- stays bounded whatever the run's length.
+-- Clocks: every host has its own trace clock, so each (initiator host, target host) pair of
+-- ctrl_map gets its own offset. The clock_* tables below carry that pair as their first two
+-- columns; a two-host run has one row (or one set of rows) per table.
+
+-- clock_coarse: one row per host pair: a first estimate of the offset (target clock -
+-- initiator clock) from the first 4096 I/O commands of each side of the pair, each joined to
+-- every command of the other side with the same key and fingerprint (qid, cid, opcode, slba,
+-- nlb): the deepest overlap of their bounds (see clock_candidates). It only places the 1 s
+-- buckets that keep clock_candidates linear; clock_offset is the estimate to use. When
+-- fingerprints repeat so often that this would pair more than 2^20 commands per side (a run
+-- that repeats the same I/O pattern), fewer than 4096 first commands are taken, as many as
+-- fit: the cost stays bounded whatever the run's length.
+--   initiator_host, target_host   the host pair
 --   coarse_offset_ns   ns;  pairs   candidate pairs used
 CREATE OR REPLACE TABLE clock_coarse AS
-WITH i AS (
+WITH pair_of_cntlid AS (
+    SELECT DISTINCT initiator_host, target_host, cntlid FROM ctrl_map WHERE cntlid IS NOT NULL
+), i AS (
     SELECT c.*, m.target_host, m.cntlid,
-           row_number() OVER (ORDER BY c.submit_ts) AS rn
+           row_number() OVER (PARTITION BY c.host, m.target_host ORDER BY c.submit_ts) AS rn
     FROM nvme_commands c JOIN ctrl_map m ON m.initiator_host = c.host AND m.ctrl_id = c.ctrl_id
     WHERE c.role = 'initiator' AND c.kind = 'io' AND c.state = 'complete'
 ), t AS (
-    SELECT *, row_number() OVER (ORDER BY submit_ts) AS rn
-    FROM nvme_commands WHERE role = 'target' AND kind = 'io' AND state = 'complete'
+    SELECT c.*, p.initiator_host,
+           row_number() OVER (PARTITION BY p.initiator_host, c.host ORDER BY c.submit_ts) AS rn
+    FROM nvme_commands c JOIN pair_of_cntlid p ON p.target_host = c.host AND p.cntlid = c.ctrl_id
+    WHERE c.role = 'target' AND c.kind = 'io' AND c.state = 'complete'
 ), fp AS (
     -- commands per fingerprint on each side, with slba (NULL: flush etc., matches any)
     SELECT 'i' AS side, target_host AS host, cntlid AS ctrl_id, qid, cid, opcode, slba, nlb, count(*) AS n
@@ -81,7 +123,8 @@ WITH i AS (
     -- the first initiator commands whose pairs with the target fit the budget
     SELECT * FROM (
         SELECT i.*, sum(CASE WHEN i.slba IS NULL THEN coalesce(k.n_all, 0)
-                             ELSE coalesce(f.n, 0) + coalesce(k.n_null, 0) END) OVER (ORDER BY i.rn) AS cum,
+                             ELSE coalesce(f.n, 0) + coalesce(k.n_null, 0) END)
+                        OVER (PARTITION BY i.host, i.target_host ORDER BY i.rn) AS cum,
                CASE WHEN i.slba IS NULL THEN coalesce(k.n_all, 0) ELSE coalesce(f.n, 0) + coalesce(k.n_null, 0) END AS m
         FROM i
         LEFT JOIN fp f ON f.side = 't' AND f.host = i.target_host AND f.ctrl_id = i.cntlid AND f.qid = i.qid
@@ -93,7 +136,8 @@ WITH i AS (
 ), first_t AS (
     SELECT * FROM (
         SELECT t.*, sum(CASE WHEN t.slba IS NULL THEN coalesce(k.n_all, 0)
-                             ELSE coalesce(f.n, 0) + coalesce(k.n_null, 0) END) OVER (ORDER BY t.rn) AS cum,
+                             ELSE coalesce(f.n, 0) + coalesce(k.n_null, 0) END)
+                        OVER (PARTITION BY t.initiator_host, t.host ORDER BY t.rn) AS cum,
                CASE WHEN t.slba IS NULL THEN coalesce(k.n_all, 0) ELSE coalesce(f.n, 0) + coalesce(k.n_null, 0) END AS m
         FROM t
         LEFT JOIN fp f ON f.side = 'i' AND f.host = t.host AND f.ctrl_id = t.ctrl_id AND f.qid = t.qid
@@ -102,43 +146,47 @@ WITH i AS (
          AND k.cid = t.cid AND k.opcode = t.opcode
         WHERE t.rn <= 4096)
     WHERE cum - m < 1048576
+), first_i_end AS (
+    SELECT host, target_host, max(rn) AS rn FROM first_i GROUP BY ALL
 ), pairs AS (
-    SELECT i.host AS ih, i.ctrl_id AS ic, i.qid AS iq, i.cid AS ii, i.submit_ts AS its,
-           t.host AS th, t.ctrl_id AS tc, t.qid AS tq, t.cid AS ti, t.submit_ts AS tts,
+    SELECT i.host AS ih, t.host AS th,
            t.complete_ts - i.complete_ts AS lo, t.submit_ts - i.submit_ts AS hi
     FROM first_i i JOIN t
-      ON t.host = i.target_host AND t.ctrl_id = i.cntlid AND t.qid = i.qid AND t.cid = i.cid
-     AND t.opcode = i.opcode
+      ON t.initiator_host = i.host AND t.host = i.target_host AND t.ctrl_id = i.cntlid AND t.qid = i.qid
+     AND t.cid = i.cid AND t.opcode = i.opcode
      AND (i.slba IS NULL OR t.slba IS NULL OR (i.slba = t.slba AND i.nlb = t.nlb))
     UNION ALL
     -- the other way round, without the pairs the first join already has
-    SELECT i.host, i.ctrl_id, i.qid, i.cid, i.submit_ts, t.host, t.ctrl_id, t.qid, t.cid, t.submit_ts,
-           t.complete_ts - i.complete_ts, t.submit_ts - i.submit_ts
+    SELECT i.host, t.host, t.complete_ts - i.complete_ts, t.submit_ts - i.submit_ts
     FROM i JOIN first_t t
-      ON t.host = i.target_host AND t.ctrl_id = i.cntlid AND t.qid = i.qid AND t.cid = i.cid
-     AND t.opcode = i.opcode
+      ON t.initiator_host = i.host AND t.host = i.target_host AND t.ctrl_id = i.cntlid AND t.qid = i.qid
+     AND t.cid = i.cid AND t.opcode = i.opcode
      AND (i.slba IS NULL OR t.slba IS NULL OR (i.slba = t.slba AND i.nlb = t.nlb))
-    WHERE i.rn > (SELECT coalesce(max(rn), 0) FROM first_i)
-), cand AS (
-    SELECT lo, hi FROM pairs WHERE lo <= hi
+    LEFT JOIN first_i_end e ON e.host = i.host AND e.target_host = i.target_host
+    WHERE i.rn > coalesce(e.rn, 0)
 ), pts AS (
-    SELECT lo AS x, 1 AS d FROM cand UNION ALL SELECT hi, -1 FROM cand
+    SELECT ih, th, lo AS x, 1 AS d FROM pairs WHERE lo <= hi
+    UNION ALL SELECT ih, th, hi, -1 FROM pairs WHERE lo <= hi
 ), depth AS (
-    SELECT x, d, sum(d) OVER (ORDER BY x, d DESC ROWS UNBOUNDED PRECEDING) AS depth,
-           lead(x) OVER (ORDER BY x, d DESC) AS next_x
+    SELECT ih, th, x, d,
+           sum(d) OVER (PARTITION BY ih, th ORDER BY x, d DESC ROWS UNBOUNDED PRECEDING) AS depth,
+           lead(x) OVER (PARTITION BY ih, th ORDER BY x, d DESC) AS next_x
     FROM pts
 )
-SELECT ((arg_max(x, depth) + arg_max(next_x, depth)) // 2)::BIGINT AS coarse_offset_ns,
-       (SELECT count(*) FROM cand) AS pairs
-FROM depth WHERE d = 1;
+-- the deepest overlap; of equally deep ones the lowest (ties broken the same way every run)
+SELECT ih AS initiator_host, th AS target_host,
+       ((arg_max(x, (depth, -x)) + arg_max(next_x, (depth, -x))) // 2)::BIGINT AS coarse_offset_ns,
+       count(*) AS pairs
+FROM depth WHERE d = 1 GROUP BY ih, th;
 
 -- clock_candidates: one row per (initiator command, target command) that may be the same
 -- command: same target controller, qid, cid, opcode (and slba/nlb when both sides have
--- them), both complete, target submit within 1 s of the initiator submit after the coarse
--- offset, and the target lifetime fits inside the initiator's for some clock offset.
+-- them), both complete, target submit within 1 s of the initiator submit after the pair's
+-- coarse offset, and the target lifetime fits inside the initiator's for some clock offset.
 -- Each pair bounds offset = target clock - initiator clock:
 -- target receive after host send => offset <= hi; host receive after target send =>
 -- offset >= lo.
+--   initiator_host, target_host   the host pair
 --   i_cmd, t_cmd        nvme_commands.cmd_key of each side
 --   i_submit_ts         initiator submit time (ns, initiator clock)
 --   lo_ns, hi_ns        bounds on the offset from this pair (ns)
@@ -146,14 +194,16 @@ FROM depth WHERE d = 1;
 CREATE OR REPLACE TABLE clock_candidates AS
 WITH i AS (
     SELECT c.*, m.target_host, m.cntlid,
-           (c.submit_ts + (SELECT coarse_offset_ns FROM clock_coarse)) // 1000000000 AS b
+           (c.submit_ts + k.coarse_offset_ns) // 1000000000 AS b
     FROM nvme_commands c JOIN ctrl_map m ON m.initiator_host = c.host AND m.ctrl_id = c.ctrl_id
+    JOIN clock_coarse k ON k.initiator_host = c.host AND k.target_host = m.target_host
     WHERE c.role = 'initiator' AND c.kind = 'io' AND c.state = 'complete'
 ), t AS (
     SELECT *, unnest([submit_ts // 1000000000 - 1, submit_ts // 1000000000, submit_ts // 1000000000 + 1]) AS b
     FROM nvme_commands WHERE role = 'target' AND kind = 'io' AND state = 'complete'
 )
-SELECT i.cmd_key AS i_cmd, t.cmd_key AS t_cmd, i.submit_ts AS i_submit_ts,
+SELECT i.host AS initiator_host, i.target_host,
+       i.cmd_key AS i_cmd, t.cmd_key AS t_cmd, i.submit_ts AS i_submit_ts,
        t.complete_ts - i.complete_ts AS lo_ns, t.submit_ts - i.submit_ts AS hi_ns,
        (i.slba IS NOT NULL AND t.slba IS NOT NULL) AS fingerprinted
 FROM i JOIN t
@@ -162,9 +212,11 @@ FROM i JOIN t
  AND (i.slba IS NULL OR t.slba IS NULL OR (i.slba = t.slba AND i.nlb = t.nlb))
 WHERE t.complete_ts - i.complete_ts <= t.submit_ts - i.submit_ts;
 
--- clock_offset_slices: one row per tenth of the run (by initiator submit time), plus one
--- row for the whole run (slice = -1): the offset interval most candidate pairs agree on
--- (a sweep over the pairs' [lo, hi] bounds: the deepest overlap).
+-- clock_offset_slices: per host pair, one row per tenth of the run (by initiator submit
+-- time), plus one row for the whole run (slice = -1): the offset interval most candidate
+-- pairs agree on (a sweep over the pairs' [lo, hi] bounds: the deepest overlap; of equally
+-- deep ones the lowest).
+--   initiator_host, target_host   the host pair
 --   slice            0..9, or -1 for the whole run
 --   t_ns             middle of the slice (ns, initiator clock)
 --   offset_lo_ns, offset_hi_ns   the agreed interval (ns, target - initiator)
@@ -172,35 +224,38 @@ WHERE t.complete_ts - i.complete_ts <= t.submit_ts - i.submit_ts;
 --   pairs            candidate pairs in the slice
 CREATE OR REPLACE TABLE clock_offset_slices AS
 WITH span AS (
-    SELECT min(i_submit_ts) AS t0, greatest(max(i_submit_ts) - min(i_submit_ts), 1) AS len
-    FROM clock_candidates
+    SELECT initiator_host, target_host, min(i_submit_ts) AS t0,
+           greatest(max(i_submit_ts) - min(i_submit_ts), 1) AS len
+    FROM clock_candidates GROUP BY ALL
 ), c AS (
-    SELECT c.*, least(floor((i_submit_ts - t0) * 10.0 / len), 9)::INTEGER AS slice
-    FROM clock_candidates c, span
+    SELECT c.*, least(floor((c.i_submit_ts - s.t0) * 10.0 / s.len), 9)::INTEGER AS slice
+    FROM clock_candidates c JOIN span s USING (initiator_host, target_host)
 ), both_levels AS (
-    SELECT slice, lo_ns, hi_ns, i_submit_ts FROM c
-    UNION ALL SELECT -1, lo_ns, hi_ns, i_submit_ts FROM c
+    SELECT initiator_host, target_host, slice, lo_ns, hi_ns FROM c
+    UNION ALL SELECT initiator_host, target_host, -1, lo_ns, hi_ns FROM c
 ), pts AS (
-    SELECT slice, lo_ns AS x, 1 AS d FROM both_levels
-    UNION ALL SELECT slice, hi_ns, -1 FROM both_levels
+    SELECT initiator_host, target_host, slice, lo_ns AS x, 1 AS d FROM both_levels
+    UNION ALL SELECT initiator_host, target_host, slice, hi_ns, -1 FROM both_levels
 ), depth AS (
-    SELECT slice, x, d,
-           sum(d) OVER (PARTITION BY slice ORDER BY x, d DESC ROWS UNBOUNDED PRECEDING) AS depth,
-           lead(x) OVER (PARTITION BY slice ORDER BY x, d DESC) AS next_x
+    SELECT initiator_host, target_host, slice, x, d,
+           sum(d) OVER (PARTITION BY initiator_host, target_host, slice ORDER BY x, d DESC
+                        ROWS UNBOUNDED PRECEDING) AS depth,
+           lead(x) OVER (PARTITION BY initiator_host, target_host, slice ORDER BY x, d DESC) AS next_x
     FROM pts
 ), best AS (
-    SELECT slice, arg_max(x, depth) AS offset_lo_ns, arg_max(next_x, depth) AS offset_hi_ns,
-           max(depth) AS pairs_agreeing
-    FROM depth WHERE d = 1 GROUP BY slice
+    SELECT initiator_host, target_host, slice,
+           arg_max(x, (depth, -x)) AS offset_lo_ns, arg_max(next_x, (depth, -x)) AS offset_hi_ns,
+           max(depth) AS pairs_agreeing, count(*) AS pairs
+    FROM depth WHERE d = 1 GROUP BY ALL
 )
-SELECT b.slice,
-       (SELECT CASE WHEN b.slice < 0 THEN t0 + len // 2 ELSE t0 + (len * (2 * b.slice + 1)) // 20 END
-        FROM span)::BIGINT AS t_ns,
-       b.offset_lo_ns, b.offset_hi_ns, b.pairs_agreeing::BIGINT AS pairs_agreeing, n.pairs
-FROM best b JOIN (SELECT slice, count(*) AS pairs FROM both_levels GROUP BY slice) n USING (slice);
+SELECT b.initiator_host, b.target_host, b.slice,
+       (CASE WHEN b.slice < 0 THEN s.t0 + s.len // 2 ELSE s.t0 + (s.len * (2 * b.slice + 1)) // 20 END)::BIGINT AS t_ns,
+       b.offset_lo_ns, b.offset_hi_ns, b.pairs_agreeing::BIGINT AS pairs_agreeing, b.pairs
+FROM best b JOIN span s USING (initiator_host, target_host);
 
--- clock_offset_estimated: one row: the offset between the target and initiator clocks as
--- the commands themselves bound it (for hosts with independent clocks).
+-- clock_offset_estimated: one row per host pair: the offset between the target and
+-- initiator clocks as the commands themselves bound it (for hosts with independent clocks).
+--   initiator_host, target_host   the host pair
 --   offset_ns        target clock - initiator clock, at t0_ns (ns)
 --   uncertainty_ns   half the width of the whole-run agreed interval (ns)
 --   drift_ppm        slope of the per-slice offsets over initiator time (ns per ms = ppm);
@@ -214,97 +269,141 @@ FROM best b JOIN (SELECT slice, count(*) AS pairs FROM both_levels GROUP BY slic
 CREATE OR REPLACE VIEW clock_offset_estimated AS
 WITH g AS (SELECT * FROM clock_offset_slices WHERE slice = -1),
 s AS (
-    SELECT regr_slope((offset_lo_ns + offset_hi_ns) / 2.0, t_ns::DOUBLE) AS slope,
-           count(*) AS n
-    FROM clock_offset_slices WHERE slice >= 0 AND offset_hi_ns - offset_lo_ns < 10 * (
-        SELECT greatest(offset_hi_ns - offset_lo_ns, 1000) FROM g)
+    SELECT s.initiator_host, s.target_host,
+           regr_slope((s.offset_lo_ns + s.offset_hi_ns) / 2.0, s.t_ns::DOUBLE) AS slope, count(*) AS n
+    FROM clock_offset_slices s JOIN g USING (initiator_host, target_host)
+    WHERE s.slice >= 0 AND s.offset_hi_ns - s.offset_lo_ns < 10 * greatest(g.offset_hi_ns - g.offset_lo_ns, 1000)
+    GROUP BY ALL
 ), fit AS (
-    SELECT CASE WHEN s.n >= 3 THEN coalesce(s.slope, 0) * 1e6 ELSE 0 END AS slope_ppm,
+    SELECT g.initiator_host, g.target_host,
+           CASE WHEN s.n >= 3 THEN coalesce(s.slope, 0) * 1e6 ELSE 0 END AS slope_ppm,
            (g.offset_lo_ns + g.offset_hi_ns) / 2 AS mid, (g.offset_hi_ns - g.offset_lo_ns) / 2 + 1000 AS tol,
            g.t_ns AS t0
-    FROM g, s
+    FROM g LEFT JOIN s USING (initiator_host, target_host)
 ), agree AS (
     -- a slope fitted over few or wide slices can be noise (thousands of ppm on a short,
     -- slow run): keep it only when more command pairs agree with it than without it
-    SELECT count(*) FILTER (WHERE abs((c.lo_ns + c.hi_ns) / 2 - f.mid - f.slope_ppm * (c.i_submit_ts - f.t0) / 1e6)
+    SELECT f.initiator_host, f.target_host,
+           count(*) FILTER (WHERE abs((c.lo_ns + c.hi_ns) / 2 - f.mid - f.slope_ppm * (c.i_submit_ts - f.t0) / 1e6)
                                   <= (c.hi_ns - c.lo_ns) / 2 + f.tol) AS with_drift,
            count(*) FILTER (WHERE abs((c.lo_ns + c.hi_ns) / 2 - f.mid) <= (c.hi_ns - c.lo_ns) / 2 + f.tol) AS without_drift
-    FROM clock_candidates c, fit f
+    FROM clock_candidates c JOIN fit f USING (initiator_host, target_host)
+    GROUP BY ALL
 )
-SELECT ((g.offset_lo_ns + g.offset_hi_ns) // 2)::BIGINT AS offset_ns,
+SELECT g.initiator_host, g.target_host,
+       ((g.offset_lo_ns + g.offset_hi_ns) // 2)::BIGINT AS offset_ns,
        ((g.offset_hi_ns - g.offset_lo_ns) // 2)::BIGINT AS uncertainty_ns,
        CASE WHEN agree.with_drift > agree.without_drift THEN fit.slope_ppm ELSE 0 END AS drift_ppm,
        g.t_ns AS t0_ns,
        'deepest overlap of per-command bounds (target receive after host send, host receive '
        || 'after target send); drift = slope over ten time slices' AS method,
        g.pairs_agreeing, g.pairs, g.offset_lo_ns AS agreed_lo_ns, g.offset_hi_ns AS agreed_hi_ns
-FROM g, fit, agree;
+FROM g JOIN fit USING (initiator_host, target_host) JOIN agree USING (initiator_host, target_host);
 
--- clock_sync_claim: one row: whether the hosts say they traced on one synchronized clock.
--- They do when the initiator and the target both recorded with the trace clock 'tai'
--- (CLOCK_TAI, disciplined by PTP or NTP); the claimed error is the largest
--- host.json clock_max_error_ns (capture key clock_error_us), else assumed.
---   claimed          true when both sides traced on tai
+-- clock_sync_claim: one row per host pair: whether the two hosts say they traced on one
+-- synchronized clock. They do when both recorded with the trace clock 'tai' (CLOCK_TAI,
+-- disciplined by PTP or NTP); the claimed error is the larger host.json clock_max_error_ns
+-- of the two (capture key clock_error_us), else assumed.
+--   initiator_host, target_host   the host pair
+--   claimed          true when both hosts traced on tai
 --   max_error_ns     how far apart the two clocks may be (ns)
 --   error_source     'host.json' or 'assumed (no clock_max_error_ns in host.json)'
 CREATE OR REPLACE VIEW clock_sync_claim AS
 WITH h AS (
-    SELECT h.role, h.trace_clock, TRY_CAST(r.host_json->>'clock_max_error_ns' AS BIGINT) AS err_ns
+    SELECT h.host, h.trace_clock, TRY_CAST(r.host_json->>'clock_max_error_ns' AS BIGINT) AS err_ns
     FROM hosts h JOIN run_hosts r USING (host)
-    WHERE h.role IN ('initiator', 'target')
+), p AS (
+    SELECT DISTINCT initiator_host, target_host FROM ctrl_map WHERE target_host IS NOT NULL
 )
-SELECT count(DISTINCT role) = 2 AND bool_and(coalesce(trace_clock, '') = 'tai') AS claimed,
-       coalesce(max(err_ns), 100000) AS max_error_ns,
-       CASE WHEN max(err_ns) IS NOT NULL THEN 'host.json'
+SELECT p.initiator_host, p.target_host,
+       coalesce(i.trace_clock, '') = 'tai' AND coalesce(t.trace_clock, '') = 'tai' AS claimed,
+       coalesce(greatest(i.err_ns, t.err_ns), 100000) AS max_error_ns,
+       CASE WHEN coalesce(i.err_ns, t.err_ns) IS NOT NULL THEN 'host.json'
             ELSE 'assumed (no clock_max_error_ns in host.json)' END AS error_source
-FROM h;
+FROM p JOIN h i ON i.host = p.initiator_host JOIN h t ON t.host = p.target_host;
 
--- clock_offset: one row: the offset to use (same columns as clock_offset_estimated).
--- A synchronized clock (clock_sync_claim) gives offset 0 with its claimed error as the
--- uncertainty, but only when the commands agree: the interval they allow must reach
--- within the claimed error of 0, else the claim is wrong (pipeline_stats says so) and
--- the estimate is used.
+-- clock_offset: one row per host pair: the offset to use (same columns as
+-- clock_offset_estimated). A synchronized clock (clock_sync_claim) gives offset 0 with its
+-- claimed error as the uncertainty, but only when the commands agree: the interval they
+-- allow must reach within the claimed error of 0, else the claim is wrong (pipeline_stats
+-- says so) and the estimate is used.
 --   synced            true when offset 0 of the synchronized clock is used
 --   estimated_offset_ns, estimated_uncertainty_ns   the commands' own estimate (ns)
 -- offset at initiator time t: offset_ns + drift_ppm * (t - t0_ns) / 1e6.
 CREATE OR REPLACE TABLE clock_offset AS
-WITH e AS (SELECT * FROM clock_offset_estimated), c AS (SELECT * FROM clock_sync_claim),
-ok AS (
-    SELECT c.claimed AND e.agreed_lo_ns <= c.max_error_ns AND e.agreed_hi_ns >= -c.max_error_ns AS synced
-    FROM e, c
+WITH ok AS (
+    SELECT e.*, c.max_error_ns, c.error_source,
+           c.claimed AND e.agreed_lo_ns <= c.max_error_ns AND e.agreed_hi_ns >= -c.max_error_ns AS synced
+    FROM clock_offset_estimated e JOIN clock_sync_claim c USING (initiator_host, target_host)
 )
-SELECT CASE WHEN ok.synced THEN 0 ELSE e.offset_ns END::BIGINT AS offset_ns,
-       CASE WHEN ok.synced THEN c.max_error_ns ELSE e.uncertainty_ns END::BIGINT AS uncertainty_ns,
-       CASE WHEN ok.synced THEN 0 ELSE e.drift_ppm END AS drift_ppm,
-       e.t0_ns,
-       CASE WHEN ok.synced THEN 'synchronized trace clocks (tai on both hosts), error <= '
-                                || c.max_error_ns || ' ns (' || c.error_source || ')'
-            ELSE e.method END AS method,
-       e.pairs_agreeing, e.pairs, e.agreed_lo_ns, e.agreed_hi_ns, ok.synced,
-       e.offset_ns AS estimated_offset_ns, e.uncertainty_ns AS estimated_uncertainty_ns
-FROM e, c, ok;
+SELECT initiator_host, target_host,
+       CASE WHEN synced THEN 0 ELSE offset_ns END::BIGINT AS offset_ns,
+       CASE WHEN synced THEN max_error_ns ELSE uncertainty_ns END::BIGINT AS uncertainty_ns,
+       CASE WHEN synced THEN 0 ELSE drift_ppm END AS drift_ppm,
+       t0_ns,
+       CASE WHEN synced THEN 'synchronized trace clocks (tai on both hosts), error <= '
+                             || max_error_ns || ' ns (' || error_source || ')'
+            ELSE method END AS method,
+       pairs_agreeing, pairs, agreed_lo_ns, agreed_hi_ns, synced,
+       offset_ns AS estimated_offset_ns, uncertainty_ns AS estimated_uncertainty_ns
+FROM ok;
 
 -- command_match: one row per matched (initiator command, target command) pair: the
--- candidate whose bounds contain the offset at its time (within the uncertainty),
--- each command used once (closest to the estimate wins).
+-- candidate whose bounds contain its host pair's offset at its time (within the
+-- uncertainty), each command used once (closest to the estimate wins).
 --   i_cmd, t_cmd      nvme_commands.cmd_key of each side
 --   offset_at_ns      the clock offset at this command's time (ns, target - initiator)
+--   uncertainty_ns    that offset's uncertainty (ns, clock_offset of the host pair)
 CREATE OR REPLACE TABLE command_match AS
 WITH c AS (
     SELECT cc.*, (o.offset_ns + o.drift_ppm * (cc.i_submit_ts - o.t0_ns) / 1e6)::BIGINT AS offset_at_ns,
            o.uncertainty_ns
-    FROM clock_candidates cc, clock_offset o
+    FROM clock_candidates cc JOIN clock_offset o USING (initiator_host, target_host)
 ), ok AS (
     SELECT *, abs((lo_ns + hi_ns) / 2 - offset_at_ns) AS miss
     FROM c WHERE lo_ns <= offset_at_ns + uncertainty_ns + 1000 AND hi_ns >= offset_at_ns - uncertainty_ns - 1000
     QUALIFY row_number() OVER (PARTITION BY i_cmd ORDER BY miss, t_cmd) = 1
 )
-SELECT i_cmd, t_cmd, offset_at_ns FROM ok
+SELECT i_cmd, t_cmd, offset_at_ns, uncertainty_ns FROM ok
 QUALIFY row_number() OVER (PARTITION BY t_cmd ORDER BY miss, i_cmd) = 1;
 
+-- initiator_clock: one row per initiator host: how its trace clock maps onto the run's
+-- reference clock, the one clock that every io i_* time and every report time (window, time
+-- groups, series, SLO seconds, timeline) is on. The reference is the clock of the initiator
+-- with the most I/O commands (ties: first by name); in a run with one initiator it is that
+-- initiator's own clock and nothing moves. Another initiator is placed through a target both
+-- talk to: shift = offset(it, target) - offset(reference, target), each at its pair's t0
+-- (drift within the run is not carried over; per-host durations are exact regardless).
+--   host             initiator host
+--   shift_ns         add to the host's own times to get reference-clock times (ns); NULL when
+--                    no target links it to the reference: its times stay on its own clock
+--                    (pipeline_stats 'clock_unplaced:<host>' says so)
+--   reference_host   the initiator whose clock is the reference
+--   via_target       the target used to place it (NULL for the reference)
+--   uncertainty_ns   sum of the two offsets' uncertainties (0 for the reference)
+CREATE OR REPLACE TABLE initiator_clock AS
+WITH n AS (
+    SELECT host, count(*) AS cmds FROM nvme_commands WHERE role = 'initiator' AND kind = 'io' GROUP BY host
+), ref AS (
+    SELECT host FROM n ORDER BY cmds DESC, host LIMIT 1
+), via AS (
+    SELECT o.initiator_host AS host, o.target_host AS via_target, o.offset_ns - r.offset_ns AS shift_ns,
+           o.uncertainty_ns + r.uncertainty_ns AS uncertainty_ns
+    FROM clock_offset o JOIN clock_offset r ON r.target_host = o.target_host
+    WHERE r.initiator_host = (SELECT host FROM ref)
+    QUALIFY row_number() OVER (PARTITION BY o.initiator_host ORDER BY o.uncertainty_ns + r.uncertainty_ns, o.target_host) = 1
+)
+SELECT n.host,
+       CASE WHEN n.host = ref.host THEN 0 ELSE v.shift_ns END::BIGINT AS shift_ns,
+       ref.host AS reference_host,
+       CASE WHEN n.host = ref.host THEN NULL ELSE v.via_target END AS via_target,
+       CASE WHEN n.host = ref.host THEN 0 ELSE v.uncertainty_ns END::BIGINT AS uncertainty_ns
+FROM n CROSS JOIN ref LEFT JOIN via v ON v.host = n.host;
+
 -- io: one row per initiator I/O command (qid > 0), with its block request, its target
--- command and the target's backing-device requests when found. Times are ns on their
--- own host's clock (i_* initiator, t_* target).
+-- command and the target's backing-device requests when found. Times are ns: i_* on the
+-- run's reference clock (initiator_clock: with one initiator, its own clock), t_* on their
+-- target's own clock.
 --   io_id          initiator nvme_commands.cmd_key
 --   initiator_host, ctrl_id, cntlid, qid, cid   identity (cntlid via ctrl_map)
 --   io_type        read / write / flush / ...;  size_bytes  data bytes (block request, else nlb)
@@ -313,7 +412,9 @@ QUALIFY row_number() OVER (PARTITION BY t_cmd ORDER BY miss, i_cmd) = 1;
 --   i_bio_queue_ts, i_getrq_ts, i_setup_ts, i_rq_issue_ts, i_complete_rq_ts, i_rq_complete_ts
 --   target_host, t_cmd, t_init_ts, t_complete_ts              nvmet_req_init / _complete
 --   t_dev_requests, t_dev_queue_ts, t_dev_issue_ts, t_dev_complete_ts  backing device
---   offset_ns      clock offset applied to this io (target - initiator, ns)
+--   offset_ns      clock offset applied to this io (target clock - reference clock, ns: its
+--                  host pair's offset less the initiator's initiator_clock shift)
+--   offset_uncertainty_ns   that offset's uncertainty (ns)
 --   status         NVMe status on the initiator
 --   match_state    'matched', or why not: 'initiator_incomplete', 'no_target_controller',
 --                  'outside_target_trace', 'no_target_command'
@@ -322,18 +423,20 @@ QUALIFY row_number() OVER (PARTITION BY t_cmd ORDER BY miss, i_cmd) = 1;
 CREATE OR REPLACE TABLE io AS
 WITH tw AS (
     SELECT h.host, h.first_ts, h.last_ts FROM hosts h WHERE h.role = 'target'
-), o AS (SELECT * FROM clock_offset)
+)
 SELECT i.cmd_key AS io_id, i.host AS initiator_host, i.ctrl_id, m.cntlid, i.qid, i.cid,
        coalesce(i.io_type, b.io_type) AS io_type,
        coalesce(b.bytes, i.nlb << (9 + coalesce(ls.lba_shift, 0)), 0)::BIGINT AS size_bytes,
        i.disk, i.slba, i.submit_cpu AS cpu,
        coalesce(b.queue_pid, i.submit_pid) AS pid, coalesce(b.queue_comm, i.submit_comm) AS comm,
-       b.queue_ts AS i_bio_queue_ts, b.getrq_ts AS i_getrq_ts, i.submit_ts AS i_setup_ts,
-       b.issue_ts AS i_rq_issue_ts, i.complete_ts AS i_complete_rq_ts, b.complete_ts AS i_rq_complete_ts,
+       b.queue_ts + sh.s AS i_bio_queue_ts, b.getrq_ts + sh.s AS i_getrq_ts, i.submit_ts + sh.s AS i_setup_ts,
+       b.issue_ts + sh.s AS i_rq_issue_ts, i.complete_ts + sh.s AS i_complete_rq_ts,
+       b.complete_ts + sh.s AS i_rq_complete_ts,
        m.target_host, cm.t_cmd, t.submit_ts AS t_init_ts, t.complete_ts AS t_complete_ts,
        td.requests AS t_dev_requests, td.queue_ts AS t_dev_queue_ts, td.issue_ts AS t_dev_issue_ts,
        td.complete_ts AS t_dev_complete_ts,
-       coalesce(cm.offset_at_ns, (o.offset_ns + o.drift_ppm * (i.submit_ts - o.t0_ns) / 1e6)::BIGINT) AS offset_ns,
+       coalesce(cm.offset_at_ns, (o.offset_ns + o.drift_ppm * (i.submit_ts - o.t0_ns) / 1e6)::BIGINT) - sh.s AS offset_ns,
+       coalesce(cm.uncertainty_ns, o.uncertainty_ns) AS offset_uncertainty_ns,
        i.status,
        CASE WHEN cm.t_cmd IS NOT NULL THEN 'matched'
             WHEN i.state <> 'complete' THEN 'initiator_incomplete'
@@ -351,7 +454,8 @@ LEFT JOIN ctrl_map m ON m.initiator_host = i.host AND m.ctrl_id = i.ctrl_id
 LEFT JOIN command_match cm ON cm.i_cmd = i.cmd_key
 LEFT JOIN nvme_commands t ON t.cmd_key = cm.t_cmd
 LEFT JOIN target_device td ON td.cmd_key = cm.t_cmd
-LEFT JOIN o ON true
+LEFT JOIN clock_offset o ON o.initiator_host = i.host AND o.target_host = m.target_host
+LEFT JOIN (SELECT host, coalesce(shift_ns, 0) AS s FROM initiator_clock) sh ON sh.host = i.host
 WHERE i.role = 'initiator' AND i.kind = 'io';
 
 -- unmatched_target_commands: one row per target I/O command no initiator command matched.
@@ -361,18 +465,21 @@ WHERE i.role = 'initiator' AND i.kind = 'io';
 --                  initiator's trace, after clock alignment), 'no_initiator_command'
 CREATE OR REPLACE VIEW unmatched_target_commands AS
 WITH iw AS (
-    SELECT m.cntlid, m.target_host, min(h.first_ts) AS first_ts, max(h.last_ts) AS last_ts
-    FROM ctrl_map m JOIN hosts h ON h.host = m.initiator_host GROUP BY ALL
-), o AS (SELECT * FROM clock_offset)
+    -- the initiator behind each target controller, its trace window and its pair's offset
+    SELECT m.cntlid, m.target_host, min(h.first_ts) AS first_ts, max(h.last_ts) AS last_ts,
+           min(o.offset_ns) AS offset_ns
+    FROM ctrl_map m JOIN hosts h ON h.host = m.initiator_host
+    LEFT JOIN clock_offset o ON o.initiator_host = m.initiator_host AND o.target_host = m.target_host
+    GROUP BY ALL
+)
 SELECT t.cmd_key AS t_cmd, t.host, t.ctrl_id, t.qid, t.cid, t.submit_ts,
        CASE WHEN t.state <> 'complete' THEN 'target_incomplete'
             WHEN iw.cntlid IS NULL THEN 'no_initiator_controller'
-            WHEN coalesce(t.submit_ts, t.complete_ts) - coalesce(o.offset_ns, 0) < iw.first_ts
-              OR coalesce(t.submit_ts, t.complete_ts) - coalesce(o.offset_ns, 0) > iw.last_ts
+            WHEN coalesce(t.submit_ts, t.complete_ts) - coalesce(iw.offset_ns, 0) < iw.first_ts
+              OR coalesce(t.submit_ts, t.complete_ts) - coalesce(iw.offset_ns, 0) > iw.last_ts
               THEN 'outside_initiator_trace'
             ELSE 'no_initiator_command' END AS reason
 FROM nvme_commands t
 LEFT JOIN iw ON iw.target_host = t.host AND iw.cntlid = t.ctrl_id
-LEFT JOIN o ON true
 WHERE t.role = 'target' AND t.kind = 'io'
   AND t.cmd_key NOT IN (SELECT t_cmd FROM command_match);

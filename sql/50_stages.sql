@@ -1,12 +1,19 @@
 -- stage_definitions, stage_categories, cause_ids: sql/05_stage_definitions.sql
 
+-- initiator_tcp_events: the initiators' nvme_tcp events, ts on the run's reference clock
+-- (initiator_clock; the events' own ts in a run with one initiator)
+CREATE OR REPLACE VIEW initiator_tcp_events AS
+SELECT e.* REPLACE (e.ts + coalesce(c.shift_ns, 0) AS ts)
+FROM events e LEFT JOIN initiator_clock c ON c.host = e.host
+WHERE e.system = 'nvme_tcp';
+
 -- io_milestones: one row per (matched or not) io and point in its life.
 --   io_id      io.io_id
 --   milestone  'i:<event>' on the initiator, 't:<event>' on the target; for NVMe/TCP
 --              events seen several times per command, '<event>' is the first
 --              occurrence and '<event>#last' the last; 't:nvmet_tcp_exec_req' is the
 --              target's exec_read_req or exec_write_req
---   ts         ns on the INITIATOR clock (target times minus io.offset_ns: differences
+--   ts         ns on the INITIATOR (reference) clock (target times minus io.offset_ns: differences
 --              between two target milestones are exact, target-initiator ones carry the
 --              clock uncertainty)
 CREATE OR REPLACE TABLE io_milestones AS
@@ -33,19 +40,20 @@ WITH base AS (
     -- (of the event's controller when it names one: two ASOF joins, since an OR in the
     -- condition would make it a nested loop)
     SELECT i.io_id, e.event, e.ts
-    FROM (SELECT * FROM events WHERE system = 'nvme_tcp' AND ctrl_id IS NOT NULL) e
+    FROM (SELECT * FROM initiator_tcp_events WHERE ctrl_id IS NOT NULL) e
     ASOF JOIN istart i
       ON i.initiator_host = e.host AND i.qid = e.qid AND i.cid = e.cid AND i.ctrl_id = e.ctrl_id AND i.start_ts <= e.ts
     UNION ALL
     SELECT i.io_id, e.event, e.ts
-    FROM (SELECT * FROM events WHERE system = 'nvme_tcp' AND ctrl_id IS NULL) e
+    FROM (SELECT * FROM initiator_tcp_events WHERE ctrl_id IS NULL) e
     ASOF JOIN istart i
       ON i.initiator_host = e.host AND i.qid = e.qid AND i.cid = e.cid AND i.start_ts <= e.ts
 ), ios AS (
     -- each io's window for target events of its (cntlid, qid, cid), on the target clock:
     -- from its submit (- the offset's uncertainty) until the next submit of that cid
-    SELECT io_id, initiator_host, ctrl_id, qid, cid, target_host, cntlid, i_setup_ts, offset_ns, next_setup_ts, pos,
-           i_setup_ts + offset_ns - (SELECT uncertainty_ns FROM clock_offset) AS start_t,
+    SELECT io_id, initiator_host, ctrl_id, qid, cid, target_host, cntlid, i_setup_ts, offset_ns,
+           offset_uncertainty_ns, next_setup_ts, pos,
+           i_setup_ts + offset_ns - offset_uncertainty_ns AS start_t,
            next_setup_ts + offset_ns AS end_t
     FROM (SELECT *, lead(i_setup_ts) OVER w AS next_setup_ts, row_number() OVER w AS pos
           FROM io WHERE i_setup_ts IS NOT NULL AND cntlid IS NOT NULL
@@ -74,7 +82,7 @@ WITH base AS (
     FROM (SELECT *, unnest(range(least(first_pos, last_pos), last_pos + 1)) AS pos FROM span) s
     JOIN ios i USING (initiator_host, ctrl_id, qid, cid, pos)
     WHERE i.target_host = s.host AND i.cntlid = s.cntlid
-      AND s.ts - i.offset_ns >= i.i_setup_ts - (SELECT uncertainty_ns FROM clock_offset)
+      AND s.ts - i.offset_ns >= i.i_setup_ts - i.offset_uncertainty_ns
       AND (i.next_setup_ts IS NULL OR s.ts - i.offset_ns < i.next_setup_ts)
 ), tcp AS (
     SELECT io_id, 'i:' || event AS milestone, min(ts) AS first_ts, max(ts) AS last_ts FROM itcp GROUP BY ALL

@@ -184,3 +184,20 @@ SELECT queue, bin, bin * bin_ns AS bin_start_ns, bin_ns, completions, bytes,
        completions * 1e9 / bin_ns * sr.scale AS iops, bytes * 1e3 / bin_ns * sr.scale AS mb_s,
        inflight_avg * sr.scale AS inflight_avg
 FROM t, sampling_run sr;
+
+-- report_clock: one row (none when no command pair was matched): the report's clock line.
+-- One host pair: its clock_offset row. Several: no single offset (offset_ns, drift_ppm,
+-- t0_ns NULL), the largest uncertainty, and a method naming how many pairs there are (each
+-- is a row of clock_offset, the report's clock_pairs).
+--   offset_ns, uncertainty_ns, drift_ppm, t0_ns, method   as in clock_offset
+--   host_pairs   (initiator, target) host pairs with an offset
+CREATE OR REPLACE VIEW report_clock AS
+SELECT CASE WHEN count(*) = 1 THEN any_value(offset_ns) END AS offset_ns,
+       max(uncertainty_ns) AS uncertainty_ns,
+       CASE WHEN count(*) = 1 THEN any_value(drift_ppm) END AS drift_ppm,
+       CASE WHEN count(*) = 1 THEN any_value(t0_ns) END AS t0_ns,
+       CASE WHEN count(*) = 1 THEN any_value(method)
+            ELSE count(*) || ' host pairs, one offset each (clock_pairs); report times are on '
+                 || (SELECT any_value(reference_host) FROM initiator_clock) || '''s clock' END AS method,
+       count(*) AS host_pairs
+FROM clock_offset HAVING count(*) > 0;

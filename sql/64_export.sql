@@ -29,7 +29,8 @@ FROM io i LEFT JOIN nvme_commands t ON t.cmd_key = i.t_cmd;
 --   match_state                  'matched' or why not (see io)
 --   status                       NVMe completion status on the initiator
 --   offset_ns                    clock offset applied to this io's target milestones
---                                (target clock - initiator clock, ns)
+--                                (target clock - initiator clock, ns; with several
+--                                initiators: target clock - the reference initiator's)
 CREATE OR REPLACE VIEW io_export AS
 SELECT s.io_id, s.initiator_host, s.target_host, k.queue_key, k.device_key, k.target_device_key,
        s.io_type, s.size_bytes, s.group_key, s.cpu, s.pid, s.comm, s.qid, s.cid, s.cntlid,

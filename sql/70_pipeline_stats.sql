@@ -17,7 +17,11 @@ FROM host_event_counts;
 CREATE OR REPLACE VIEW pipeline_stats AS
 WITH ic AS (SELECT * FROM nvme_commands WHERE role = 'initiator' AND kind = 'io'),
 tc AS (SELECT * FROM nvme_commands WHERE role = 'target' AND kind = 'io'),
-counts AS (
+co AS (
+    -- the clock rows name their host pair when the run has several
+    SELECT *, CASE WHEN count(*) OVER () > 1 THEN ':' || initiator_host || '->' || target_host ELSE '' END AS sfx
+    FROM clock_offset
+), counts AS (
     SELECT (SELECT count(*) FROM ic) AS initiator_commands,
            (SELECT count(*) FROM tc) AS target_commands,
            (SELECT count(*) FROM io WHERE match_state = 'matched') AS matched_commands
@@ -108,27 +112,38 @@ counts AS (
                 ELSE 'inferred: target controller sharing the most command fingerprints (' || score || ')' END
     FROM ctrl_map
     UNION ALL
-    SELECT 50, 'clock_offset_ns', 'info', to_json(offset_ns),
-           'target clock minus initiator clock (' || method || ')' FROM clock_offset
+    SELECT 50, 'clock_offset_ns' || sfx, 'info', to_json(offset_ns),
+           'target clock minus initiator clock (' || method || ')' FROM co
     UNION ALL
-    SELECT 51, 'clock_uncertainty_ns', 'info', to_json(uncertainty_ns),
+    SELECT 51, 'clock_uncertainty_ns' || sfx, 'info', to_json(uncertainty_ns),
            CASE WHEN synced THEN 'the synchronized clocks'' claimed error; one-way network times carry this error'
                 ELSE 'half-width of the offset interval all agreeing commands allow; one-way network times carry this error' END
-    FROM clock_offset
+    FROM co
     UNION ALL
-    SELECT 54, 'clock_sync_claim_rejected', 'error',
+    SELECT 54, 'clock_sync_claim_rejected' || o.sfx, 'error',
            to_json('commands allow offset ' || o.agreed_lo_ns || '..' || o.agreed_hi_ns || ' ns'),
            'both hosts traced on tai but their clocks disagree by more than the claimed ' || c.max_error_ns
            || ' ns; the estimated offset is used and one-way network times are split evenly (fix: check PTP/NTP on both hosts, or set clock_error_us)'
-    FROM clock_offset o, clock_sync_claim c WHERE c.claimed AND NOT o.synced
+    FROM co o JOIN clock_sync_claim c USING (initiator_host, target_host) WHERE c.claimed AND NOT o.synced
     UNION ALL
-    SELECT 52, 'clock_drift_ppm', CASE WHEN abs(drift_ppm) > 100 THEN 'warning' ELSE 'info' END, to_json(round(drift_ppm, 3)),
-           'change of the offset over the run (ns per ms), fit over ten time slices' FROM clock_offset
+    SELECT 52, 'clock_drift_ppm' || sfx, CASE WHEN abs(drift_ppm) > 100 THEN 'warning' ELSE 'info' END, to_json(round(drift_ppm, 3)),
+           'change of the offset over the run (ns per ms), fit over ten time slices' FROM co
     UNION ALL
-    SELECT 53, 'clock_pairs_agreeing',
+    SELECT 53, 'clock_pairs_agreeing' || sfx,
            CASE WHEN pairs_agreeing < 0.9 * pairs THEN 'warning' ELSE 'info' END,
            to_json(pairs_agreeing::BIGINT || ' of ' || pairs),
-           'candidate command pairs consistent with the offset (few: ambiguous join, check ctrl_map)' FROM clock_offset
+           'candidate command pairs consistent with the offset (few: ambiguous join, check ctrl_map)' FROM co
+    UNION ALL
+    -- several initiators: each one's clock is placed on the reference initiator's
+    SELECT 55, 'clock_shift_ns:' || host, CASE WHEN shift_ns IS NULL THEN 'warning' ELSE 'info' END,
+           coalesce(to_json(shift_ns), to_json('not placed')),
+           CASE WHEN shift_ns IS NULL
+                THEN 'clock_unplaced: no target links ' || host || ' to the reference initiator ' || reference_host
+                     || '; its times stay on its own clock, so report times (window, series, timeline) mix clocks; '
+                     || 'fix: analyze its pairs as their own run'
+                ELSE 'added to ' || host || '''s times to put them on ' || reference_host || '''s clock, the report''s reference '
+                     || '(through target ' || via_target || ', uncertainty ' || uncertainty_ns || ' ns)' END
+    FROM initiator_clock WHERE host <> reference_host
     UNION ALL
     SELECT 60, 'stage_sum_mismatch:' || stage_set, 'error', to_json(count(*)),
            'io whose top-level stages do not sum to end_to_end (a bug: report it)'

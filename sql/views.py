@@ -19,7 +19,7 @@ from ntscope.errors import NtscopeError
 SQL_DIR = os.path.dirname(os.path.abspath(__file__))
 INTERFERENCE_SQL = os.path.join(SQL_DIR, "interference")
 STAGE_TABLE_SQL = os.path.join(SQL_DIR, "05_stage_definitions.sql")
-SYSTEMS = ("nvme", "nvmet", "block", "nvme_tcp", "nvmet_tcp")
+SYSTEMS = ("nvme", "nvmet", "block", "nvme_tcp", "nvmet_tcp", "workqueue", "irq")
 # Which layers are tables (computed once) and which are views is declared in the SQL
 # files themselves (CREATE OR REPLACE TABLE / VIEW): re-running a file recomputes its tables.
 

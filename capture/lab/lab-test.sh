@@ -5,7 +5,8 @@
 # between events, sides and fio; capture-sampled: both hosts kept the same 1 in N commands).
 #   lab-test.sh [kernel=6.1] [flavor=auto|patched|stock]  (builds a missing kernel: build=1)
 # Env: LAB_TEST_SCENARIOS="[name@]scenario[:param=value,...] ..." replaces the default list of
-#      structural runs, LAB_TEST_DIAGNOSIS the runs of the live diagnosis (empty: skip it).
+#      structural runs, LAB_TEST_DIAGNOSIS the runs of the live diagnosis, LAB_TEST_MULTI_HOST
+#      the three-VM runs (name@scenario ...; each list: empty skips it).
 # Out: runs/lab-test-<name>/ (replaced each time); last line "N passed, N failed".
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -21,7 +22,8 @@ diagnosis_runs=${LAB_TEST_DIAGNOSIS-"base@breakdown-randread slow-device:delay_u
 	busy-base@busy-device:local_qd=0,delay_us=10000 busy-device:delay_us=10000 few-queues-base@few-queues:jobs=1 few-queues
 	interference-c0 interference-c1 interference-c2 interference-c3
 	digest-base@digest:digest=0,runtime=6 digest:runtime=6
-	nic-base@nic-contention:nic=0 nic@nic-contention"}
+	nic-base@nic-contention:nic=0 nic@nic-contention
+	target-cpu-base@target-cpu:hog=0 target-cpu@target-cpu"}
 passed=0 failed=0
 result() { # result OK|FAIL what
 	if [ "$1" = ok ]; then passed=$((passed + 1)); echo "ok   $2"; else failed=$((failed + 1)); echo "FAIL $2"; fi
@@ -116,10 +118,37 @@ if [ -n "$diagnosis_runs" ]; then
 	diagnose digest-base digest --group "type=read, size=131072"
 	# a bulk TCP stream on the link (iperf3), no netem: two pairs gave LAD 1.78 and 2.52
 	diagnose nic-base nic --group "type=read, size=4096"
+	# one target CPU shared with a nice -20 busy loop: the target's NET_RX softirq waited
+	# 30-44x longer (two pairs: +117 ms end to end each); the cause must be the target CPU
+	diagnose target-cpu-base target-cpu --group "type=read, size=4096"
 	interference interference-c1 4096 "shares device only"
 	interference interference-c2 4096 "shares queue (same CPU)"
 	interference interference-c3 4096 "shares queue (other CPU)"
 fi
+
+# 4. More than two hosts (three VMs, about 80 s each): `just analyze`, then
+# check_multi_host.py: one clock offset per connected host pair that every candidate command
+# agrees with, >= 99% matched, no negative stage, I/O counts per initiator (and disk) = fio's.
+# LAB_TEST_MULTI_HOST= (empty) skips it.
+multi_host_runs=${LAB_TEST_MULTI_HOST-"two-ini@two-initiators two-tgt@two-targets"}
+for spec in $multi_host_runs; do
+	name=${spec%%@*} sc=${spec#*@} run="lab-test-${spec%%@*}"
+	t0=$(date +%s)
+	if ! bash "$here/lab.sh" "$run" "$sc" force=1 build=1 "$@"; then
+		result FAIL "lab $run $sc (see the error above)"
+		continue
+	fi
+	result ok "lab $run $sc ($(( $(date +%s) - t0 )) s)"
+	if ! (cd "$repo" && just analyze "$runs/$run" >/dev/null 2>"$runs/$run.analyze.err"); then
+		result FAIL "analyze $run failed: $(tail -n 3 "$runs/$run.analyze.err")"
+		continue
+	fi
+	out=$("${NTSCOPE_PYTHON:-python3}" "$here/check_multi_host.py" "$runs/$run")
+	rc=$?
+	echo "$out" | sed 's/^/    /'
+	if [ $rc = 0 ]; then result ok "multi-host $run: $(tail -n 1 <<<"$out")"
+	else result FAIL "multi-host $run: $(tail -n 1 <<<"$out")"; fi
+done
 echo "lab-test: scenarios took $(( $(date +%s) - t_all )) s"
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Copy a lab run into fixtures/NAME for git: traces, host.json, fio results,
+# Copy a lab run into fixtures/NAME for git: every host's trace, host.json and fio
+# results (initiator, target, and initiator2, target2 ... of a multi-host run),
 # truth.json, scenario.sh and lab/lab.json (not the consoles nor qemu logs, not
 # parquet/ or report/). Refuses an existing NAME and anything over 3 MB.
 #   make-fixture.sh RUN_DIR NAME
@@ -12,6 +13,11 @@ fixtures=$(dirname "$(dirname "$here")")/fixtures
 case "$name" in *[!A-Za-z0-9._-]* | .*) die "fixture name '$name' may only use A-Z a-z 0-9 . _ -" ;; esac
 [ -f "$src/truth.json" ] || die "$src is not a lab run (no truth.json)"
 for r in initiator target; do [ -s "$src/$r/trace.dat" ] || die "$src/$r/trace.dat is missing"; done
+hosts=()
+for d in "$src"/*/; do
+	h=$(basename "$d")
+	[ -s "$d/trace.dat" ] && hosts+=("$h")
+done
 dst="$fixtures/$name"
 [ ! -e "$dst" ] || die "$dst already exists; fix: pick another NAME or remove it first"
 tmp="$fixtures/.$name.tmp"
@@ -19,7 +25,7 @@ rm -rf "$tmp"
 mkdir -p "$tmp/lab"
 cp "$src/truth.json" "$src/scenario.sh" "$tmp/"
 cp "$src/lab/lab.json" "$tmp/lab/"
-for r in initiator target; do
+for r in "${hosts[@]}"; do
 	mkdir -p "$tmp/$r"
 	cp "$src/$r/trace.dat" "$src/$r/host.json" "$tmp/$r/"
 	cp "$src/$r"/fio-*.json "$tmp/$r/" 2>/dev/null || true

@@ -6,8 +6,11 @@ hosts="target:target target2:target initiator:initiator"
 : "${qd:=4}"
 : "${runtime:=3}"
 workload() {
-	run_fio to_target --rw=randread --bs=4k --iodepth="$qd" \
-		--name=to_target2 --filename=/dev/nvme1n1 --rw=randread --bs=4k --iodepth="$qd"
+	# two fio processes: a job's --filename adds to run_fio's global one instead of
+	# replacing it (fixture lab-6.1-patched-two-targets: to_target2 read from both disks)
+	run_fio to_target --rw=randread --bs=4k --iodepth="$qd" &
+	dev=/dev/nvme1n1 run_fio to_target2 --rw=randread --bs=4k --iodepth="$qd"
+	wait
 }
 truth() {
 	cat <<JSON

@@ -284,6 +284,28 @@ expect_not "sampled target: try_recv_pdu (cid unknown) not recorded" "nvmet_tcp_
 expect "unsampled target keeps try_recv_pdu" 0 "-e 'nvmet_tcp:nvmet_tcp_try_recv_pdu' -e" @ "$r" role=target run=x dry_run=1 -- true
 expect_not "unsampled: no cid filter" "cid &"
 
+# cpu_wait: the workqueue events, filtered to this side's io_work by its kallsyms address, and NET_RX softirqs
+r=$(tree iowork-tgt target patched)
+for e in workqueue_queue_work workqueue_execute_start workqueue_execute_end; do event "$r" workqueue "$e" "void * work" "void * function"; done
+printf 'ffffffff812eeb00 t nvmet_tcp_try_recv\t[nvmet_tcp]\nffffffff812eeb10 t nvmet_tcp_io_work\t[nvmet_tcp]\n' >"$r/proc/kallsyms"
+expect "io_work: target io_work's workqueue events, by address" 0 \
+	"-e 'workqueue:workqueue_queue_work' -f 'function == 0xffffffff812eeb10' -e 'workqueue:workqueue_execute_start' -f 'function == 0xffffffff812eeb10'" \
+	@ "$r" role=target run=x dry_run=1 -- true
+expect "cpu_wait=0 leaves them out" 0 "" @ "$r" role=target run=x cpu_wait=0 dry_run=1 -- true
+expect_not "cpu_wait=0: no workqueue events" "workqueue:"
+printf 'ffffffff812eeb00 t nvmet_tcp_try_recv\t[nvmet_tcp]\n' >"$r/proc/kallsyms"
+expect "io_work: no symbol, a note and no workqueue events" 0 "io_work timing not recorded: no address for nvmet_tcp_io_work" \
+	@ "$r" role=target run=x dry_run=1 -- true
+expect_not "io_work: no symbol, no workqueue events" "workqueue:"
+printf '0000000000000000 t nvmet_tcp_io_work\t[nvmet_tcp]\n' >"$r/proc/kallsyms"
+expect "io_work: hidden address (kptr_restrict)" 0 "io_work timing not recorded" @ "$r" role=target run=x dry_run=1 -- true
+expect "cpu_wait: a bad value" 2 "cpu_wait 'yes' is not 0 or 1" @ "$r" role=target run=x cpu_wait=yes dry_run=1 -- true
+for e in softirq_raise softirq_entry softirq_exit; do event "$r" irq "$e" "unsigned int vec"; done
+expect "cpu_wait: the NET_RX softirq events" 0 "-e 'irq:softirq_raise' -f 'vec == 3' -e 'irq:softirq_entry' -f 'vec == 3' -e 'irq:softirq_exit' -f 'vec == 3'" \
+	@ "$r" role=target run=x dry_run=1 -- true
+expect "cpu_wait=0: no softirq events either" 0 "" @ "$r" role=target run=x cpu_wait=0 dry_run=1 -- true
+expect_not "cpu_wait=0: no irq events" "irq:"
+
 # ---------------------------------------------------------------- 4. a "recording" with the stand-in
 r=$(tree rec initiator stock)
 runs=$T/runs

@@ -27,13 +27,17 @@ FROM io_stages s JOIN io i USING (io_id) LEFT JOIN intf_io_ahead a USING (io_id)
 """
 
 INFO_QUERY = """
-SELECT ? AS run, ? AS rep, ? AS run_dir, (SELECT uncertainty_ns FROM clock_offset) AS offset_uncertainty_ns,
+SELECT ? AS run, ? AS rep, ? AS run_dir, (SELECT max(uncertainty_ns) FROM clock_offset) AS offset_uncertainty_ns,
        string_agg(DISTINCT coalesce(trace_clock, '?'), ',') AS trace_clocks,
-       (SELECT synced FROM clock_offset) AS clock_synced,
+       (SELECT bool_and(synced) FROM clock_offset) AS clock_synced,
        (SELECT string_agg(name, ', ' ORDER BY name) FROM pipeline_stats WHERE name LIKE 'input_error:%') AS input_errors,
        string_agg(DISTINCT role, ',' ORDER BY role) AS roles,
        (SELECT sum(local_per_s) FROM target_local_io) AS target_local_io_per_s,
-       string_agg(DISTINCT digest, ',' ORDER BY digest) FILTER (WHERE role = 'initiator') AS digest
+       string_agg(DISTINCT digest, ',' ORDER BY digest) FILTER (WHERE role = 'initiator') AS digest,
+       (SELECT avg(wait_ns) FROM io_work_runs WHERE role = 'initiator') AS initiator_io_work_wait_ns,
+       (SELECT avg(wait_ns) FROM io_work_runs WHERE role = 'target') AS target_io_work_wait_ns,
+       (SELECT avg(wait_ns) FROM net_rx_runs WHERE role = 'initiator') AS initiator_net_rx_wait_ns,
+       (SELECT avg(wait_ns) FROM net_rx_runs WHERE role = 'target') AS target_net_rx_wait_ns
 FROM hosts
 """
 

@@ -18,9 +18,19 @@ def build(con, spec):
         primary = stage_sets[0]
     stats = [dict(r, value=json.loads(r["value"])) for r in
              rows(con, "SELECT name, severity, value, meaning FROM pipeline_stats ORDER BY seq, name")]
-    clock = rows(con, "SELECT offset_ns, uncertainty_ns, drift_ppm, t0_ns, method FROM clock_offset")
+    clock = rows(con, "SELECT offset_ns, uncertainty_ns, drift_ppm, t0_ns, method FROM report_clock")
     clock = clock[0] if clock else {"offset_ns": None, "uncertainty_ns": None, "drift_ppm": None,
                                     "t0_ns": None, "method": "no matched command pairs"}
+    clock_pairs = rows(con, "SELECT initiator_host, target_host, offset_ns, uncertainty_ns, drift_ppm, t0_ns, "
+                            "method, synced, pairs_agreeing, pairs FROM clock_offset ORDER BY initiator_host, target_host")
+    initiator_clocks = rows(con, "SELECT host, shift_ns, reference_host, via_target, uncertainty_ns "
+                                 "FROM initiator_clock ORDER BY host")
+    cpu_wait = {
+        "hosts": rows(con, "SELECT * FROM cpu_wait_hosts ORDER BY host"),
+        "io_work_queues": rows(con, "SELECT host, role, queue_key, cpu, cpu_share, runs, waited_runs, wait_mean_ns, "
+                                    "wait_p50_ns, wait_p99_ns, wait_max_ns, run_mean_ns, busy_ns FROM io_work_queues "
+                                    "ORDER BY host, queue_key, cpu"),
+    }
     window = rows(con, "SELECT start_ts, end_ts, dur AS dur_ns FROM report_window")[0]
     groups = []
     for g in rows(con, "SELECT * FROM report_groups ORDER BY time_start_ts, count DESC, group_key"):
@@ -57,6 +67,9 @@ def build(con, spec):
         "primary_stage_set": primary,
         "pipeline_stats": stats,
         "clock": clock,
+        "clock_pairs": clock_pairs,
+        "initiator_clocks": initiator_clocks,
+        "cpu_wait": cpu_wait,
         "window": window,
         "groups": groups,
         "timeseries": ts,

@@ -64,6 +64,26 @@ def objectives(slo):
     return L
 
 
+def cpu_wait(cw):
+    """How long NVMe/TCP's CPU work waited for its CPU (capture key cpu_wait): per host the
+    NET_RX softirq and io_work, per queue the CPU that ran its io_work."""
+    if not cw["hosts"]:
+        return []
+    L = ["", "CPU wait (NVMe/TCP work queued or raised until a CPU ran it; us)",
+         f"  {'host':<14} {'io_work runs':>12} {'wait avg':>9} {'p99':>8} {'NET_RX runs':>12} {'wait avg':>9} {'p99':>8} {'max':>8}"]
+    for h in cw["hosts"]:
+        L.append(f"  {h['host'][:14]:<14} {h['io_work_runs']:>12} {us(h['io_work_wait_mean_ns']):>9} "
+                 f"{us(h['io_work_wait_p99_ns']):>8} {h['net_rx_runs']:>12} {us(h['net_rx_wait_mean_ns']):>9} "
+                 f"{us(h['net_rx_wait_p99_ns']):>8} {us(h['net_rx_wait_max_ns']):>8}")
+    if cw["io_work_queues"]:
+        L.append(f"  {'io_work of queue':<28} {'cpu':>4} {'share':>6} {'runs':>6} {'wait avg':>9} {'p50':>8} {'p99':>8} {'max':>8} {'run avg':>8}")
+    for r in cw["io_work_queues"]:
+        L.append(f"  {r['queue_key'][:28]:<28} {r['cpu']:>4} {r['cpu_share']:>6.2f} {r['runs']:>6} "
+                 f"{us(r['wait_mean_ns']):>9} {us(r['wait_p50_ns']):>8} {us(r['wait_p99_ns']):>8} "
+                 f"{us(r['wait_max_ns']):>8} {us(r['run_mean_ns']):>8}")
+    return L
+
+
 def render(doc, run_dir):
     L = [f"ntscope report: {run_dir}", f"mode: {doc['mode']}   stage sets: {', '.join(doc['stage_sets']) or '-'}", ""]
     if doc["sampling"]["sampled"]:
@@ -81,10 +101,20 @@ def render(doc, run_dir):
         L.append(f"  target - initiator = {c['offset_ns'] / 1e9:.6f} s  +- {c['uncertainty_ns'] / 1000:.1f} us"
                  f"   drift {c['drift_ppm']:.2f} ppm")
     else:
-        L.append("  no offset: no matched command pairs")
+        L.append("  no offset: no matched command pairs" if not doc["clock_pairs"] else f"  {c['method']}")
+    if len(doc["clock_pairs"]) > 1:
+        for p in doc["clock_pairs"]:
+            L.append(f"  {p['target_host']} - {p['initiator_host']} = {p['offset_ns'] / 1e9:.6f} s"
+                     f"  +- {p['uncertainty_ns'] / 1000:.1f} us   drift {p['drift_ppm']:.2f} ppm")
+        for h in doc["initiator_clocks"]:
+            if h["host"] != h["reference_host"]:
+                shift = "not placed (no shared target)" if h["shift_ns"] is None else \
+                    f"+{h['shift_ns'] / 1e9:.6f} s via {h['via_target']} (+- {h['uncertainty_ns'] / 1000:.1f} us)"
+                L.append(f"  {h['host']} times on {h['reference_host']}'s clock: {shift}")
     w = doc["window"]
     L.append(f"  window: {(w['dur_ns'] or 0) / 1e9:.3f} s of selected I/O")
     L += objectives(doc["slo"])
+    L += cpu_wait(doc["cpu_wait"])
     for g in doc["groups"]:
         count = f"{g['count']} traced / {g['est_count']} est." if doc["sampling"]["sampled"] else str(g["count"])
         L += ["", f"group: {g['key_text']}   count {count} (matched {g['matched']})   "

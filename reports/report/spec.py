@@ -15,6 +15,7 @@ FIELDS = {
     "process": ("comm", "process"),
     "pid": ("pid", "pid"),
     "host": ("initiator_host", "host"),
+    "target": ("target_host", "target"),
     "time": (None, "time_s"),
 }
 UNITS = {"": 1, "b": 1, "k": 1024, "kb": 1024, "kib": 1024, "m": 1 << 20, "mb": 1 << 20, "mib": 1 << 20}

@@ -13,7 +13,10 @@
 -- input_errors: that run's input_error:* pipeline_stats names or NULL, roles: its hosts'
 -- roles, e.g. 'initiator,target', target_local_io_per_s: requests/s the target's backing
 -- devices served for the target itself, from target_local_io, digest: the initiator's
--- NVMe/TCP digests from host.json, NULL when not recorded) and cmp_params; and the
+-- NVMe/TCP digests from host.json, NULL when not recorded, initiator_io_work_wait_ns /
+-- target_io_work_wait_ns / initiator_net_rx_wait_ns / target_net_rx_wait_ns: mean wait of
+-- that side's NVMe/TCP io_work / NET_RX softirq for its CPU (io_work_runs, net_rx_runs),
+-- NULL when not recorded) and cmp_params; and the
 -- stage table with its vocabularies (05_stage_definitions.sql).
 
 -- cmp_params: one row: the knobs of the comparison (edit to taste, then re-run the views).
@@ -26,9 +29,16 @@
 --                   excludes 1 (two runs of the same workload in the lab differ by up to
 --                   this much, see reports/compare/README.md)
 --   min_abs_change_ns  the same for the absolute change of the mean (ns)
+--   cpu_wait_min_ratio, cpu_wait_min_share  a side's CPU is named as the cause when its
+--                   mean CPU wait (io_work + NET_RX softirq, cpu_wait_hosts) grew at least
+--                   this many times, by at least this share of the bottleneck stage's change
+--                   (and >= min_abs_change_ns). Lab (reports/compare/README.md): a busy target
+--                   CPU 20x and 8-10% of the change in two pairs; a bulk TCP stream on the
+--                   link made the initiator's wait grow 7x (21%), the target's 3.7x
 CREATE OR REPLACE TABLE cmp_params AS
 SELECT 200 AS resamples, 42 AS seed, 4000 AS max_draws,
-       0.10 AS min_rel_change, 20000 AS min_abs_change_ns;
+       0.10 AS min_rel_change, 20000 AS min_abs_change_ns, 10.0 AS cpu_wait_min_ratio,
+       0.05 AS cpu_wait_min_share;
 
 -- cmp_input_problems: one row per run whose input cannot support a verdict: an input error
 -- in its pipeline_stats (same trace for two hosts, a role its events contradict, hosts of

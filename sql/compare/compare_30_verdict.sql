@@ -33,6 +33,29 @@ FROM cmp_lad l
 JOIN cmp_lad e ON e.group_key = l.group_key AND e.stage_set = l.stage_set AND e.stage = 'end_to_end' AND e.statistic = 'mean'
 WHERE l.statistic = 'mean' AND l.stage <> 'end_to_end' AND l.stage_set = (SELECT stage_set FROM cmp_stage_set);
 
+-- cpu_wait_text: 'io_work a -> b us, NET_RX softirq c -> d us' (mean waits for the CPU, the
+-- parts both runs recorded; '' when neither).
+CREATE OR REPLACE MACRO cpu_wait_text(base_w, run_w, base_rx, run_rx) AS
+    concat_ws(', ',
+              CASE WHEN base_w IS NOT NULL AND run_w IS NOT NULL
+                   THEN printf('io_work %.0f -> %.0f us', base_w / 1e3, run_w / 1e3) END,
+              CASE WHEN base_rx IS NOT NULL AND run_rx IS NOT NULL
+                   THEN printf('NET_RX softirq %.0f -> %.0f us', base_rx / 1e3, run_rx / 1e3) END);
+
+-- cpu_busier: true when a side's mean CPU wait (io_work + NET_RX softirq, the parts both
+-- runs recorded) grew at least cpu_wait_min_ratio times and by at least cpu_wait_min_share
+-- of the bottleneck stage's change (and min_abs_change_ns).
+CREATE OR REPLACE MACRO cpu_busier(base_w, run_w, base_rx, run_rx, change_ns, p) AS
+    coalesce(
+        (CASE WHEN base_w IS NOT NULL AND run_w IS NOT NULL THEN run_w ELSE 0 END
+         + CASE WHEN base_rx IS NOT NULL AND run_rx IS NOT NULL THEN run_rx ELSE 0 END)
+        >= p.cpu_wait_min_ratio * greatest(CASE WHEN base_w IS NOT NULL AND run_w IS NOT NULL THEN base_w ELSE 0 END
+                                           + CASE WHEN base_rx IS NOT NULL AND run_rx IS NOT NULL THEN base_rx ELSE 0 END, 1)
+        AND (CASE WHEN base_w IS NOT NULL AND run_w IS NOT NULL THEN run_w - base_w ELSE 0 END
+             + CASE WHEN base_rx IS NOT NULL AND run_rx IS NOT NULL THEN run_rx - base_rx ELSE 0 END)
+            >= greatest(p.cpu_wait_min_share * change_ns, p.min_abs_change_ns),
+        false);
+
 -- cmp_verdict: one row per group present in both runs: what changed and the likely cause.
 --   group_key, stage_set
 --   verdict            'slower', 'faster' or 'no significant change' (end-to-end mean: its
@@ -142,12 +165,27 @@ FROM (SELECT string_agg(run || ' ' || problem, '; ' ORDER BY run) AS problems FR
            -- digests turned on (or more of them) since the base, both runs' settings known
            coalesce(li.run_digest <> li.base_digest AND li.run_digest <> 'none'
                     AND length(li.run_digest) >= length(replace(li.base_digest, 'none', '')), false) AS digest_added,
-           li.base_digest, li.run_digest
+           li.base_digest, li.run_digest,
+           -- a side's NVMe/TCP work (io_work + NET_RX softirq) waited far longer for its CPU
+           -- (capture key cpu_wait): >= cpu_wait_min_ratio times the base's mean wait, and
+           -- the growth >= cpu_wait_min_share of the bottleneck's change: that CPU is where
+           -- the time went (a busy network also makes the CPUs wait, less: see cmp_params)
+           cpu_busier(li.base_tw, li.run_tw, li.base_trx, li.run_trx, v.change_ns, p) AS target_cpu_late,
+           cpu_busier(li.base_iw, li.run_iw, li.base_irx, li.run_irx, v.change_ns, p) AS initiator_cpu_late,
+           li.base_tw, li.run_tw, li.base_iw, li.run_iw, li.base_trx, li.run_trx, li.base_irx, li.run_irx
     FROM v LEFT JOIN (SELECT max(target_local_io_per_s) FILTER (WHERE run = 'run') AS run_local_per_s,
                              max(target_local_io_per_s) FILTER (WHERE run = 'base') AS base_local_per_s,
                              max(digest) FILTER (WHERE run = 'run') AS run_digest,
-                             max(digest) FILTER (WHERE run = 'base') AS base_digest
-                      FROM cmp_run_info) li ON true
+                             max(digest) FILTER (WHERE run = 'base') AS base_digest,
+                             avg(target_io_work_wait_ns) FILTER (WHERE run = 'base') AS base_tw,
+                             avg(target_io_work_wait_ns) FILTER (WHERE run = 'run') AS run_tw,
+                             avg(initiator_io_work_wait_ns) FILTER (WHERE run = 'base') AS base_iw,
+                             avg(initiator_io_work_wait_ns) FILTER (WHERE run = 'run') AS run_iw,
+                             avg(target_net_rx_wait_ns) FILTER (WHERE run = 'base') AS base_trx,
+                             avg(target_net_rx_wait_ns) FILTER (WHERE run = 'run') AS run_trx,
+                             avg(initiator_net_rx_wait_ns) FILTER (WHERE run = 'base') AS base_irx,
+                             avg(initiator_net_rx_wait_ns) FILTER (WHERE run = 'run') AS run_irx
+                      FROM cmp_run_info) li ON true, cmp_params p
 ), c AS (
     SELECT k.*, cc.category AS ccat, cc.side AS cside, ac.category AS acat,
            -- the initiator transport queue's own stage, or the connection behind it (network,
@@ -167,6 +205,12 @@ FROM (SELECT string_agg(run || ' ' || problem, '; ' ORDER BY run) AS problems FR
                      AND ccat IN ('network', 'fabric', 'transport_queue', 'target_cpu', 'host_cpu') THEN 'digest'
                 WHEN transport_or_network AND queue_shared_by_cpus THEN 'few_queues'
                 WHEN transport_or_network AND (queue_shared_by_streams OR device_shared_by_streams) THEN 'interference'
+                -- a CPU that ran the queues' io_work late: commands wait in the target's socket
+                -- (counted as network by the clock-free stages) and responses in its queue
+                WHEN verdict = 'slower' AND target_cpu_late
+                     AND ccat IN ('network', 'fabric', 'target_cpu', 'target') THEN 'target_cpu'
+                WHEN verdict = 'slower' AND initiator_cpu_late
+                     AND ccat IN ('network', 'fabric', 'transport_queue', 'host_cpu') THEN 'io_cpu_contention'
                 WHEN ccat IN ('network', 'fabric') THEN 'slow_network'
                 WHEN ccat = 'transport_queue' THEN 'host_transport'
                 WHEN ccat = 'target_device' THEN CASE WHEN device_busier THEN 'busy_device' ELSE 'slow_device' END
@@ -204,6 +248,13 @@ SELECT d.group_key, d.stage_set, d.verdict, d.e2e_base_ns, d.e2e_run_ns, d.e2e_l
                       || CASE WHEN d.ccat = 'fabric' THEN '; on stock kernels this stage also holds both nvme-tcp transports and the target''s nvmet-tcp CPU work' ELSE '' END
             WHEN d.cause_id = 'digest'
                  THEN ci.meaning || ': ' || coalesce(d.base_digest, '?') || ' -> ' || d.run_digest
+            WHEN d.cause_id = 'target_cpu'
+                 THEN ci.meaning || ': NVMe/TCP''s work waited longer for the target''s CPU ('
+                      || cpu_wait_text(d.base_tw, d.run_tw, d.base_trx, d.run_trx) || '), and '
+                      || coalesce(d.cstage, d.top_stage) || ' built up'
+            WHEN d.cause_id = 'io_cpu_contention'
+                 THEN ci.meaning || ': NVMe/TCP''s work waited longer for the initiator''s CPU ('
+                      || cpu_wait_text(d.base_iw, d.run_iw, d.base_irx, d.run_irx) || ')'
             ELSE ci.meaning END AS cause,
        CASE WHEN d.verdict = 'no significant change' THEN
               printf('end_to_end mean %.0f us -> %.0f us (LAD %.2f, 95%% CI %.2f-%.2f): within noise',
@@ -229,6 +280,8 @@ SELECT d.group_key, d.stage_set, d.verdict, d.e2e_base_ns, d.e2e_run_ns, d.e2e_l
                      coalesce(d.base_ahead, 0), coalesce(d.run_ahead, 0), coalesce(d.device_bytes_growth, 0) / 1024, coalesce(d.base_queues, 0), coalesce(d.run_queues, 0)) ELSE '' END
               || CASE WHEN d.ccat = 'target_device' THEN printf('; the target''s own I/O on the device %.0f -> %.0f requests/s',
                      coalesce(li2.base_local_per_s, 0), coalesce(li2.run_local_per_s, 0)) ELSE '' END
+              || coalesce('; target CPU wait: ' || nullif(cpu_wait_text(d.base_tw, d.run_tw, d.base_trx, d.run_trx), ''), '')
+              || coalesce('; initiator CPU wait: ' || nullif(cpu_wait_text(d.base_iw, d.run_iw, d.base_irx, d.run_irx), ''), '')
        END AS evidence,
        d.cause_id,
        d.dir AS direction,

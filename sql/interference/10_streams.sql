@@ -5,7 +5,8 @@
 
 -- intf_io: one row per initiator I/O with both submit and completion on the initiator.
 --   io_id, io_type, size_bytes, cpu, pid, comm, qid   as in io
---   stream_id    '<comm>/<pid> <io_type> <size_bytes>B': one application stream
+--   stream_id    '<comm>/<pid> <io_type> <size_bytes>B': one application stream; in a run
+--                with several initiators '<host>:<comm>/<pid> ...'
 --   queue_key    '<host>/c<ctrl_id>/q<qid>' (the transport queue = its TCP connection)
 --   device_key   '<host>/<disk>'
 --   start_ts     block_bio_queue (else nvme_setup_cmd), ns initiator clock
@@ -19,7 +20,9 @@
 CREATE OR REPLACE TABLE intf_io AS
 WITH i AS (
     SELECT io_id, io_type, size_bytes, cpu, pid, comm, qid,
-           coalesce(comm, '?') || '/' || coalesce(pid::VARCHAR, '?') || ' ' || coalesce(io_type, '?') || ' ' || size_bytes || 'B' AS stream_id,
+           -- with several initiators, pids of different hosts are different processes
+           CASE WHEN count(DISTINCT initiator_host) OVER () > 1 THEN initiator_host || ':' ELSE '' END
+           || coalesce(comm, '?') || '/' || coalesce(pid::VARCHAR, '?') || ' ' || coalesce(io_type, '?') || ' ' || size_bytes || 'B' AS stream_id,
            queue_key,
            initiator_host || '/' || coalesce(disk, '?') AS device_key,
            coalesce(i_bio_queue_ts, i_setup_ts) AS start_ts, i_setup_ts AS submit_ts,

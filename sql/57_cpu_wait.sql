@@ -1,0 +1,135 @@
+-- CPU wait: work NVMe/TCP needs a CPU for, and how long it waited for one. Source: the
+-- capture's workqueue and irq events (capture key cpu_wait); every table is empty without.
+-- - io_work: each queue's send/receive work item (nvme_tcp_io_work on an initiator,
+--   nvmet_tcp_io_work on a target), queued by the socket callbacks and the submit path,
+--   run by a kworker;
+-- - the NET_RX softirq, where TCP receives data (and the ACKs that let it send more):
+--   raised by the NIC interrupt, run at interrupt exit or, when there is too much of it,
+--   by ksoftirqd (a nice 0 thread that busy threads can starve).
+-- A CPU shared with busy threads runs them late, and the commands and responses of the
+-- queues wait meanwhile.
+
+-- io_work_runs: one row per run of an io_work.
+--   host, role
+--   work        the work item's address: one per NVMe/TCP queue
+--   cpu         CPU that ran it
+--   queued_ts   when it was queued (workqueue_queue_work, ns host clock); NULL when that
+--               was before the trace or not recorded
+--   start_ts, end_ts   workqueue_execute_start / _end (end NULL: the trace stopped first)
+--   wait_ns     start - the later of queued_ts and the previous run's end: how long the
+--               queued work waited for its CPU (a work queued while it runs waits for
+--               its own end first, which is not waiting for the CPU)
+--   run_ns      end - start
+CREATE OR REPLACE TABLE io_work_runs AS
+WITH q AS (
+    SELECT host, work, ts FROM raw_workqueue WHERE event = 'workqueue_queue_work'
+), e AS (
+    SELECT host, work, ts FROM raw_workqueue WHERE event = 'workqueue_execute_end'
+), s AS (
+    SELECT host, work, cpu, ts,
+           lag(ts) OVER (PARTITION BY host, work ORDER BY ts) AS prev_start
+    FROM raw_workqueue WHERE event = 'workqueue_execute_start'
+), runs AS (
+    SELECT s.host, s.work, s.cpu, s.ts AS start_ts, s.prev_start,
+           CASE WHEN s.prev_start IS NULL OR q.ts > s.prev_start THEN q.ts END AS queued_ts, e.ts AS end_ts
+    FROM s
+    ASOF LEFT JOIN q ON q.host = s.host AND q.work = s.work AND q.ts <= s.ts
+    ASOF LEFT JOIN e ON e.host = s.host AND e.work = s.work AND e.ts >= s.ts
+), with_prev AS (
+    SELECT *, lag(end_ts) OVER (PARTITION BY host, work ORDER BY start_ts) AS prev_end FROM runs
+)
+SELECT r.host, h.role, r.work, r.cpu, r.queued_ts, r.start_ts, r.end_ts,
+       r.start_ts - greatest(r.queued_ts, r.prev_end) AS wait_ns,
+       r.end_ts - r.start_ts AS run_ns
+FROM with_prev r JOIN hosts h USING (host);
+
+-- io_work_queue_map: one row per io_work: the NVMe queue it serves, from the NVMe and
+-- NVMe/TCP events that fired inside its runs (on the CPU running it): the receive path runs
+-- there on both sides (nvme_complete_rq, nvmet_req_init, the patched events). The queue seen
+-- most often wins; share says how clear that was.
+--   host, work
+--   ctrl_id     initiator: controller instance (nvmeN); target: cntlid
+--   qid         NVMe queue id
+--   events      events inside its runs with that (ctrl_id, qid);  share  of all inside
+CREATE OR REPLACE TABLE io_work_queue_map AS
+WITH ev AS (
+    SELECT host, cpu, ts, ctrl_id, qid FROM events
+    WHERE system IN ('nvme', 'nvmet', 'nvme_tcp', 'nvmet_tcp') AND qid IS NOT NULL AND ctrl_id IS NOT NULL
+      AND host IN (SELECT DISTINCT host FROM io_work_runs)
+), inside AS (
+    SELECT r.host, r.work, ev.ctrl_id, ev.qid
+    FROM ev ASOF JOIN io_work_runs r ON r.host = ev.host AND r.cpu = ev.cpu AND r.start_ts <= ev.ts
+    WHERE ev.ts <= r.end_ts
+), n AS (
+    SELECT host, work, ctrl_id, qid, count(*) AS events FROM inside GROUP BY ALL
+)
+SELECT host, work, ctrl_id, qid, events, events / sum(events) OVER (PARTITION BY host, work) AS share
+FROM n QUALIFY row_number() OVER (PARTITION BY host, work ORDER BY events DESC, ctrl_id, qid) = 1;
+
+-- io_work_queues: one row per (io_work, CPU that ran it): how late and how long it ran.
+--   host, role
+--   queue_key   initiator: io.queue_key ('<host>/c<ctrl>/q<qid>'); target:
+--               '<host>/cntlid<cntlid>/q<qid>'; '<host>/work<address>' when no NVMe event
+--               fell inside its runs
+--   cpu         the CPU;  cpu_share  of this io_work's runs on that CPU
+--   runs        runs on that CPU;  waited_runs  runs with a known wait
+--   wait_mean_ns, wait_p50_ns, wait_p99_ns, wait_max_ns   wait_ns of io_work_runs
+--   run_mean_ns, busy_ns   mean and total run time
+CREATE OR REPLACE VIEW io_work_queues AS
+SELECT r.host, r.role,
+       coalesce(r.host || CASE WHEN r.role = 'initiator' THEN '/c' ELSE '/cntlid' END || m.ctrl_id || '/q' || m.qid,
+                r.host || '/work' || printf('%x', r.work)) AS queue_key,
+       r.cpu, count(*) / sum(count(*)) OVER (PARTITION BY r.host, r.work) AS cpu_share,
+       count(*) AS runs, count(r.wait_ns) AS waited_runs,
+       avg(r.wait_ns) AS wait_mean_ns, quantile_disc(r.wait_ns, 0.5) AS wait_p50_ns,
+       quantile_disc(r.wait_ns, 0.99) AS wait_p99_ns, max(r.wait_ns) AS wait_max_ns,
+       avg(r.run_ns) AS run_mean_ns, sum(r.run_ns) AS busy_ns
+FROM io_work_runs r LEFT JOIN io_work_queue_map m USING (host, work)
+GROUP BY r.host, r.role, r.work, m.ctrl_id, m.qid, r.cpu;
+
+-- net_rx_runs: one row per run of the NET_RX softirq (irq:softirq_entry, vec 3).
+--   host, role, cpu
+--   raised_ts   the first softirq_raise on that CPU since its previous run (ns, host clock):
+--               a raise while it runs is served by the next run; NULL when none was traced
+--   start_ts, end_ts   softirq_entry / _exit
+--   wait_ns     start - raised: how long the received packets waited for the CPU
+--   run_ns      end - start
+CREATE OR REPLACE TABLE net_rx_runs AS
+WITH r AS (
+    SELECT host, cpu, ts FROM raw_irq WHERE event = 'softirq_raise' AND vec = 3
+), s AS (
+    SELECT host, cpu, ts FROM raw_irq WHERE event = 'softirq_entry' AND vec = 3
+), x AS (
+    SELECT host, cpu, ts FROM raw_irq WHERE event = 'softirq_exit' AND vec = 3
+), raised AS (
+    -- each raise is served by the next run on its CPU
+    SELECT s.host, s.cpu, s.ts AS start_ts, min(r.ts) AS raised_ts
+    FROM r ASOF JOIN s ON s.host = r.host AND s.cpu = r.cpu AND s.ts >= r.ts
+    GROUP BY ALL
+)
+SELECT s.host, h.role, s.cpu, a.raised_ts, s.ts AS start_ts, x.ts AS end_ts,
+       s.ts - a.raised_ts AS wait_ns, x.ts - s.ts AS run_ns
+FROM s
+LEFT JOIN raised a ON a.host = s.host AND a.cpu = s.cpu AND a.start_ts = s.ts
+ASOF LEFT JOIN x ON x.host = s.host AND x.cpu = s.cpu AND x.ts >= s.ts
+JOIN hosts h ON h.host = s.host;
+
+-- cpu_wait_hosts: one row per host with io_work or NET_RX runs: how long each waited for
+-- its CPU, over the whole run.
+--   host, role
+--   io_work_runs, io_work_wait_mean_ns, io_work_wait_p99_ns, io_work_run_mean_ns
+--   net_rx_runs, net_rx_wait_mean_ns, net_rx_wait_p99_ns, net_rx_wait_max_ns
+CREATE OR REPLACE VIEW cpu_wait_hosts AS
+WITH w AS (
+    SELECT host, role, count(*) AS io_work_runs, avg(wait_ns) AS io_work_wait_mean_ns,
+           quantile_disc(wait_ns, 0.99) AS io_work_wait_p99_ns, avg(run_ns) AS io_work_run_mean_ns
+    FROM io_work_runs GROUP BY host, role
+), n AS (
+    SELECT host, role, count(*) AS net_rx_runs, avg(wait_ns) AS net_rx_wait_mean_ns,
+           quantile_disc(wait_ns, 0.99) AS net_rx_wait_p99_ns, max(wait_ns) AS net_rx_wait_max_ns
+    FROM net_rx_runs GROUP BY host, role
+)
+SELECT host, role, coalesce(w.io_work_runs, 0) AS io_work_runs, w.io_work_wait_mean_ns, w.io_work_wait_p99_ns,
+       w.io_work_run_mean_ns, coalesce(n.net_rx_runs, 0) AS net_rx_runs, n.net_rx_wait_mean_ns,
+       n.net_rx_wait_p99_ns, n.net_rx_wait_max_ns
+FROM w FULL JOIN n USING (host, role);
