@@ -39,8 +39,9 @@ WITH ic AS (
      AND i.slba = t.slba AND i.nlb = t.nlb
     GROUP BY ALL
 ), fingerprint AS (
-    SELECT ih, ictrl, arg_max(th, score), arg_max(tctrl, score), 'fingerprint', max(score)
-    FROM fp GROUP BY ih, ictrl
+    -- ties: the first target host and controller by name (both from the same row)
+    SELECT ih, ictrl, arg_max(th, (score, -rank_ht)), arg_max(tctrl, (score, -rank_ht)), 'fingerprint', max(score)
+    FROM (SELECT *, dense_rank() OVER (ORDER BY th, tctrl) AS rank_ht FROM fp) GROUP BY ih, ictrl
 ), ranked AS (
     SELECT *, 1 AS prio FROM json_map
     UNION ALL SELECT *, 2 FROM from_tcp
@@ -128,7 +129,9 @@ WITH i AS (
            lead(x) OVER (ORDER BY x, d DESC) AS next_x
     FROM pts
 )
-SELECT ((arg_max(x, depth) + arg_max(next_x, depth)) // 2)::BIGINT AS coarse_offset_ns,
+-- equally deep intervals (a tie: e.g. a run repeating one I/O pattern) resolve to the one
+-- nearest 0, then the lower: one answer however DuckDB schedules or spills the sweep
+SELECT ((arg_max(x, (depth, -abs(x), -x)) + arg_max(next_x, (depth, -abs(x), -x))) // 2)::BIGINT AS coarse_offset_ns,
        (SELECT count(*) FROM cand) AS pairs
 FROM depth WHERE d = 1;
 
@@ -189,7 +192,9 @@ WITH span AS (
            lead(x) OVER (PARTITION BY slice ORDER BY x, d DESC) AS next_x
     FROM pts
 ), best AS (
-    SELECT slice, arg_max(x, depth) AS offset_lo_ns, arg_max(next_x, depth) AS offset_hi_ns,
+    -- ties: the interval nearest 0, then the lower (as in clock_coarse): one deterministic answer
+    SELECT slice, arg_max(x, (depth, -abs(x), -x)) AS offset_lo_ns,
+           arg_max(next_x, (depth, -abs(x), -x)) AS offset_hi_ns,
            max(depth) AS pairs_agreeing
     FROM depth WHERE d = 1 GROUP BY slice
 )
