@@ -131,7 +131,8 @@ def cmd_compare(a):
         p.step("converting hosts not converted yet")
         for r in base + run:
             runs.convert_missing(r, progress=p, quiet=a.quiet)
-        m, plots = model.compare_documents(base, run, progress=p, plots=True)
+        m, plots = model.compare_documents(base, run, progress=p, plots=True,
+                                           memory_limit=a.memory_limit, temp_dir=a.temp_dir)
         text = render_text.compare_text(m)
         write_three(out, "compare", text, m, render_html.compare_html(m, plots), p)
     announce_written(out, "compare", text, a.quiet)
@@ -174,7 +175,8 @@ def cmd_sweep(a):
         p.step("converting hosts not converted yet")
         for r in run_dirs:
             runs.convert_missing(r, progress=p, quiet=a.quiet)
-        doc = model.sweep_model(run_dirs, a.param, values, progress=p)
+        doc = model.sweep_model(run_dirs, a.param, values, progress=p,
+                                memory_limit=a.memory_limit, temp_dir=a.temp_dir)
         text = render_text.render(doc)
         write_three(out, "sweep", text, doc, render_html.render(doc), p)
     announce_written(out, "sweep", text, a.quiet)
@@ -251,10 +253,18 @@ def add_common(p, memory=True):
     p.add_argument("--quiet", action="store_true", help="do not print the text report")
     p.add_argument("--no-progress", action="store_true", help="no progress line even on a terminal")
     if memory:
-        p.add_argument("--memory-limit", default=os.environ.get("NTSCOPE_MEMORY_LIMIT"),
-                       help="DuckDB memory limit, e.g. 3GB (it spills to disk beyond)")
-        p.add_argument("--temp-dir", default=os.environ.get("NTSCOPE_TEMP_DIR"),
-                       help="where DuckDB spills when over the memory limit")
+        add_memory_flags(p)
+
+
+def add_memory_flags(p):
+    """--memory-limit / --temp-dir: DuckDB's bound and spill folder (ntscope.sql.views.new_connection)."""
+    p.add_argument("--memory-limit", default=None,
+                   help="DuckDB memory limit per connection, e.g. 3GB, 500MB; beyond it DuckDB spills to disk "
+                        "(default $NTSCOPE_MEMORY_LIMIT, else 2GB or half the RAM of a smaller machine; "
+                        "none: DuckDB's own default, 80%% of RAM)")
+    p.add_argument("--temp-dir", default=None,
+                   help="folder under which a private spill folder is made and removed afterwards "
+                        "(default $NTSCOPE_TEMP_DIR, else TMPDIR or /tmp)")
 
 
 def parser():
@@ -277,7 +287,7 @@ def parser():
     cp.add_argument("base", help="the base run, or repeats of it: base1,base2,base3")
     cp.add_argument("run", help="the run to explain, or repeats of it: run1,run2,run3 (report beside the first)")
     cp.add_argument("--out", help="report folder (default RUN/report)")
-    add_common(cp, memory=False)
+    add_common(cp)
     cp.set_defaults(fn=cmd_compare)
     it = sub.add_parser("interference", help="streams of a run and who waited behind whom")
     it.add_argument("run")
@@ -290,14 +300,13 @@ def parser():
                                     "the first fio job's field: qd, iodepth, jobs ...)")
     sw.add_argument("--values", help="the parameter's values, one per run in the order given (instead of truth.json)")
     sw.add_argument("--out", help="report folder (default the last run's report/)")
-    add_common(sw, memory=False)
+    add_common(sw)
     sw.set_defaults(fn=cmd_sweep)
     sq = sub.add_parser("sql", help="the views of a run in DuckDB (prompt, -c SQL, or statements on stdin)")
     sq.add_argument("run")
     sq.add_argument("-c", "--command", help="run these SQL statements, print results as CSV, exit 2 on error")
     sq.add_argument("--script", help="write the whole view script to this file instead")
-    sq.add_argument("--memory-limit", default=os.environ.get("NTSCOPE_MEMORY_LIMIT"))
-    sq.add_argument("--temp-dir", default=os.environ.get("NTSCOPE_TEMP_DIR"))
+    add_memory_flags(sq)
     sq.set_defaults(fn=cmd_sql)
     dm = sub.add_parser("demo", help="a bundled real two-host capture -> runs/demo -> report")
     add_analyze_flags(dm)
@@ -317,6 +326,13 @@ def main(argv=None):
         return 130
     except Exception as e:  # noqa: BLE001 - every failure exits 2 with a message, never 1
         import duckdb
+        if isinstance(e, duckdb.OutOfMemoryException):
+            from ntscope.sql import views
+            first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+            return fail(f"DuckDB ran out of memory ({first}) at memory limit "
+                        f"{views.memory_limit_setting(getattr(a, 'memory_limit', None))}; fix: a larger --memory-limit "
+                        "(or NTSCOPE_MEMORY_LIMIT; below ~200MB DuckDB cannot run the views), and free space "
+                        "for its spill files under --temp-dir / TMPDIR")
         if isinstance(e, duckdb.Error):
             first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
             return fail(f"DuckDB failed ({type(e).__name__}): {first}; fix: check the run's Parquet files "

@@ -68,7 +68,7 @@ cand AS (
     UNION ALL
     SELECT c.host, 3, count(*) FROM c JOIN b ON b.host = c.host AND b.sector = c.slba * 8 GROUP BY ALL
 )
-SELECT host, arg_max(shift, matches) AS lba_shift, max(matches) AS matches FROM cand GROUP BY host;
+SELECT host, arg_max(shift, (matches, -shift)) AS lba_shift, max(matches) AS matches FROM cand GROUP BY host;  -- ties: 0
 
 -- host_block_link: one row per initiator nvme_setup_cmd linked to the block request it
 -- carries. nvme_setup_cmd runs inside blk-mq dispatch just before block_rq_issue on the

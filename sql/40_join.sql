@@ -70,8 +70,9 @@ WITH ic AS (
      AND i.slba = t.slba AND i.nlb = t.nlb
     GROUP BY ALL
 ), fingerprint AS (
-    SELECT ih, ictrl, arg_max(th, score), arg_max(tctrl, score), 'fingerprint', max(score)
-    FROM fp GROUP BY ih, ictrl
+    -- ties: the first target host and controller by name (both from the same row)
+    SELECT ih, ictrl, arg_max(th, (score, -rank_ht)), arg_max(tctrl, (score, -rank_ht)), 'fingerprint', max(score)
+    FROM (SELECT *, dense_rank() OVER (ORDER BY th, tctrl) AS rank_ht FROM fp) GROUP BY ih, ictrl
 ), ranked AS (
     SELECT *, 1 AS prio FROM json_map
     UNION ALL SELECT *, 2 FROM from_tcp
@@ -173,9 +174,11 @@ WITH pair_of_cntlid AS (
            lead(x) OVER (PARTITION BY ih, th ORDER BY x, d DESC) AS next_x
     FROM pts
 )
--- the deepest overlap; of equally deep ones the lowest (ties broken the same way every run)
+-- the deepest overlap; equally deep intervals (a tie: e.g. a run repeating one I/O pattern)
+-- resolve to the one nearest 0, then the lower: one answer however DuckDB schedules or
+-- spills the sweep
 SELECT ih AS initiator_host, th AS target_host,
-       ((arg_max(x, (depth, -x)) + arg_max(next_x, (depth, -x))) // 2)::BIGINT AS coarse_offset_ns,
+       ((arg_max(x, (depth, -abs(x), -x)) + arg_max(next_x, (depth, -abs(x), -x))) // 2)::BIGINT AS coarse_offset_ns,
        count(*) AS pairs
 FROM depth WHERE d = 1 GROUP BY ih, th;
 
@@ -215,7 +218,7 @@ WHERE t.complete_ts - i.complete_ts <= t.submit_ts - i.submit_ts;
 -- clock_offset_slices: per host pair, one row per tenth of the run (by initiator submit
 -- time), plus one row for the whole run (slice = -1): the offset interval most candidate
 -- pairs agree on (a sweep over the pairs' [lo, hi] bounds: the deepest overlap; of equally
--- deep ones the lowest).
+-- deep ones the nearest 0, then the lower).
 --   initiator_host, target_host   the host pair
 --   slice            0..9, or -1 for the whole run
 --   t_ns             middle of the slice (ns, initiator clock)
@@ -243,8 +246,9 @@ WITH span AS (
            lead(x) OVER (PARTITION BY initiator_host, target_host, slice ORDER BY x, d DESC) AS next_x
     FROM pts
 ), best AS (
+    -- ties: the interval nearest 0, then the lower (as in clock_coarse): one deterministic answer
     SELECT initiator_host, target_host, slice,
-           arg_max(x, (depth, -x)) AS offset_lo_ns, arg_max(next_x, (depth, -x)) AS offset_hi_ns,
+           arg_max(x, (depth, -abs(x), -x)) AS offset_lo_ns, arg_max(next_x, (depth, -abs(x), -x)) AS offset_hi_ns,
            max(depth) AS pairs_agreeing, count(*) AS pairs
     FROM depth WHERE d = 1 GROUP BY ALL
 )

@@ -71,7 +71,7 @@ CREATE OR REPLACE VIEW slo_results AS
 WITH per_s AS (
     SELECT slo_id, count(*) AS seconds,
            count(*) FILTER (WHERE v.value_ns > o.limit_ns) AS seconds_missed,
-           arg_max(v.second, v.value_ns) AS worst_second, max(v.value_ns) AS worst_value_ns
+           arg_max(v.second, (v.value_ns, -v.second)) AS worst_second, max(v.value_ns) AS worst_value_ns  -- ties: the first
     FROM slo_value v JOIN slo_objectives o USING (slo_id) WHERE v.second IS NOT NULL GROUP BY slo_id
 )
 SELECT o.slo_id, o.text, o.stage_set, o.stage, o.statistic, o.limit_ns,

@@ -12,7 +12,10 @@ where DuckDB would glob them, and every name that reaches SQL text is quoted.
 import json
 import os
 import re
+import shutil
 import sys
+import tempfile
+import weakref
 
 from ntscope.errors import NtscopeError
 
@@ -161,19 +164,105 @@ def build_script(run_dir, con=None):
     return "\n".join(parts)
 
 
-def connect(run_dir, memory_limit=None, temp_dir=None, interference=False, progress=None):
-    """A DuckDB connection with every view of the run (and the interference views)."""
+# Memory. DuckDB's own default memory limit is 80% of the machine's RAM, and the analysis of a
+# large run takes what it is given (5.9 GB peak RSS at 3.3 M events). ntscope bounds every
+# connection instead: 2 GB, or half the memory of a smaller machine (physical RAM or the
+# cgroup's memory.max, whichever is less). 2 GB because the goal is a peak RSS of at most 3 GB
+# whatever the run's size: the limit covers DuckDB's buffer manager, not Python's objects,
+# Arrow results, the allocator's slack and the code, which measured 0.4-0.5 GB above it (README,
+# "Analysis memory": 2.41 GB at 3.3 M events, 2.51 GB at 10.1 M). Beyond the limit DuckDB
+# spills to a private folder (spill_dir). Override with --memory-limit / NTSCOPE_MEMORY_LIMIT
+# (a DuckDB size: 3GB, 500MB; `none`: DuckDB's default).
+DEFAULT_MEMORY_LIMIT_BYTES = 2 * 10**9
+MEMORY_LIMIT_ENV = "NTSCOPE_MEMORY_LIMIT"
+TEMP_DIR_ENV = "NTSCOPE_TEMP_DIR"
+NO_LIMIT = ("none", "default")
+SPILL_PREFIX = "ntscope-spill-"
+SPILL_DIR = re.compile(r"^" + SPILL_PREFIX + r"(?P<pid>\d+)-[A-Za-z0-9_]+$")
+
+
+def machine_memory_bytes():
+    """Physical RAM, or the cgroup's memory limit when it is lower (a container)."""
+    total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    for path in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
+        try:
+            with open(path) as f:
+                v = f.read().strip()
+        except OSError:
+            continue
+        if v.isdigit() and 0 < int(v) < total:
+            total = int(v)
+    return total
+
+
+def default_memory_limit():
+    """The memory limit ntscope gives DuckDB unless told otherwise, as a DuckDB size."""
+    return f"{min(DEFAULT_MEMORY_LIMIT_BYTES, machine_memory_bytes() // 2) // 10**6}MB"
+
+
+def memory_limit_setting(memory_limit=None):
+    """The memory_limit to SET (None: leave DuckDB's default): the value given, else
+    $NTSCOPE_MEMORY_LIMIT, else default_memory_limit(); `none` / `default` mean DuckDB's own."""
+    v = memory_limit if memory_limit not in (None, "") else os.environ.get(MEMORY_LIMIT_ENV) or None
+    if v is None:
+        return default_memory_limit()
+    return None if v.strip().lower() in NO_LIMIT else v.strip()
+
+
+def clean_stale_spill(parent):
+    """Removes ntscope-spill-<pid>-* folders under PARENT whose process is gone (a kill -9)."""
+    from ntscope.output import pid_alive
+    try:
+        entries = os.listdir(parent)
+    except OSError:
+        return
+    for e in entries:
+        m = SPILL_DIR.match(e)
+        if m and int(m.group("pid")) != os.getpid() and not pid_alive(int(m.group("pid"))):
+            shutil.rmtree(os.path.join(parent, e), ignore_errors=True)
+
+
+def spill_dir(temp_dir=None):
+    """A fresh private folder for DuckDB's spill files: under --temp-dir / $NTSCOPE_TEMP_DIR
+    when given (created if missing; the folder itself is never removed), else under TMPDIR
+    (/tmp). Never inside a run: the inputs stay as they were."""
+    parent = temp_dir or os.environ.get(TEMP_DIR_ENV) or tempfile.gettempdir()
+    parent = os.path.abspath(parent)
+    try:
+        os.makedirs(parent, exist_ok=True)
+        clean_stale_spill(parent)
+        return tempfile.mkdtemp(prefix=f"{SPILL_PREFIX}{os.getpid()}-", dir=parent)
+    except OSError as e:
+        raise RunError(f"cannot make a spill folder under {parent}: {e.strerror}; fix: pass --temp-dir DIR "
+                       f"(or set {TEMP_DIR_ENV}) to a writable folder with free space") from None
+
+
+def new_connection(memory_limit=None, temp_dir=None):
+    """An empty DuckDB connection with ntscope's settings: the memory limit
+    (memory_limit_setting) and a private spill folder, removed when the connection is
+    garbage-collected or the process exits (DuckDB deletes its spill files on close)."""
     import duckdb
+    limit = memory_limit_setting(memory_limit)
     con = duckdb.connect()
     con.execute("SET enable_progress_bar = false")
-    if memory_limit:
+    if limit is not None:
         try:
-            con.execute(f"SET memory_limit = {sql_str(memory_limit)}")
+            con.execute(f"SET memory_limit = {sql_str(limit)}")
         except duckdb.Error as e:
-            raise RunError(f"--memory-limit {memory_limit!r} is not a memory size ({str(e).splitlines()[0]}); "
-                           f"fix: e.g. --memory-limit 3GB") from None
-    if temp_dir:
-        con.execute(f"SET temp_directory = {sql_str(temp_dir)}")
+            con.close()
+            where = "" if memory_limit not in (None, "") else f" (from {MEMORY_LIMIT_ENV})"
+            raise RunError(f"--memory-limit {limit!r}{where} is not a memory size ({str(e).splitlines()[0]}); "
+                           f"fix: e.g. --memory-limit 3GB, or none for DuckDB's default (80% of RAM)") from None
+    spill = spill_dir(temp_dir)
+    weakref.finalize(con, shutil.rmtree, spill, ignore_errors=True)
+    con.execute(f"SET temp_directory = {sql_str(spill)}")
+    return con
+
+
+def connect(run_dir, memory_limit=None, temp_dir=None, interference=False, progress=None):
+    """A DuckDB connection with every view of the run (and the interference views), with
+    ntscope's memory limit and spill folder (new_connection)."""
+    con = new_connection(memory_limit, temp_dir)
     if progress:
         progress.step("loading the views (events, commands, join, stages)", con)
     con.execute(build_script(run_dir, con))

@@ -46,19 +46,19 @@ def as_list(dirs):
     return [dirs] if isinstance(dirs, str) else list(dirs)
 
 
-def compare_connection(base_dirs, run_dirs, keep_run=False, progress=None):
+def compare_connection(base_dirs, run_dirs, keep_run=False, progress=None, memory_limit=None, temp_dir=None):
     """Both sides' per-I/O stages in one DuckDB, with the compare views on top. A side is
     a run directory or a list of repeats of one condition (rep 1, 2, ... in list order;
     io_id stays unique per rep, not across them). keep_run: also return the first run's
-    own connection (its interference views)."""
-    import duckdb
-    con = duckdb.connect()
-    con.execute("SET enable_progress_bar = false")
+    own connection (its interference views). memory_limit, temp_dir: of each connection
+    (views.new_connection; one run's connection is open at a time beside this one)."""
+    con = views.new_connection(memory_limit, temp_dir)
     run_con = None
     names = []
     for role, paths in (("base", as_list(base_dirs)), ("run", as_list(run_dirs))):
         for rep, path in enumerate(paths, 1):
-            rc = views.connect(path, interference=True, progress=progress)
+            rc = views.connect(path, memory_limit=memory_limit, temp_dir=temp_dir, interference=True,
+                               progress=progress)
             src = rc.sql(SOURCE_QUERY, params=[role, rep]).to_arrow_table()
             info = rc.sql(INFO_QUERY, params=[role, rep, path]).to_arrow_table()
             if src.num_rows == 0:

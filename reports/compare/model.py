@@ -22,9 +22,11 @@ def compare_model(base_dir, run_dir, progress=None):
     return compare_documents(base_dir, run_dir, progress)[0]
 
 
-def compare_documents(base_dir, run_dir, progress=None, plots=False):
-    """(compare.json document, compare.html's plot rows or None unless plots)."""
-    con, run_con = load.compare_connection(base_dir, run_dir, keep_run=True, progress=progress)
+def compare_documents(base_dir, run_dir, progress=None, plots=False, memory_limit=None, temp_dir=None):
+    """(compare.json document, compare.html's plot rows or None unless plots). memory_limit,
+    temp_dir: of every DuckDB connection (ntscope.sql.views.new_connection)."""
+    con, run_con = load.compare_connection(base_dir, run_dir, keep_run=True, progress=progress,
+                                           memory_limit=memory_limit, temp_dir=temp_dir)
     if progress:
         progress.step("LAD, bootstrap intervals and verdict", con)
     infos = view(con, "cmp_run_info")

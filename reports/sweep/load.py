@@ -52,19 +52,19 @@ def series(run_dirs, param=None, values=None):
     return [(r, f"{name}={v:g}", v) for r, v in points]
 
 
-def connection(run_dirs, param=None, values=None, progress=None):
-    import duckdb
+def connection(run_dirs, param=None, values=None, progress=None, memory_limit=None, temp_dir=None):
+    """The sweep views over every run's stage statistics. memory_limit, temp_dir: of each
+    DuckDB connection (views.new_connection)."""
     if len(run_dirs) < 2:
         raise NtscopeError("a sweep needs at least two runs; fix: python -m ntscope sweep RUN1 RUN2 ...")
-    con = duckdb.connect()
-    con.execute("SET enable_progress_bar = false")
+    con = views.new_connection(memory_limit, temp_dir)
     with open(views.STAGE_TABLE_SQL) as f:
         con.execute(f.read())
     con.execute("CREATE TABLE sweep_run_info (run_idx INTEGER, run VARCHAR, run_dir VARCHAR, param VARCHAR, "
                 "param_value DOUBLE, label VARCHAR)")
     parts = []
     for i, (run_dir, label, value) in enumerate(series(run_dirs, param, values)):
-        rc = views.connect(run_dir, progress=progress)
+        rc = views.connect(run_dir, memory_limit=memory_limit, temp_dir=temp_dir, progress=progress)
         parts.append(rc.sql(SOURCE, params=[i]).to_arrow_table())
         rc.close()
         con.execute("INSERT INTO sweep_run_info VALUES (?, ?, ?, ?, ?, ?)",

@@ -4,8 +4,8 @@ from ntscope.sql.views import rows_of
 from . import load
 
 
-def sweep_model(run_dirs, param=None, values=None, progress=None):
-    con = load.connection(run_dirs, param, values, progress)
+def sweep_model(run_dirs, param=None, values=None, progress=None, memory_limit=None, temp_dir=None):
+    con = load.connection(run_dirs, param, values, progress, memory_limit=memory_limit, temp_dir=temp_dir)
     doc = {
         "schema": "ntscope.sweep/1",
         "param": param,

@@ -8,13 +8,17 @@ In:  fixtures/stock-randread-4k-qd8 (a real two-host stock capture), converted o
      hosts shifted alike, so every command still joins); the trace-cmd input is
      `ntscope synth replicate` of each host's trace.dat to the same number of events (the
      real trace's pages repeated: a trace.dat trace-cmd really prints).
-Out: a table on stdout: events (both hosts), I/Os, trace-cmd seconds and events/s, analyze
-     wall and CPU seconds, events/s and peak RSS, and the ratio analyze / trace-cmd; then the
-     growth of analyze time per doubling of events between consecutive sizes.
+Out: a table on stdout: events (both hosts), I/Os, trace-cmd seconds and events/s, then per
+     DuckDB memory limit (LIMITS: ntscope's default and none, side by side) analyze wall and
+     CPU seconds, events/s, peak RSS (of the whole process: DuckDB, Python, Arrow) and the
+     largest spill folder seen, and the ratio analyze / trace-cmd; then the growth of analyze
+     time and memory per doubling of events between consecutive sizes.
      With COMPARE_IOS > 0 also `ntscope compare` of two runs of about that many I/Os each.
 Env: NTSCOPE_BIN (converter), NTSCOPE_PYTHON (the Python that runs `-m ntscope`, default this
-     one), SIZES (copies of the sample, default "10 40"), REPS (default 3), MEMORY_LIMIT
-     (DuckDB, passed as NTSCOPE_MEMORY_LIMIT), COMPARE_IOS (default 0: no compare),
+     one), SIZES (copies of the sample, default "40 121": 3.3 M and 10.1 M events), REPS
+     (default 3), LIMITS (the --memory-limit values to measure, default "default none":
+     `default` is ntscope's own, `none` DuckDB's 80% of RAM; MEMORY_LIMIT=X alone means
+     LIMITS=X), TRACECMD (default 1; 0 skips trace-cmd), COMPARE_IOS (default 0: no compare),
      BENCH_DIR (scaled runs are kept there between calls, default $NTSCOPE_CACHE/bench).
 Runs are analyzed from converted Parquet (convert is benchmarked by `just bench-convert`).
 """
@@ -53,16 +57,37 @@ def run(cmd, **kw):
     return r
 
 
-def measure(cmd, env=None):
+def tree_bytes(root):
+    total = 0
+    for d, _, files in os.walk(root):
+        for f in files:
+            try:
+                total += os.lstat(os.path.join(d, f)).st_size
+            except OSError:
+                pass   # DuckDB removed it meanwhile
+    return total
+
+
+def measure(cmd, env=None, watch=None):
     """Wall seconds, CPU seconds and peak RSS (MiB) of one command (stdout to /dev/null),
-    from /usr/bin/time."""
-    with tempfile.NamedTemporaryFile("r", suffix=".time") as tf:
-        r = subprocess.run(["/usr/bin/time", "-f", "%e %U %S %M", "-o", tf.name] + cmd,
-                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
-        if r.returncode != 0:
-            fail(f"{' '.join(cmd)} failed (exit {r.returncode}): {r.stderr[-2000:]}")
+    from /usr/bin/time; with WATCH (a folder) also the most bytes it held while the command
+    ran, polled every 0.2 s (DuckDB's spill files), in MiB."""
+    with tempfile.NamedTemporaryFile("r", suffix=".time") as tf, tempfile.TemporaryFile("w+") as err:
+        p = subprocess.Popen(["/usr/bin/time", "-f", "%e %U %S %M", "-o", tf.name] + cmd,
+                             stdout=subprocess.DEVNULL, stderr=err, text=True, env=env)
+        spill = 0
+        while p.poll() is None:
+            if watch:
+                spill = max(spill, tree_bytes(watch))
+            try:
+                p.wait(timeout=0.2)
+            except subprocess.TimeoutExpired:
+                pass
+        if p.returncode != 0:
+            err.seek(0)
+            fail(f"{' '.join(cmd)} failed (exit {p.returncode}): {err.read()[-2000:]}")
         wall, user, sys_, kib = tf.read().split()[-4:]
-    return float(wall), float(user) + float(sys_), int(kib) / 1024
+    return float(wall), float(user) + float(sys_), int(kib) / 1024, spill / 2**20
 
 
 def converted(work, fixture, ntscope):
@@ -123,50 +148,68 @@ def main():
     work = os.environ.get("BENCH_DIR") or os.path.join(
         os.environ.get("NTSCOPE_CACHE") or os.path.expanduser("~/.cache/ntscope"), "bench")
     os.makedirs(work, exist_ok=True)
-    sizes = [int(x) for x in os.environ.get("SIZES", "10 40").split()]
+    sizes = [int(x) for x in os.environ.get("SIZES", "40 121").split()]
     reps = int(os.environ.get("REPS", "3"))
+    limits = os.environ.get("LIMITS", os.environ.get("MEMORY_LIMIT", "default none")).split()
+    with_tc = os.environ.get("TRACECMD", "1") != "0"
     compare_ios = int(os.environ.get("COMPARE_IOS", "0"))
     env = dict(os.environ, NTSCOPE_BIN=ntscope)
-    if os.environ.get("MEMORY_LIMIT"):
-        env["NTSCOPE_MEMORY_LIMIT"] = os.environ["MEMORY_LIMIT"]
+    env.pop("NTSCOPE_MEMORY_LIMIT", None)
+    spill = os.path.join(work, "spill")   # --temp-dir: the spill folders are watched there
+    os.makedirs(spill, exist_ok=True)
+
+    def limit_flags(limit):
+        return [] if limit == "default" else ["--memory-limit", limit]
+    from ntscope.sql import views
+    shown = {lim: (f"{views.default_memory_limit()} (default)" if lim == "default" else lim) for lim in limits}
     sample = converted(work, SAMPLE, ntscope)
     per = {h: events(sample, h) for h in ("initiator", "target")}
     runs, traces = {}, {}
     for n in sizes:
         runs[n] = scaled(work, sample, n)
-        traces[n] = [replicated(work, sample, h, per[h] * n, ntscope) for h in ("initiator", "target")]
-    res = {n: {"tc": [], "an": []} for n in sizes}
+        if with_tc:
+            traces[n] = [replicated(work, sample, h, per[h] * n, ntscope) for h in ("initiator", "target")]
+    res = {n: {"tc": [], **{lim: [] for lim in limits}} for n in sizes}
     for rep in range(reps):
         for n in sizes:
             tc_wall = tc_cpu = tc_rss = 0.0
-            for t in traces[n]:
-                w, c, m = measure(["trace-cmd", "report", "-i", t])
+            for t in traces.get(n, []):
+                w, c, m, _ = measure(["trace-cmd", "report", "-i", t])
                 tc_wall, tc_cpu, tc_rss = tc_wall + w, tc_cpu + c, max(tc_rss, m)
             res[n]["tc"].append((tc_wall, tc_cpu, tc_rss))
-            res[n]["an"].append(measure([py, "-m", "ntscope", "analyze", runs[n], "--quiet", "--no-progress"], env=env))
-            print(f"  rep {rep + 1}/{reps} x{n}: trace-cmd {tc_wall:.1f} s, analyze {res[n]['an'][-1][0]:.1f} s",
-                  file=sys.stderr, flush=True)
+            for lim in limits:
+                res[n][lim].append(measure([py, "-m", "ntscope", "analyze", runs[n], "--quiet", "--no-progress",
+                                            "--temp-dir", spill] + limit_flags(lim), env=env, watch=spill))
+                print(f"  rep {rep + 1}/{reps} x{n}: trace-cmd {tc_wall:.1f} s, analyze --memory-limit {lim} "
+                      f"{res[n][lim][-1][0]:.1f} s, {res[n][lim][-1][2]:,.0f} MiB", file=sys.stderr, flush=True)
     print(f"ntscope analyze (from Parquet; interference included) vs `trace-cmd report > /dev/null` of both "
-          f"hosts, same events; {SAMPLE} x N; median of {reps}; {os.cpu_count()} CPUs")
-    print(f"{'N':>4} {'events':>11} {'I/Os':>8} | {'tc s':>6} {'tc ev/s':>9} {'tc MiB':>6} | {'an s':>6} "
-          f"{'an cpu s':>8} {'an ev/s':>9} {'an MiB':>7} | {'an/tc time':>10} {'an/tc MiB':>9}")
+          f"hosts, same events; {SAMPLE} x N; median of {reps}; {os.cpu_count()} CPUs, "
+          f"{views.machine_memory_bytes() / 2**30:.1f} GiB")
+    print(f"{'N':>4} {'events':>11} {'I/Os':>8} | {'tc s':>6} {'tc ev/s':>9} {'tc MiB':>6} | {'memory limit':>18} "
+          f"{'an s':>6} {'an cpu s':>8} {'an ev/s':>9} {'peak RSS MiB':>12} {'spill MiB':>9} | "
+          f"{'an/tc time':>10} {'an/tc MiB':>9}")
     rows = {}
     for n in sizes:
         ev = (per["initiator"] + per["target"]) * n
         ios = report_ios(runs[n])
-        tc = median([x[0] for x in res[n]["tc"]])
-        tc_rss = max(x[2] for x in res[n]["tc"])
-        an = median([x[0] for x in res[n]["an"]])
-        cpu = median([x[1] for x in res[n]["an"]])
-        rss = max(x[2] for x in res[n]["an"])
-        rows[n] = (ev, tc, an, rss)
-        print(f"{n:>4} {ev:>11,} {ios:>8,} | {tc:>6.1f} {ev / tc:>9,.0f} {tc_rss:>6,.0f} | {an:>6.1f} {cpu:>8.1f} "
-              f"{ev / an:>9,.0f} {rss:>7,.0f} | {an / tc:>10.2f} {rss / tc_rss:>9.1f}")
-    for a, b in zip(sizes, sizes[1:]):
-        ga, gb = rows[a], rows[b]
-        k = math.log(gb[2] / ga[2]) / math.log(gb[0] / ga[0])  # time ~ events^k
-        print(f"x{gb[0] / ga[0]:.1f} events: analyze x{gb[2] / ga[2]:.2f} time (time ~ events^{k:.2f}: "
-              f"x{2 ** k:.2f} per doubling, linear is x2.00); peak RSS {ga[3]:,.0f} -> {gb[3]:,.0f} MiB")
+        tc = median([x[0] for x in res[n]["tc"]]) if with_tc else float("nan")
+        tc_rss = max(x[2] for x in res[n]["tc"]) if with_tc else float("nan")
+        for lim in limits:
+            an = median([x[0] for x in res[n][lim]])
+            cpu = median([x[1] for x in res[n][lim]])
+            rss = max(x[2] for x in res[n][lim])
+            sp = max(x[3] for x in res[n][lim])
+            rows[n, lim] = (ev, tc, an, rss)
+            print(f"{n:>4} {ev:>11,} {ios:>8,} | {tc:>6.1f} {ev / tc:>9,.0f} {tc_rss:>6,.0f} | {shown[lim]:>18} "
+                  f"{an:>6.1f} {cpu:>8.1f} {ev / an:>9,.0f} {rss:>12,.0f} {sp:>9,.0f} | "
+                  f"{an / tc:>10.2f} {rss / tc_rss:>9.1f}")
+    for lim in limits:
+        for a, b in zip(sizes, sizes[1:]):
+            ga, gb = rows[a, lim], rows[b, lim]
+            k = math.log(gb[2] / ga[2]) / math.log(gb[0] / ga[0])  # time ~ events^k
+            print(f"--memory-limit {lim}: x{gb[0] / ga[0]:.1f} events: analyze x{gb[2] / ga[2]:.2f} time "
+                  f"(time ~ events^{k:.2f}: x{2 ** k:.2f} per doubling, linear is x2.00); peak RSS "
+                  f"{ga[3]:,.0f} -> {gb[3]:,.0f} MiB")
     if compare_ios:
         pair = []
         for fx in (CMP_BASE, CMP_RUN):
@@ -174,12 +217,13 @@ def main():
             n_io = int(run([py, "-m", "ntscope", "sql", src, "-c", "SELECT count(*) FROM io"], env=env)
                        .stdout.strip().splitlines()[-1])
             pair.append(scaled(work, src, -(-compare_ios // n_io)))
-        cmp = [measure([py, "-m", "ntscope", "compare", pair[0], pair[1], "--quiet"], env=env) for _ in range(reps)]
+        cmp = [measure([py, "-m", "ntscope", "compare", pair[0], pair[1], "--quiet", "--temp-dir", spill]
+                       + limit_flags(limits[0]), env=env, watch=spill) for _ in range(reps)]
         with open(os.path.join(pair[1], "report", "compare.json")) as f:
             verdict = json.load(f)["verdicts"][0]
         print(f"compare of {CMP_BASE} vs {CMP_RUN}, scaled to ~{compare_ios:,} I/Os each: "
               f"{median([x[0] for x in cmp]):.1f} s median of {reps} (both runs' views computed; peak "
-              f"{max(x[2] for x in cmp):,.0f} MiB); verdict {verdict['verdict']}, {verdict['cause_id']}")
+              f"{max(x[2] for x in cmp):,.0f} MiB, --memory-limit {limits[0]}); verdict {verdict['verdict']}, {verdict['cause_id']}")
     return 0
 
 

@@ -5,13 +5,14 @@
 #      capture: events/s, peak RSS, ratios; its docstring lists inputs, outputs and env).
 # RUN: a real run with <host>/trace.dat: trace-cmd report and convert of each host, then
 #      analyze of the converted run, once each.
-# Out: a table on stdout. Env: NTSCOPE_BIN (converter), NTSCOPE_PYTHON, MEMORY_LIMIT (DuckDB).
+# Out: a table on stdout. Env: NTSCOPE_BIN (converter), NTSCOPE_PYTHON, MEMORY_LIMIT (DuckDB's,
+#      passed as --memory-limit; default ntscope's own).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 ntscope=${NTSCOPE_BIN:?set NTSCOPE_BIN to the ntscope binary (just build)}
 # no RUN: the benchmark of record, two sizes of a scaled real capture
 [ $# -ge 1 ] || exec "${NTSCOPE_PYTHON:-python3}" "$here/bench_analyze.py"
-mem=${MEMORY_LIMIT:-4GB}
+mem=(); [ -z "${MEMORY_LIMIT:-}" ] || mem=(--memory-limit "$MEMORY_LIMIT")
 work=$(mktemp -d "${TMPDIR:-/tmp}/ntscope-bench.XXXXXX"); trap 'rm -rf "$work"' EXIT
 measure() { # label, command...: prints "label  seconds  peak_MiB"
 	local label=$1; shift
@@ -25,4 +26,4 @@ for t in "$run"/*/trace.dat; do
 	measure "trace-cmd report ($h)" trace-cmd report -i "$t"
 	rm -rf "$work/$h"; measure "ntscope convert ($h)" "$ntscope" convert "$t" --out "$work/run/$h/parquet"
 done
-measure "analyze (all hosts, converted)" "$NTSCOPE_PYTHON" -m ntscope analyze "$work/run" --quiet --memory-limit "$mem"
+measure "analyze (all hosts, converted)" "$NTSCOPE_PYTHON" -m ntscope analyze "$work/run" --quiet "${mem[@]}"

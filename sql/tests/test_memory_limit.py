@@ -1,0 +1,191 @@
+"""Bounded memory (issue 11: peak RSS <= 3 GB whatever the run's size): every DuckDB
+connection ntscope opens (views.new_connection) gets a memory limit by default, the override
+(--memory-limit, NTSCOPE_MEMORY_LIMIT, `none`) is what DuckDB reads back, a bad value is an
+error that says where it came from, DuckDB spills into a private folder under --temp-dir /
+TMPDIR that is gone afterwards, and an analysis forced to spill (a tiny limit on a scaled
+run) gives the same report.json as one that is not. Needs the converter (NTSCOPE_BIN)."""
+import gc
+import json
+import os
+import subprocess
+import sys
+
+import duckdb
+import pytest
+
+from ntscope.sql import views
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SQL = os.path.dirname(HERE)
+SMALL = "lab-6.1-stock-base-randread"
+# a run that needs more than TINY to compute its views: 10 time-shifted copies of a real
+# capture (sql/bench/make_scaled_run.py; 831 k events, 63,890 reads). Below ~150 MB DuckDB
+# fails on it (what operators need before they spill); TINY is a round size above that.
+SCALED, COPIES, IOS = "stock-randread-4k-qd8", 10, 63890
+TINY = "300MB"
+
+
+def setting(con, name):
+    return con.execute(f"SELECT current_setting('{name}')").fetchone()[0]
+
+
+def duckdb_reads(size):
+    """How DuckDB prints SIZE back (e.g. '2000MB' -> '1.8 GiB')."""
+    c = duckdb.connect()
+    c.execute(f"SET memory_limit = '{size}'")
+    return setting(c, "memory_limit")
+
+
+@pytest.fixture
+def no_env(monkeypatch):
+    monkeypatch.delenv("NTSCOPE_MEMORY_LIMIT", raising=False)
+    monkeypatch.delenv("NTSCOPE_TEMP_DIR", raising=False)
+
+
+def test_default_limit_is_2gb_or_half_a_small_machine(no_env, monkeypatch):
+    monkeypatch.setattr(views, "machine_memory_bytes", lambda: 64 * 2**30)
+    assert views.default_memory_limit() == "2000MB"
+    monkeypatch.setattr(views, "machine_memory_bytes", lambda: 3 * 2**30)   # half of 3 GiB
+    assert views.default_memory_limit() == "1610MB"
+    con = views.new_connection()
+    assert setting(con, "memory_limit") == duckdb_reads("1610MB") == "1.4 GiB"
+
+
+def test_every_connection_gets_the_limit(no_env, fixture_run):
+    con = views.connect(fixture_run(SMALL))
+    limit = views.default_memory_limit()
+    assert setting(con, "memory_limit") == duckdb_reads(limit)
+    # bounded: below DuckDB's own default (80% of RAM) on any machine with more than 2.5 GB
+    if views.machine_memory_bytes() > 2.5e9:
+        assert setting(con, "memory_limit") != setting(duckdb.connect(), "memory_limit")
+
+
+@pytest.mark.parametrize("given, env, reads", [
+    ("500MB", None, "476.8 MiB"),
+    ("3GB", "500MB", "2.7 GiB"),          # the flag wins over the environment
+    (None, "300MB", "286.1 MiB"),         # NTSCOPE_MEMORY_LIMIT when no flag
+    ("1GiB", None, "1.0 GiB"),
+])
+def test_override(no_env, monkeypatch, given, env, reads):
+    if env:
+        monkeypatch.setenv("NTSCOPE_MEMORY_LIMIT", env)
+    assert setting(views.new_connection(given), "memory_limit") == reads
+
+
+@pytest.mark.parametrize("given, env", [("none", None), ("NONE", None), (None, "none"), ("default", None)])
+def test_none_is_duckdbs_own_default(no_env, monkeypatch, given, env):
+    if env:
+        monkeypatch.setenv("NTSCOPE_MEMORY_LIMIT", env)
+    assert setting(views.new_connection(given), "memory_limit") == setting(duckdb.connect(), "memory_limit")
+
+
+def test_bad_value_says_where_it_came_from(no_env, monkeypatch):
+    with pytest.raises(views.RunError, match=r"--memory-limit 'lots' is not a memory size .*fix: e\.g\. "
+                                             r"--memory-limit 3GB, or none"):
+        views.new_connection("lots")
+    monkeypatch.setenv("NTSCOPE_MEMORY_LIMIT", "12 parsecs")
+    with pytest.raises(views.RunError, match=r"--memory-limit '12 parsecs' \(from NTSCOPE_MEMORY_LIMIT\) is not"):
+        views.new_connection()
+
+
+def test_bad_value_from_the_environment_exits_2(fixture_run, ntscope_cli):
+    r = ntscope_cli("sql", fixture_run(SMALL), "-c", "SELECT 1", env={"NTSCOPE_MEMORY_LIMIT": "lots"})
+    assert r.returncode == 2 and r.stdout == ""
+    assert "--memory-limit 'lots' (from NTSCOPE_MEMORY_LIMIT) is not a memory size" in r.stderr
+    assert "Traceback" not in r.stderr
+
+
+def test_spill_folder_is_private_and_removed(no_env, tmp_path):
+    parent = tmp_path / "spill parent"            # created when missing; a space is data
+    con = views.new_connection("200MB", str(parent))
+    spill = setting(con, "temp_directory")
+    assert os.path.dirname(spill) == str(parent)
+    assert os.path.basename(spill).startswith(f"ntscope-spill-{os.getpid()}-") and os.path.isdir(spill)
+    # a second connection gets its own folder: two analyses never share spill files
+    other = views.new_connection("200MB", str(parent))
+    assert setting(other, "temp_directory") != spill
+    con.close()
+    del con, other
+    gc.collect()
+    assert os.listdir(parent) == []               # both folders gone, the parent stays
+
+
+def test_stale_spill_folder_of_a_dead_process_is_removed(no_env, tmp_path):
+    p = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    dead = tmp_path / f"ntscope-spill-{int(p.stdout)}-abc123"
+    (dead / "duckdb_temp_storage_S32K-0.tmp").parent.mkdir()
+    (dead / "duckdb_temp_storage_S32K-0.tmp").write_bytes(b"x" * 4096)
+    alive = tmp_path / f"ntscope-spill-{os.getppid()}-def456"   # our parent is alive: kept
+    alive.mkdir()
+    mine = tmp_path / "not-ours"
+    mine.mkdir()
+    con = views.new_connection(None, str(tmp_path))
+    assert not dead.exists() and alive.exists() and mine.exists()
+    assert os.path.isdir(setting(con, "temp_directory"))
+
+
+def test_cli_spills_under_temp_dir_and_cleans_up(fixture_run, ntscope_cli, tmp_path):
+    parent = tmp_path / "spill"
+    parent.mkdir()
+    r = ntscope_cli("sql", fixture_run(SMALL), "--memory-limit", "300MB", "--temp-dir", str(parent), "-c",
+                    "SELECT current_setting('memory_limit') AS m, current_setting('temp_directory') AS t",
+                    env={"NTSCOPE_MEMORY_LIMIT": "9GB"})
+    assert r.returncode == 0, r.stderr
+    m, t = r.stdout.splitlines()[1].split(",")
+    assert m == "286.1 MiB" and os.path.dirname(t) == str(parent)
+    assert not os.path.exists(t) and os.listdir(parent) == []
+    # no flag, no environment: the default limit, a folder under TMPDIR
+    env = {"TMPDIR": str(parent)}
+    r = ntscope_cli("sql", fixture_run(SMALL), "-c", "SELECT current_setting('memory_limit') AS m, "
+                    "current_setting('temp_directory') AS t", env=env)
+    m, t = r.stdout.splitlines()[1].split(",")
+    assert m == duckdb_reads(views.default_memory_limit()) and os.path.dirname(t) == str(parent)
+    assert os.listdir(parent) == []
+
+
+@pytest.fixture(scope="module")
+def scaled(fixture_run, tmp_path_factory):
+    big = str(tmp_path_factory.mktemp("scaled") / f"x{COPIES}")
+    subprocess.run([sys.executable, os.path.join(SQL, "bench", "make_scaled_run.py"), fixture_run(SCALED), big,
+                    str(COPIES)], check=True, capture_output=True)
+    return big
+
+
+def test_tiny_limit_cannot_compute_the_views_without_spilling(no_env, scaled, tmp_path):
+    """What makes the next test meaningful: at TINY the views need the disk (no room for
+    spill files: DuckDB runs out of memory)."""
+    con = views.new_connection(TINY, str(tmp_path))
+    con.execute("SET max_temp_directory_size = '0KB'")
+    with pytest.raises(duckdb.Error, match="(?i)temp|memory"):
+        con.execute(views.build_script(scaled, con))
+        views.run_interference(con)
+
+
+def test_tiny_limit_gives_the_same_report(scaled, ntscope_cli, tmp_path):
+    """analyze at TINY (spilling) and at the default: the same report.json, interference.json
+    and per-I/O Parquet, and no spill folder left behind."""
+    spill = tmp_path / "spill"
+    spill.mkdir()
+    outs = {}
+    for limit in (TINY, None):
+        out = tmp_path / f"out-{limit}"
+        flags = ["--memory-limit", limit] if limit else []
+        r = ntscope_cli("analyze", scaled, "--quiet", "--no-progress", "--out", str(out), "--temp-dir", str(spill),
+                        *flags, env={"NTSCOPE_MEMORY_LIMIT": ""})
+        assert r.returncode == 0, r.stderr
+        assert os.listdir(spill) == []
+        outs[limit] = out
+    a, b = (json.load(open(outs[k] / "report.json")) for k in (TINY, None))
+    assert sum(g["count"] for g in a["groups"]) == IOS
+    # every copy joined: the clock offset's tie between copies resolves alike (sql/40_join.sql)
+    assert {s["name"]: s["value"] for s in a["pipeline_stats"]}["matched_commands"] in (IOS, str(IOS))
+    assert a == b
+    assert json.load(open(outs[TINY] / "interference.json")) == json.load(open(outs[None] / "interference.json"))
+    # the per-I/O files hold the same rows (their row order is not a contract: no ORDER BY)
+    c = duckdb.connect()
+    for f in ("io.parquet", "io_stages.parquet"):
+        x, y = views.sql_str(str(outs[TINY] / f)), views.sql_str(str(outs[None] / f))
+        n = c.execute(f"SELECT count(*) FROM read_parquet({x})").fetchone()[0]
+        assert n >= IOS and n == c.execute(f"SELECT count(*) FROM read_parquet({y})").fetchone()[0], f
+        assert c.execute(f"SELECT count(*) FROM (FROM read_parquet({x}) EXCEPT ALL FROM read_parquet({y}))"
+                         ).fetchone()[0] == 0, f
