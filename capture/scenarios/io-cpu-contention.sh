@@ -1,19 +1,18 @@
 # Initiator CPU contention (the territory of upstream commit 40510a639ec0): one I/O queue
 # (`nvme connect -i 1`), so one io_work, which nvme-tcp runs on CPU 0 (the queue's io_cpu).
-# The application is fio (4 KiB random reads at qd) plus a compute thread of its own (a busy
-# loop at nice -20, the priority of the io_work kworker: nvme_tcp_wq is WQ_HIGHPRI), both
-# pinned to app_cpu. app_cpu=0: they share CPU 0 with the io_work, which then waits for its
-# turn to send and receive; app_cpu=1: the application runs on the other CPU (the base).
+# The application (fio, 4 KiB random reads at qd; CPU-bound under TCG) runs at nice -20, the
+# priority of the io_work kworker (nvme_tcp_wq is WQ_HIGHPRI), pinned to app_cpu.
+# app_cpu=0: it shares CPU 0 with the io_work, which then waits for its turn to send and
+# receive; app_cpu=1: the application runs on the other CPU (the base).
 : "${app_cpu:=0}"
-: "${qd:=8}"
+: "${qd:=32}"
 : "${runtime:=3}"
 connect="-i 1"
 workload() {
-	timeout $((runtime + 3)) taskset -c "$app_cpu" sh -c 'renice -n -20 -p $$ >/dev/null; while :; do :; done' &
-	spin=$!
+	# fio's own --nice rejects -20 (3.33): renice its processes once they run
+	( sleep 0.5; renice -n -20 -p $(pidof fio) >/dev/null 2>&1 || log "renice of fio failed" ) &
 	run_fio app --rw=randread --bs=4k --iodepth="$qd" --cpus_allowed="$app_cpu"
 	rc=$?
-	kill "$spin" 2>/dev/null
 	wait
 	return $rc
 }
@@ -24,7 +23,7 @@ truth() {
 	fi
 	cat <<JSON
 {"scenario": "io-cpu-contention", "family": "io_cpu_contention", "cause": "$cause",
- "injected": {"nvme_connect_nr_io_queues": 1, "io_work_cpu": 0, "app_cpu": $app_cpu, "app_busy_loop_nice": -20},
+ "injected": {"nvme_connect_nr_io_queues": 1, "io_work_cpu": 0, "app_cpu": $app_cpu, "app_nice": -20},
  "expected_bottleneck": $bn,
  "workload": [{"job": "app", "rw": "randread", "bs_bytes": 4096, "iodepth": $qd, "cpu": $app_cpu, "runtime_s": $runtime}],
  "expect": "with the application on the io_work's CPU the queue's io_work waits for that CPU (the initiator's CPU wait grows) and the commands' send and receive wait with it"}

@@ -79,4 +79,13 @@ def compare_connection(base_dirs, run_dirs, keep_run=False, progress=None, memor
     for path in compare_files():
         with open(path) as f:
             con.execute(f.read())
+        if os.path.basename(path) == "compare_20_bootstrap.sql":
+            fill_bootstrap(con)
     return (con, run_con) if keep_run else con
+
+
+def fill_bootstrap(con):
+    """cmp_bootstrap, one batch of cmp_bootstrap_batches at a time (bounded memory; the rows
+    are those of one statement over all parts)."""
+    for (b,) in con.execute("SELECT DISTINCT batch FROM cmp_bootstrap_batches ORDER BY batch").fetchall():
+        con.execute(f"INSERT INTO cmp_bootstrap FROM cmp_bootstrap_batch({int(b)})")

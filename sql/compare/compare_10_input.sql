@@ -29,6 +29,8 @@
 --                   excludes 1 (two runs of the same workload in the lab differ by up to
 --                   this much, see reports/compare/README.md)
 --   min_abs_change_ns  the same for the absolute change of the mean (ns)
+--   bootstrap_batch_draws  draws resampled at once (cmp_bootstrap_batches): bounds the
+--                   bootstrap's memory (~40 bytes a draw), not its result
 --   cpu_wait_min_ratio, cpu_wait_min_share  a side's CPU is named as the cause when its
 --                   mean CPU wait (io_work + NET_RX softirq, cpu_wait_hosts) grew at least
 --                   this many times, by at least this share of the bottleneck stage's change
@@ -36,7 +38,7 @@
 --                   CPU 20x and 8-10% of the change in two pairs; a bulk TCP stream on the
 --                   link made the initiator's wait grow 7x (21%), the target's 3.7x
 CREATE OR REPLACE TABLE cmp_params AS
-SELECT 200 AS resamples, 42 AS seed, 4000 AS max_draws,
+SELECT 200 AS resamples, 42 AS seed, 4000 AS max_draws, 4000000 AS bootstrap_batch_draws,
        0.10 AS min_rel_change, 20000 AS min_abs_change_ns, 10.0 AS cpu_wait_min_ratio,
        0.05 AS cpu_wait_min_share;
 

@@ -1,0 +1,85 @@
+-- cmp_sample_parts: one row per (run, group, stage set, stage) with known durations: the
+-- populations the bootstrap draws from.
+--   part_id     1..P, the key of cmp_sample_vals
+--   run, group_key, stage_set, stage, seq, parent, direction
+--   n           samples (io with a known duration)
+CREATE OR REPLACE TABLE cmp_sample_parts AS
+SELECT row_number() OVER (ORDER BY run, group_key, stage_set, stage) AS part_id,
+       run, group_key, stage_set, stage, any_value(seq) AS seq, any_value(parent) AS parent,
+       any_value(direction) AS direction, count(*) AS n
+FROM cmp_io_stage GROUP BY run, group_key, stage_set, stage;
+
+-- cmp_sample_vals: one row per sample the bootstrap draws from, numbered in (rep, io_id)
+-- order within its part (deterministic; io_id is unique within a run of a side), on one
+-- integer key.
+--   sample_key  part_id * 2^32 + k, k = 1..n in (rep, io_id) order within the part
+--   dur         ns
+CREATE OR REPLACE TABLE cmp_sample_vals AS
+SELECT (p.part_id << 32) + row_number() OVER (PARTITION BY p.part_id ORDER BY s.rep, s.io_id) AS sample_key, s.dur
+FROM cmp_io_stage s
+JOIN cmp_sample_parts p USING (run, group_key, stage_set, stage);
+
+-- cmp_samples: one row per (run, group, stage set, stage, sample): the durations the
+-- bootstrap draws from, numbered 1..n in (rep, io_id) order (deterministic).
+--   run, group_key, stage_set, stage, seq, parent, direction
+--   k      sample number 1..n;  n  samples of this (run, group, stage)
+--   dur    ns
+CREATE OR REPLACE VIEW cmp_samples AS
+SELECT p.run, p.group_key, p.stage_set, p.stage, p.seq, p.parent, p.direction, v.dur,
+       v.sample_key - (p.part_id << 32) AS k, p.n
+FROM cmp_sample_vals v JOIN cmp_sample_parts p ON p.part_id = v.sample_key >> 32;
+
+-- cmp_stage_stats: one row per (run, group, stage set, stage): the point statistics.
+--   run, group_key, stage_set, stage, seq, parent, direction
+--   n                       io with a known duration
+--   mean_ns, p50_ns, p99_ns (nearest-rank percentiles, ns)
+CREATE OR REPLACE TABLE cmp_stage_stats AS
+SELECT run, group_key, stage_set, stage, any_value(seq) AS seq, any_value(parent) AS parent,
+       any_value(direction) AS direction, count(*) AS n,
+       avg(dur) AS mean_ns, quantile_disc(dur, 0.5) AS p50_ns, quantile_disc(dur, 0.99) AS p99_ns
+FROM cmp_io_stage GROUP BY ALL;
+
+-- cmp_bootstrap (cmp_bootstrap_batch(b): the rows of one batch): one row per (run, group,
+-- stage set, stage, resample): the statistics of
+-- one bootstrap resample. Resample r draws m = min(n, max_draws) samples with replacement;
+-- draw j takes sample 1 + hash(seed, run, group, stage, r, j) mod n (io_id order,
+-- cmp_sample_vals), so the same seed gives the same resamples on every machine running
+-- this DuckDB. Cost: resamples x m per (run, group, stage), whatever n: linear in the I/Os
+-- up to max_draws, constant above.
+--   run, group_key, stage_set, stage, r (1..resamples)
+--   mean_ns, p50_ns, p99_ns   of the resample (ns)
+--   m, n       draws and samples: when m < n (an m-out-of-n bootstrap) the spread of these
+--              around the full-sample statistic is about sqrt(n / m) too wide; cmp_lad
+--              scales it back
+-- cmp_bootstrap_batches: one row per part: the batch that resamples it. A batch holds at most
+-- cmp_params.bootstrap_batch_draws draws (a larger part is a batch of its own): the quantiles
+-- of a batch's resamples keep all its draws in memory at once, so batches keep a
+-- comparison of many groups and stages within the memory limit.
+--   part_id, batch
+CREATE OR REPLACE TABLE cmp_bootstrap_batches AS
+SELECT p.part_id,
+       (sum(c.resamples * least(p.n, c.max_draws)) OVER (ORDER BY p.part_id)
+        - c.resamples * least(p.n, c.max_draws)) // c.bootstrap_batch_draws AS batch
+FROM cmp_sample_parts p, cmp_params c;
+
+CREATE OR REPLACE MACRO cmp_bootstrap_batch(b) AS TABLE
+WITH parts AS (
+    SELECT p.* FROM cmp_sample_parts p JOIN cmp_bootstrap_batches USING (part_id) WHERE batch = b
+), draws AS (
+    SELECT p.part_id, r.r,
+           (p.part_id << 32) + 1 + (hash(c.seed, p.run, p.group_key, p.stage_set, p.stage, r.r, j.j) % p.n::UBIGINT)::BIGINT AS sample_key
+    FROM parts p, cmp_params c,
+         range(1, c.resamples + 1) r(r),
+         range(1, least(p.n, c.max_draws) + 1) j(j)
+), stats AS (
+    SELECT d.part_id, d.r, avg(v.dur) AS mean_ns, quantile_disc(v.dur, [0.5, 0.99]) AS q
+    FROM draws d JOIN cmp_sample_vals v USING (sample_key)
+    GROUP BY d.part_id, d.r
+)
+SELECT p.run, p.group_key, p.stage_set, p.stage, s.r, s.mean_ns, s.q[1] AS p50_ns, s.q[2] AS p99_ns,
+       least(p.n, c.max_draws) AS m, p.n
+FROM stats s JOIN parts p USING (part_id), cmp_params c;
+
+-- filled batch by batch by the loader (reports/compare/load.py): INSERT INTO cmp_bootstrap
+-- FROM cmp_bootstrap_batch(b) for each batch of cmp_bootstrap_batches
+CREATE OR REPLACE TABLE cmp_bootstrap AS FROM cmp_bootstrap_batch(-1);
