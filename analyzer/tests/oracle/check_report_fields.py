@@ -9,7 +9,9 @@ must equal the oracle's value of the same event (matched by cpu, timestamp
 rounded to the microsecond, event name, in order). Known difference: u8/s8
 arrays, which report -R prints as a string when the bytes are printable (or
 empty when the first is 0) and the oracle as a list; those are compared only
-when report -R prints ARRAY[..]. Exit 0 when all agree, 1 otherwise.
+when report -R prints ARRAY[..]. Pointer fields printed as a symbol (workqueue's
+function=nvme_tcp_io_work) are compared through the trace's own kallsyms
+(`trace-cmd dump --kallsyms`). Exit 0 when all agree, 1 otherwise.
 """
 import re
 import subprocess
@@ -19,6 +21,17 @@ import sys
 EVENT_RE = re.compile(r"^(?:(\S+):(?=\s))?\s*(.*)-(\d+)\s+\[(\d+)\]\s+(\d+)\.(\d+):\s+(\S+):\s*(.*)$")
 # report -R pads some integers ("a_s16= 0") and prints empty strings as "x= y=...".
 FIELD_RE = re.compile(r"(\w+)= ?(ARRAY\[[^\]]*\]|[^\s=]*)(?=\s|$)")
+
+
+def kallsyms(trace):
+    """address -> symbol names, from the kallsyms section trace-cmd saved in the trace."""
+    out = subprocess.run(["trace-cmd", "dump", "--kallsyms", "-i", trace], capture_output=True, text=True).stdout
+    syms = {}
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) >= 3 and re.fullmatch(r"[0-9a-f]{8,16}", parts[0]):
+            syms.setdefault(int(parts[0], 16), set()).add(parts[2])
+    return syms
 
 
 def main(argv):
@@ -41,6 +54,7 @@ def main(argv):
         nraw += 1
 
     bad = checked = 0
+    symbols = {}
 
     def mismatch(msg):
         nonlocal bad
@@ -83,6 +97,12 @@ def main(argv):
                     mismatch(f"{event} ts {ts}: {name} oracle={ov} report={rv}")
             elif ov.startswith("["):
                 pass  # a u8/s8 array that report -R printed as a string
+            elif rv != ov and re.fullmatch(r"[A-Za-z_][\w.]*", rv) and re.fullmatch(r"\d+", ov):
+                # a pointer report -R printed as its symbol
+                if "kallsyms" not in symbols:
+                    symbols["kallsyms"] = kallsyms(trace)
+                if rv not in symbols["kallsyms"].get(int(ov), set()):
+                    mismatch(f"{event} ts {ts}: {name} oracle={ov} ({hex(int(ov))}) report={rv}")
             elif rv != ov:
                 mismatch(f"{event} ts {ts}: {name} oracle={ov} report={rv}")
     if len(oracle) != nraw:
