@@ -21,7 +21,6 @@ diagnosis_runs=${LAB_TEST_DIAGNOSIS-"base@breakdown-randread slow-device:delay_u
 	rate-ini-base@slow-net-rate-initiator:netem= rate-ini@slow-net-rate-initiator
 	busy-base@busy-device:local_qd=0,delay_us=10000 busy-device:delay_us=10000 few-queues-base@few-queues:jobs=1 few-queues
 	interference-c0 interference-c1 interference-c2 interference-c3
-	digest-base@digest:digest=0,runtime=6 digest:runtime=6
 	nic-base@nic-contention:nic=0 nic@nic-contention
 	target-cpu-base@target-cpu:hog=0 target-cpu@target-cpu"}
 passed=0 failed=0
@@ -113,9 +112,9 @@ if [ -n "$diagnosis_runs" ]; then
 	diagnose interference-c0 interference-c1 --group "type=read, size=4096"
 	diagnose interference-c0 interference-c2 --group "type=read, size=4096"
 	diagnose interference-c0 interference-c3 --group "type=read, size=4096"
-	# digests at qd 1 (capture/scenarios/digest.sh): three pairs of 3 s gave LAD 1.21, 1.59,
-	# 1.19 and cause digest each time; 6 s per run for a narrower interval
-	diagnose digest-base digest --group "type=read, size=131072"
+	# digests (capture/scenarios/digest.sh) are not checked live: under TCG the CRC's cost is
+	# within the run-to-run noise (LAD 1.21, 1.59, 1.19, then 0.67 and 1.08 on 2026-11-23);
+	# the fixtures' compare case (patched_digest) pins the diagnosis on recorded runs
 	# a bulk TCP stream on the link (iperf3), no netem: two pairs gave LAD 1.78 and 2.52
 	diagnose nic-base nic --group "type=read, size=4096"
 	# one target CPU shared with a nice -20 busy loop: the target's NET_RX softirq waited
