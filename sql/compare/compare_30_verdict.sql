@@ -42,19 +42,18 @@ CREATE OR REPLACE MACRO cpu_wait_text(base_w, run_w, base_rx, run_rx) AS
               CASE WHEN base_rx IS NOT NULL AND run_rx IS NOT NULL
                    THEN printf('NET_RX softirq %.0f -> %.0f us', base_rx / 1e3, run_rx / 1e3) END);
 
+-- paired(base, run, x): x when both runs recorded the quantity, else 0 (a part one run
+-- lacks adds nothing to either side's CPU wait).
+CREATE OR REPLACE MACRO paired(base, run, x) AS CASE WHEN base IS NOT NULL AND run IS NOT NULL THEN x ELSE 0 END;
+
 -- cpu_busier: true when a side's mean CPU wait (io_work + NET_RX softirq, the parts both
 -- runs recorded) grew at least cpu_wait_min_ratio times and by at least cpu_wait_min_share
 -- of the bottleneck stage's change (and min_abs_change_ns).
 CREATE OR REPLACE MACRO cpu_busier(base_w, run_w, base_rx, run_rx, change_ns, p) AS
-    coalesce(
-        (CASE WHEN base_w IS NOT NULL AND run_w IS NOT NULL THEN run_w ELSE 0 END
-         + CASE WHEN base_rx IS NOT NULL AND run_rx IS NOT NULL THEN run_rx ELSE 0 END)
-        >= p.cpu_wait_min_ratio * greatest(CASE WHEN base_w IS NOT NULL AND run_w IS NOT NULL THEN base_w ELSE 0 END
-                                           + CASE WHEN base_rx IS NOT NULL AND run_rx IS NOT NULL THEN base_rx ELSE 0 END, 1)
-        AND (CASE WHEN base_w IS NOT NULL AND run_w IS NOT NULL THEN run_w - base_w ELSE 0 END
-             + CASE WHEN base_rx IS NOT NULL AND run_rx IS NOT NULL THEN run_rx - base_rx ELSE 0 END)
-            >= greatest(p.cpu_wait_min_share * change_ns, p.min_abs_change_ns),
-        false);
+    paired(base_w, run_w, run_w) + paired(base_rx, run_rx, run_rx)
+        >= p.cpu_wait_min_ratio * greatest(paired(base_w, run_w, base_w) + paired(base_rx, run_rx, base_rx), 1)
+    AND paired(base_w, run_w, run_w - base_w) + paired(base_rx, run_rx, run_rx - base_rx)
+        >= greatest(p.cpu_wait_min_share * change_ns, p.min_abs_change_ns);
 
 -- cmp_verdict: one row per group present in both runs: what changed and the likely cause.
 --   group_key, stage_set
@@ -205,8 +204,8 @@ FROM (SELECT string_agg(run || ' ' || problem, '; ' ORDER BY run) AS problems FR
                      AND ccat IN ('network', 'fabric', 'transport_queue', 'target_cpu', 'host_cpu') THEN 'digest'
                 WHEN transport_or_network AND queue_shared_by_cpus THEN 'few_queues'
                 WHEN transport_or_network AND (queue_shared_by_streams OR device_shared_by_streams) THEN 'interference'
-                -- a CPU that ran the queues' io_work late: commands wait in the target's socket
-                -- (counted as network by the clock-free stages) and responses in its queue
+                -- a side whose NVMe/TCP work waited far longer for its CPU: commands wait in
+                -- the target's socket for its receive softirq (network to the clock-free stages)
                 WHEN verdict = 'slower' AND target_cpu_late
                      AND ccat IN ('network', 'fabric', 'target_cpu', 'target') THEN 'target_cpu'
                 WHEN verdict = 'slower' AND initiator_cpu_late
