@@ -50,13 +50,19 @@ WITH base AS (
       ON i.initiator_host = e.host AND i.qid = e.qid AND i.cid = e.cid AND i.start_ts <= e.ts
 ), ios AS (
     -- each io's window for target events of its (cntlid, qid, cid), on the target clock:
-    -- from its submit (- the offset's uncertainty) until the next submit of that cid
+    -- from its submit (- the offset's uncertainty) until the next submit of that cid, or for
+    -- the cid's last use until the initiator's trace ends (+ the uncertainty): a target that
+    -- records longer sees later commands with this cid (say, an unmount's writes)
     SELECT io_id, initiator_host, ctrl_id, qid, cid, target_host, cntlid, i_setup_ts, offset_ns,
-           offset_uncertainty_ns, next_setup_ts, pos,
+           offset_uncertainty_ns, next_ts, pos,
            i_setup_ts + offset_ns - offset_uncertainty_ns AS start_t,
-           next_setup_ts + offset_ns AS end_t
-    FROM (SELECT *, lead(i_setup_ts) OVER w AS next_setup_ts, row_number() OVER w AS pos
-          FROM io WHERE i_setup_ts IS NOT NULL AND cntlid IS NOT NULL
+           next_ts + offset_ns AS end_t
+    FROM (SELECT io.*, coalesce(lead(i_setup_ts) OVER w, h.last_ts + sh.s + io.offset_uncertainty_ns) AS next_ts,
+                 row_number() OVER w AS pos
+          FROM io
+          JOIN hosts h ON h.host = io.initiator_host
+          JOIN (SELECT host, coalesce(shift_ns, 0) AS s FROM initiator_clock) sh ON sh.host = io.initiator_host
+          WHERE i_setup_ts IS NOT NULL AND cntlid IS NOT NULL
           WINDOW w AS (PARTITION BY initiator_host, ctrl_id, qid, cid ORDER BY i_setup_ts))
 ), tev AS (
     SELECT e.host, e.cntlid, e.qid, e.cid, e.event, e.ts, c.initiator_host, c.ctrl_id
@@ -75,7 +81,8 @@ WITH base AS (
      AND a.cid = t.cid AND a.end_t <= t.ts
 ), ttcp AS (
     -- target NVMe/TCP events: same (cntlid, qid, cid), aligned time from the initiator's
-    -- submit (- uncertainty) until the initiator submits the next command with this cid:
+    -- submit (- uncertainty) until the initiator submits the next command with this cid (or
+    -- its trace ends):
     -- send-side target events fire after the bytes are in the socket, so they may be
     -- stamped after the initiator already processed the response
     SELECT i.io_id, s.event, s.ts - i.offset_ns AS ts
@@ -83,7 +90,7 @@ WITH base AS (
     JOIN ios i USING (initiator_host, ctrl_id, qid, cid, pos)
     WHERE i.target_host = s.host AND i.cntlid = s.cntlid
       AND s.ts - i.offset_ns >= i.i_setup_ts - i.offset_uncertainty_ns
-      AND (i.next_setup_ts IS NULL OR s.ts - i.offset_ns < i.next_setup_ts)
+      AND s.ts - i.offset_ns < i.next_ts
 ), tcp AS (
     SELECT io_id, 'i:' || event AS milestone, min(ts) AS first_ts, max(ts) AS last_ts FROM itcp GROUP BY ALL
     UNION ALL

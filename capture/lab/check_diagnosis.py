@@ -4,6 +4,7 @@
   check_diagnosis.py compare RUN_DIR [--group KEY] [--verdicts V,..] [--stage STAGE --change-us N
                      --within LO,HI] [--amplified STAGE --min-lad X]
   check_diagnosis.py interference RUN_DIR --size BYTES --verdict TEXT
+  check_diagnosis.py sizes RUN_DIR
 
 compare: reads RUN_DIR/report/compare.json (from `just compare BASE RUN_DIR`) and
 RUN_DIR/truth.json. Ids, not prose: the group's verdict must be 'slower' (or one of
@@ -16,12 +17,17 @@ the mean must lie within [LO*N, HI*N] us (N: the injected amount, e.g. a netem d
 with --amplified, that stage must be significant with a LAD >= X.
 interference: reads RUN_DIR/report/interference.json; the stream of I/O size BYTES
 must have the verdict TEXT (e.g. 'shares device only').
+sizes: reads RUN_DIR/report/report.json (from `just analyze`) and the fio iologs of the
+initiator (RUN_DIR/*/iolog-*.txt, fio's own record of each read: offset, length); the
+report's read groups by size must hold exactly fio's reads of each size (a file system
+between them: fs-ext4).
 STAGE is a name, or per stage set: 'ntprof:network_transmission,stock:fabric_total'.
 
 Prints one line (what was measured) and exits 0 when every check holds, 1 otherwise,
 2 when a file is missing or malformed.
 """
 import argparse
+import glob
 import json
 import os
 import sys
@@ -147,6 +153,37 @@ def check_interference(a):
     return True, said
 
 
+def fio_read_sizes(paths):
+    """{length: reads} over fio v3 iologs ('<ms> <file> read <offset> <length>' lines)."""
+    sizes = {}
+    for path in paths:
+        with open(path) as f:
+            for line in f:
+                w = line.split()
+                if len(w) == 5 and w[2] == "read":
+                    sizes[int(w[4])] = sizes.get(int(w[4]), 0) + 1
+    return sizes
+
+
+def check_sizes(a):
+    report = load(a.run_dir, "report.json")
+    got = {}
+    for g in report["groups"]:
+        if g["key"].get("type") == "read" and g["key"].get("size_bytes") is not None:
+            got[int(g["key"]["size_bytes"])] = got.get(int(g["key"]["size_bytes"]), 0) + g["count"]
+    logs = sorted(glob.glob(os.path.join(a.run_dir, "*", "iolog-*.txt")))
+    if not logs:
+        return False, f"no fio iolog in {a.run_dir}/*/iolog-*.txt"
+    want = fio_read_sizes(logs)
+    wrong = {n: (got.get(n, 0), want.get(n, 0)) for n in sorted(set(got) | set(want)) if got.get(n, 0) != want.get(n, 0)}
+    top = sorted(want, key=lambda n: -want[n])[:3]
+    said = (f"{sum(got.values())} reads in {len(got)} sizes, fio {sum(want.values())} in {len(want)}; "
+            + ", ".join(f"{n} B: {got.get(n, 0)}/{want[n]}" for n in top))
+    if wrong:
+        return False, said + " -- report/fio differ at " + ", ".join(f"{n} B: {r}/{f}" for n, (r, f) in list(wrong.items())[:5])
+    return True, said
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="kind", required=True)
@@ -163,10 +200,12 @@ def main():
     i.add_argument("run_dir")
     i.add_argument("--size", type=int, required=True)
     i.add_argument("--verdict", required=True)
+    z = sub.add_parser("sizes")
+    z.add_argument("run_dir")
     a = p.parse_args()
     if a.kind == "compare" and a.stage and a.change_us is None:
         p.error("--stage needs --change-us")
-    ok, said = check_compare(a) if a.kind == "compare" else check_interference(a)
+    ok, said = {"compare": check_compare, "interference": check_interference, "sizes": check_sizes}[a.kind](a)
     print(said)
     sys.exit(0 if ok else 1)
 

@@ -89,8 +89,9 @@ preflight() { # preflight EXTRA_CAPTURE_KEYS
 	log "preflight: $(tail -n 1 "$rundir/$host/preflight.txt")"
 }
 
-# fio on the NVMe/TCP device (initiator) or the backing device (target); a later
-# --filename= / --directory= option replaces the device (e.g. a file on a mounted fs).
+# fio on the NVMe/TCP device (initiator) or the backing device (target). A job's own
+# --filename= adds a file to this global one, it does not replace it: a scenario whose jobs
+# name their files (a file system) sets fio_device= (empty) to leave the device out.
 # run_fio NAME [fio options...]: JSON results in <host>/fio-NAME.json
 run_fio() {
 	name=$1; shift
@@ -98,7 +99,8 @@ run_fio() {
 	shim=""
 	[ -d /proc/sysvipc ] || shim=/usr/lib/ntscope/shm_shim.so
 	# global options first; "$@" may add more jobs (--name=other ...) that inherit them
-	LD_PRELOAD=$shim fio --filename="$dev" --direct=1 --ioengine=libaio --time_based \
+	# shellcheck disable=SC2086
+	LD_PRELOAD=$shim fio ${fio_device-"--filename=$dev"} --direct=1 --ioengine=libaio --time_based \
 		--runtime="$runtime" --size=256M --eta=never --output-format=json \
 		--output="$rundir/$host/fio-$name.json" --name="$name" "$@"
 }

@@ -22,7 +22,8 @@ diagnosis_runs=${LAB_TEST_DIAGNOSIS-"base@breakdown-randread slow-device:delay_u
 	busy-base@busy-device:local_qd=0,delay_us=10000 busy-device:delay_us=10000 few-queues-base@few-queues:jobs=1 few-queues
 	interference-c0 interference-c1 interference-c2 interference-c3
 	nic-base@nic-contention:nic=0 nic@nic-contention
-	target-cpu-base@target-cpu:hog=0 target-cpu@target-cpu"}
+	target-cpu-base@target-cpu:hog=0 target-cpu@target-cpu
+	fs-base@fs-ext4 fs-1q@fs-ext4:queues=1 fs-local@fs-ext4:local_qd=4"}
 passed=0 failed=0
 result() { # result OK|FAIL what
 	if [ "$1" = ok ]; then passed=$((passed + 1)); echo "ok   $2"; else failed=$((failed + 1)); echo "FAIL $2"; fi
@@ -74,6 +75,15 @@ diagnose() { # diagnose BASE RUN check_diagnosis-args...
 	if out=$("${NTSCOPE_PYTHON:-python3}" "$here/check_diagnosis.py" compare "$run" "$@"); then result ok "diagnosis $(basename "$run"): $out"
 	else result FAIL "diagnosis $(basename "$run"): $out"; fi
 }
+sizes() { # sizes RUN: the analyze report's groups by size against fio's iologs
+	local run=$runs/lab-test-$1 out
+	if ! (cd "$repo" && just analyze "$run" >/dev/null 2>"$run.analyze.err"); then
+		result FAIL "analyze $(basename "$run") failed: $(tail -n 3 "$run.analyze.err")"
+		return
+	fi
+	if out=$("${NTSCOPE_PYTHON:-python3}" "$here/check_diagnosis.py" sizes "$run"); then result ok "sizes $(basename "$run"): $out"
+	else result FAIL "sizes $(basename "$run"): $out"; fi
+}
 interference() { # interference RUN SIZE VERDICT: the analyze report's interference section
 	local run=$runs/lab-test-$1 out
 	[ -f "$run/report/interference.json" ] || (cd "$repo" && just interference "$run" >/dev/null 2>&1)
@@ -120,6 +130,19 @@ if [ -n "$diagnosis_runs" ]; then
 	# one target CPU shared with a nice -20 busy loop: the target's NET_RX softirq waited
 	# 30-44x longer (two pairs: +117 ms end to end each); the cause must be the target CPU
 	diagnose target-cpu-base target-cpu --group "type=read, size=4096"
+	# ext4 on the namespace, fio reading files with mixed sizes (capture/scenarios/fs-ext4.sh):
+	# the report's read groups by size hold exactly fio's own log of its reads
+	sizes fs-base
+	# one queue for both jobs' CPUs: under TCG the end-to-end effect goes either way (as in
+	# few-queues: 128 KiB reads came out faster in one of two pairs); the queue's signature
+	# does not: for the 4 KiB reads nvme_tcp_completion amplified most (LAD 137 and 191 in two
+	# pairs on 2026-11-23), nvme_tcp_submission 13-18x, queues used 2 -> 1
+	diagnose fs-base fs-1q --group "type=read, size=4096" --verdicts "slower,no significant change,faster" \
+		--amplified ntprof:nvme_tcp_submission,stock:- --min-lad 3
+	# a 1 MiB writer on the target's device throttled to 20 MiB/s: target_subsystem +32 ms
+	# (LAD 3.5) of +47 ms end to end for the 128 KiB reads; at 40 MiB/s the writer's copies
+	# also took target CPU and the network stages grew as much (2026-11-23)
+	diagnose fs-base fs-local --group "type=read, size=131072"
 	interference interference-c1 4096 "shares device only"
 	interference interference-c2 4096 "shares queue (same CPU)"
 	interference interference-c3 4096 "shares queue (other CPU)"

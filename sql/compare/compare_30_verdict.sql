@@ -190,7 +190,12 @@ FROM (SELECT string_agg(run || ' ' || problem, '; ' ORDER BY run) AS problems FR
            -- the initiator transport queue's own stage, or the connection behind it (network,
            -- or the stock fabric stages that hold both): where queue crowding shows
            coalesce(cc.category IN ('transport_queue', 'network', 'fabric'), false)
-             OR coalesce(ac.category = 'transport_queue', false) AS transport_or_network
+             OR coalesce(ac.category = 'transport_queue', false)
+             -- fewer queues than the base: one queue's io_work also receives every CPU's
+             -- responses and completes them on the submitter's CPU, so the initiator's
+             -- completion stage is where it amplifies (lab fs-ext4 queues=1: LAD 46-140)
+             OR coalesce(ac.category = 'host_cpu' AND ac.side = 'initiator' AND k.run_queues < k.base_queues, false)
+             AS transport_or_network
     FROM k
     LEFT JOIN cat cc ON cc.stage_set = k.stage_set AND cc.stage = k.cstage
     LEFT JOIN cat ac ON ac.stage_set = k.stage_set AND ac.stage = k.amplified_stage

@@ -9,7 +9,8 @@ sql/tests/cases/<case>/ (one run built from readable text):
     expect_load_error.txt  instead of queries: loading must fail with this substring
 sql/compare/tests/cases/<case>/ (real lab fixtures):
     case.json            {"base": "<fixture>", "run": "<fixture>"} (fixtures/ names; no "base":
-                         an interference-only case)
+                         an interference-only case); optional "truth_groups": [group keys]
+                         limits test_truth_agreement.py to the groups truth.json is about
     queries/<name>.sql   run on the compare connection, or on the run's own connection when
                          <name> starts with "run__"
 `pytest --update-expected` rewrites the CSVs (check them by hand)."""
