@@ -14,6 +14,10 @@ Packets 1-2 are built with Perfetto's generated classes (perfetto.protos); the s
 step 3 is encoded column-wise (pbcol) with the field numbers of the same classes, since a
 Python object per packet would take minutes for a million I/Os. Every number comes from the
 views; this module only encodes."""
+import os
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
 
@@ -23,6 +27,7 @@ from . import pbcol
 
 SEQUENCE_ID = 1            # one writer, one packet sequence
 BATCH_ROWS = 65536
+ENCODERS = max(1, min(4, os.cpu_count() or 1))
 # debug annotations (slice args) -> their interned ids and the timeline_packets column
 ARGS = [("io_id", "string"), ("size_bytes", "uint"), ("cid", "uint"), ("match_state", "string"),
         ("stage_dur_ns", "int")]
@@ -149,13 +154,21 @@ COLUMNS = ("kind, ts, track_uuid, parent_uuid, name_iid, category_iid, flow_out,
 
 
 def write(con, path):
-    """Writes the timeline of the selected I/Os (io_selected) at path. Returns (fixed tracks, I/Os)."""
+    """Writes the timeline of the selected I/Os (io_selected) at path. Returns (fixed tracks, I/Os).
+    Batches are encoded on ENCODERS threads (numpy releases the GIL in its array work; DuckDB
+    has finished the sort by the first batch and idles) and written in their order; at most
+    2 x ENCODERS batches are in flight, so memory stays bounded."""
     head, n_tracks = header(con)
-    with open(path, "wb") as f:
+    with open(path, "wb") as f, ThreadPoolExecutor(ENCODERS) as pool:
         f.write(head)
         reader = con.sql(f"SELECT {COLUMNS} FROM timeline_packets ORDER BY ts, track_uuid, pos").to_arrow_reader(
             BATCH_ROWS)
+        pending = deque()
         for batch in reader:
             if batch.num_rows:
-                f.write(encode(batch))
+                pending.append(pool.submit(encode, batch))
+            while len(pending) > 2 * ENCODERS:
+                f.write(pending.popleft().result())
+        while pending:
+            f.write(pending.popleft().result())
     return n_tracks, con.execute("SELECT count(*) FROM io_selected").fetchall()[0][0]
