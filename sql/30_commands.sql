@@ -75,6 +75,7 @@ SELECT host, arg_max(shift, (matches, -shift)) AS lba_shift, max(matches) AS mat
 -- same CPU: the link is the first block_rq_issue at or after the setup on that CPU whose
 -- sector is the command's (flush: any flush request).
 --   submit_key   '<host>/<cpu>/<setup ts>' of the nvme_setup_cmd
+--   host, submit_cpu, submit_ts   the same as columns (what the joins use: cheaper than the string)
 --   req_key      block_requests.req_key
 --   gap_ns       block_rq_issue ts - nvme_setup_cmd ts (ns)
 CREATE OR REPLACE TABLE host_block_link AS
@@ -83,7 +84,8 @@ WITH c AS (
     FROM events e LEFT JOIN lba_shift s USING (host)
     WHERE e.event = 'nvme_setup_cmd' AND e.qid > 0
 )
-SELECT c.host || '/' || c.cpu || '/' || c.ts AS submit_key, b.req_key, b.issue_ts - c.ts AS gap_ns
+SELECT c.host || '/' || c.cpu || '/' || c.ts AS submit_key, c.host, c.cpu AS submit_cpu, c.ts AS submit_ts,
+       b.req_key, b.issue_ts - c.ts AS gap_ns
 FROM c ASOF JOIN block_requests b
   ON b.host = c.host AND b.issue_cpu = c.cpu AND b.issue_ts >= c.ts
 WHERE (c.slba IS NULL AND b.io_type = 'flush') OR b.sector = c.slba << c.lba_shift;
@@ -152,7 +154,7 @@ WITH raw_cmd_events AS (
     SELECT s.host, s.submit_ts, s.submit_cpu, c.ts AS complete_ts, c.cpu AS complete_cpu, c.cid AS complete_cid
     FROM (SELECT bc.*, b.complete_ts AS blk_complete_ts, b.complete_cpu AS blk_complete_cpu
           FROM by_cid bc
-          JOIN host_block_link l ON l.submit_key = bc.host || '/' || bc.submit_cpu || '/' || bc.submit_ts
+          JOIN host_block_link l ON l.host = bc.host AND l.submit_cpu = bc.submit_cpu AND l.submit_ts = bc.submit_ts
           JOIN block_requests b ON b.req_key = l.req_key
           WHERE bc.role = 'initiator' AND b.complete_ts IS NOT NULL) s
     ASOF JOIN (SELECT * FROM completes WHERE ts IS NOT NULL) c

@@ -452,7 +452,7 @@ SELECT i.cmd_key AS io_id, i.host AS initiator_host, i.ctrl_id, m.cntlid, i.qid,
        i.host || '/c' || i.ctrl_id || '/q' || i.qid AS queue_key
 FROM nvme_commands i
 LEFT JOIN lba_shift ls ON ls.host = i.host
-LEFT JOIN host_block_link hb ON hb.submit_key = i.host || '/' || i.submit_cpu || '/' || i.submit_ts
+LEFT JOIN host_block_link hb ON hb.host = i.host AND hb.submit_cpu = i.submit_cpu AND hb.submit_ts = i.submit_ts
 LEFT JOIN block_requests b ON b.req_key = hb.req_key
 LEFT JOIN ctrl_map m ON m.initiator_host = i.host AND m.ctrl_id = i.ctrl_id
 LEFT JOIN command_match cm ON cm.i_cmd = i.cmd_key

@@ -130,6 +130,8 @@ FROM n;
 --   io_type, size_bytes, cid, match_state   the io (args of the roots; io_type is every
 --                  slice's category)
 CREATE OR REPLACE VIEW timeline_slices AS
+-- inside, an io is its number n (BIGINT): the grouping, windows and joins below run on it
+-- instead of the io_id string (9.8 -> 7.1 s for 204 k I/Os); io_id is joined back at the end
 WITH ios AS MATERIALIZED (
     SELECT s.io_id, s.io_type, s.size_bytes, s.cid, s.match_state,
            coalesce(s.i_bio_queue_ts, s.i_getrq_ts, s.i_setup_ts, s.i_complete_rq_ts) AS root_s,
@@ -143,59 +145,65 @@ WITH ios AS MATERIALIZED (
 ), lay AS MATERIALIZED (
     SELECT * FROM timeline_layout
 ), raw AS MATERIALIZED (
-    SELECT m.io_id, l.stage,
+    SELECT i.n, l.stage,
            max(m.ts) FILTER (WHERE m.milestone = l.from_ms) AS s,
            max(m.ts) FILTER (WHERE m.milestone = l.to_ms) AS e
     FROM io_milestones m
+    JOIN ios i ON i.io_id = m.io_id
     JOIN (SELECT stage, from_ms, to_ms, unnest([from_ms, to_ms]) AS ms FROM lay WHERE depth > 0) l
       ON l.ms = m.milestone
-    WHERE m.io_id IN (SELECT io_id FROM ios)
-    GROUP BY m.io_id, l.stage
+    GROUP BY i.n, l.stage
     HAVING s IS NOT NULL AND e IS NOT NULL
+), stage_dur AS MATERIALIZED (
+    -- the stage's own duration (io_stages), per drawn stage of the timeline's stage set
+    SELECT i.n, st.stage, st.dur
+    FROM io_stages st JOIN ios i ON i.io_id = st.io_id
+    WHERE st.stage_set = (SELECT stage_set FROM timeline_stage_set)
+      AND st.stage IN (SELECT stage FROM lay WHERE depth > 0)
 ), spans AS (
-    SELECT r.io_id, l.part, l.stage, l.parent_slice, l.depth, l.sib, r.s, r.e
+    SELECT r.n, l.part, l.stage, l.parent_slice, l.depth, l.sib, r.s, r.e
     FROM raw r JOIN lay l USING (stage)
 ), roots AS (
-    SELECT io_id, 'initiator' AS part, 'end_to_end' AS stage, root_s AS s, greatest(coalesce(root_e, root_s), root_s) AS e
+    SELECT n, 'initiator' AS part, 'end_to_end' AS stage, root_s AS s, greatest(coalesce(root_e, root_s), root_s) AS e
     FROM ios
     UNION ALL
-    SELECT io_id, 'target', 'target_side', min(s), max(greatest(e, s)) FROM spans
-    WHERE part = 'target' GROUP BY io_id
+    SELECT n, 'target', 'target_side', min(s), max(greatest(e, s)) FROM spans
+    WHERE part = 'target' GROUP BY n
 ), l1 AS (
     -- clamp into the parent, then after the earlier siblings
     SELECT c.*, greatest(c.cs, coalesce(max(c.ce) OVER w, c.cs)) AS fs FROM (
-        SELECT x.io_id, x.part, x.stage, least(greatest(x.s, p.s), p.e) AS cs,
+        SELECT x.n, x.part, x.stage, least(greatest(x.s, p.s), p.e) AS cs,
                least(greatest(x.e, x.s, p.s), p.e) AS ce, x.sib
-        FROM spans x JOIN roots p ON p.io_id = x.io_id AND p.part = x.part WHERE x.depth = 1) c
-    WINDOW w AS (PARTITION BY c.io_id, c.part ORDER BY c.sib ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)
+        FROM spans x JOIN roots p ON p.n = x.n AND p.part = x.part WHERE x.depth = 1) c
+    WINDOW w AS (PARTITION BY c.n, c.part ORDER BY c.sib ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)
 ), l1f AS (
-    SELECT io_id, part, stage, fs AS s, greatest(ce, fs) AS e FROM l1
+    SELECT n, part, stage, fs AS s, greatest(ce, fs) AS e FROM l1
 ), l2 AS (
     SELECT c.*, greatest(c.cs, coalesce(max(c.ce) OVER w, c.cs)) AS fs FROM (
-        SELECT x.io_id, x.part, x.stage, x.parent_slice, least(greatest(x.s, p.s), p.e) AS cs,
+        SELECT x.n, x.part, x.stage, x.parent_slice, least(greatest(x.s, p.s), p.e) AS cs,
                least(greatest(x.e, x.s, p.s), p.e) AS ce, x.sib
-        FROM spans x JOIN l1f p ON p.io_id = x.io_id AND p.stage = x.parent_slice WHERE x.depth = 2) c
-    WINDOW w AS (PARTITION BY c.io_id, c.parent_slice ORDER BY c.sib ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)
+        FROM spans x JOIN l1f p ON p.n = x.n AND p.stage = x.parent_slice WHERE x.depth = 2) c
+    WINDOW w AS (PARTITION BY c.n, c.parent_slice ORDER BY c.sib ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)
 ), l2f AS (
-    SELECT io_id, part, stage, fs AS s, greatest(ce, fs) AS e FROM l2
+    SELECT n, part, stage, fs AS s, greatest(ce, fs) AS e FROM l2
 ), l3 AS (
     SELECT c.*, greatest(c.cs, coalesce(max(c.ce) OVER w, c.cs)) AS fs FROM (
-        SELECT x.io_id, x.part, x.stage, x.parent_slice, least(greatest(x.s, p.s), p.e) AS cs,
+        SELECT x.n, x.part, x.stage, x.parent_slice, least(greatest(x.s, p.s), p.e) AS cs,
                least(greatest(x.e, x.s, p.s), p.e) AS ce, x.sib
-        FROM spans x JOIN l2f p ON p.io_id = x.io_id AND p.stage = x.parent_slice WHERE x.depth = 3) c
-    WINDOW w AS (PARTITION BY c.io_id, c.parent_slice ORDER BY c.sib ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)
+        FROM spans x JOIN l2f p ON p.n = x.n AND p.stage = x.parent_slice WHERE x.depth = 3) c
+    WINDOW w AS (PARTITION BY c.n, c.parent_slice ORDER BY c.sib ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)
 ), drawn AS (
-    SELECT io_id, part, stage, s, e FROM roots
+    SELECT n, part, stage, s, e FROM roots
     UNION ALL SELECT * FROM l1f
     UNION ALL SELECT * FROM l2f
-    UNION ALL SELECT io_id, part, stage, fs, greatest(ce, fs) FROM l3
+    UNION ALL SELECT n, part, stage, fs, greatest(ce, fs) FROM l3
 ), flows AS (
     SELECT d.*, l.parent_slice, l.depth, l.begin_pos, l.end_pos, l.flow,
-           bool_or(l.flow = 'out') OVER (PARTITION BY d.io_id) AND bool_or(d.part = 'target') OVER (PARTITION BY d.io_id) AS has_out,
-           bool_or(l.flow = 'back') OVER (PARTITION BY d.io_id) AND bool_or(d.part = 'target') OVER (PARTITION BY d.io_id) AS has_back
+           bool_or(l.flow = 'out') OVER (PARTITION BY d.n) AND bool_or(d.part = 'target') OVER (PARTITION BY d.n) AS has_out,
+           bool_or(l.flow = 'back') OVER (PARTITION BY d.n) AND bool_or(d.part = 'target') OVER (PARTITION BY d.n) AS has_back
     FROM drawn d JOIN lay l ON l.stage = d.stage AND l.part = d.part
 )
-SELECT f.io_id, i.n, f.part, f.stage, f.parent_slice, f.depth, f.begin_pos, f.end_pos,
+SELECT i.io_id, i.n, f.part, f.stage, f.parent_slice, f.depth, f.begin_pos, f.end_pos,
        (SELECT max(uuid) FROM timeline_tracks) + 2 * i.n - CASE f.part WHEN 'initiator' THEN 1 ELSE 0 END AS track_uuid,
        CASE f.part WHEN 'initiator' THEN i.queue_track ELSE i.target_queue_track END AS parent_uuid,
        f.s AS ts, f.e - f.s AS dur,
@@ -205,9 +213,8 @@ SELECT f.io_id, i.n, f.part, f.stage, f.parent_slice, f.depth, f.begin_pos, f.en
        CASE WHEN f.flow = 'back' AND f.has_back THEN 2 * i.n
             WHEN f.stage = 'target_side' AND f.has_out THEN 2 * i.n - 1 END AS flow_in,
        i.io_type, i.size_bytes, i.cid, i.match_state
-FROM flows f JOIN ios i USING (io_id)
-LEFT JOIN io_stages st ON f.depth > 0 AND st.io_id = f.io_id AND st.stage = f.stage
-                      AND st.stage_set = (SELECT stage_set FROM timeline_stage_set)
+FROM flows f JOIN ios i USING (n)
+LEFT JOIN stage_dur st ON f.depth > 0 AND st.n = f.n AND st.stage = f.stage
 WHERE f.depth = 0 OR st.dur IS NOT NULL;
 
 -- timeline_counters: one row per counter value (the value holds until the counter's next row).
