@@ -171,7 +171,7 @@ def check_sizes(a):
     for g in report["groups"]:
         if g["key"].get("type") == "read" and g["key"].get("size_bytes") is not None:
             got[int(g["key"]["size_bytes"])] = got.get(int(g["key"]["size_bytes"]), 0) + g["count"]
-    logs = sorted(glob.glob(os.path.join(a.run_dir, "*", "iolog-*.txt")))
+    logs = sorted(glob.glob(os.path.join(glob.escape(a.run_dir), "*", "iolog-*.txt")))
     if not logs:
         return False, f"no fio iolog in {a.run_dir}/*/iolog-*.txt"
     want = fio_read_sizes(logs)

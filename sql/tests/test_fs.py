@@ -18,7 +18,7 @@ RUN = "lab-6.1-patched-fs-ext4"
 def fio_reads(run):
     """[(file, offset, length)] of every read in fio's own logs (fio v3 iolog)."""
     reads = []
-    for path in sorted(glob.glob(os.path.join(run, "initiator", "iolog-*.txt"))):
+    for path in sorted(glob.glob(os.path.join(glob.escape(run), "initiator", "iolog-*.txt"))):
         with open(path) as f:
             for line in f:
                 w = line.split()
