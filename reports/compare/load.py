@@ -5,6 +5,8 @@ compare_connection(base, run) is a fresh DuckDB holding both runs' per-I/O stage
 cmp_source (see compare_10_input.sql), then compare_*.sql on top.
 """
 import os
+import shutil
+import tempfile
 
 from ntscope.sql import views
 
@@ -16,8 +18,9 @@ def compare_files():
                   if f.startswith("compare_") and f.endswith(".sql"))
 
 
+# {run}, {rep}: the side's SQL literals (source_query)
 SOURCE_QUERY = """
-SELECT ? AS run, ? AS rep, s.io_id, i.io_type, i.size_bytes, i.qid, i.cpu, i.pid, i.comm,
+SELECT {run} AS run, {rep} AS rep, s.io_id, i.io_type, i.size_bytes, i.qid, i.cpu, i.pid, i.comm,
        s.stage_set, s.stage, s.seq, s.parent, s.direction, s.dur,
        coalesce(a.queue_ahead_cmds, 0) AS queue_ahead_cmds,
        coalesce(a.queue_other_cpu_cmds, 0) AS queue_other_cpu_cmds,
@@ -55,26 +58,37 @@ def compare_connection(base_dirs, run_dirs, keep_run=False, progress=None, memor
     con = views.new_connection(memory_limit, temp_dir)
     run_con = None
     names = []
-    for role, paths in (("base", as_list(base_dirs)), ("run", as_list(run_dirs))):
-        for rep, path in enumerate(paths, 1):
-            rc = views.connect(path, memory_limit=memory_limit, temp_dir=temp_dir, interference=True,
-                               progress=progress)
-            src = rc.sql(SOURCE_QUERY, params=[role, rep]).to_arrow_table()
-            info = rc.sql(INFO_QUERY, params=[role, rep, path]).to_arrow_table()
-            if src.num_rows == 0:
-                raise views.RunError(f"{path}: no I/O with stages (io_stages is empty); fix: check "
-                                     f"`just analyze {path}` and its pipeline_stats")
-            name = f"{role}_{rep}"
-            con.register(f"src_{name}", src)
-            con.register(f"info_{name}", info)
-            names.append(name)
-            if keep_run and role == "run" and rep == 1:
-                run_con = rc
-            else:
-                rc.close()
+    # Each side's per-I/O stages go from its connection to this one through a Parquet file in
+    # a private folder, not through Python: an Arrow copy of a 1 M-I/O side (about 10 M rows)
+    # is gigabytes outside both DuckDB memory limits.
+    stash = tempfile.mkdtemp(prefix="ntscope-compare-", dir=temp_dir)
+    try:
+        for role, paths in (("base", as_list(base_dirs)), ("run", as_list(run_dirs))):
+            for rep, path in enumerate(paths, 1):
+                rc = views.connect(path, memory_limit=memory_limit, temp_dir=temp_dir, interference=True,
+                                   progress=progress)
+                name = f"{role}_{rep}"
+                part = os.path.join(stash, f"{name}.parquet")
+                rc.execute(f"COPY ({SOURCE_QUERY.format(run=views.sql_str(role), rep=int(rep))}) "
+                           f"TO {views.sql_str(part)} (FORMAT parquet)").fetchall()
+                info = rc.sql(INFO_QUERY, params=[role, rep, path]).to_arrow_table()
+                con.execute(f"CREATE TABLE src_{name} AS FROM read_parquet({views.sql_str(views.duckdb_literal_path(part))})").fetchall()
+                if con.execute(f"SELECT count(*) FROM src_{name}").fetchall()[0][0] == 0:
+                    raise views.RunError(f"{path}: no I/O with stages (io_stages is empty); fix: check "
+                                         f"`just analyze {path}` and its pipeline_stats")
+                con.register(f"info_{name}", info)
+                names.append(name)
+                if keep_run and role == "run" and rep == 1:
+                    run_con = rc
+                else:
+                    rc.close()
+    finally:
+        shutil.rmtree(stash, ignore_errors=True)
     with open(views.STAGE_TABLE_SQL) as f:   # the stage table and vocabularies the verdict joins
         con.execute(f.read())
     con.execute("CREATE TABLE cmp_source AS " + " UNION ALL BY NAME ".join(f"SELECT * FROM src_{n}" for n in names))
+    for n in names:
+        con.execute(f"DROP TABLE src_{n}")
     con.execute("CREATE TABLE cmp_run_info AS " + " UNION ALL BY NAME ".join(f"SELECT * FROM info_{n}" for n in names))
     for path in compare_files():
         with open(path) as f:
