@@ -18,7 +18,7 @@ def compare_files():
                   if f.startswith("compare_") and f.endswith(".sql"))
 
 
-# {run}, {rep}: the side's SQL literals (source_query)
+# {run}, {rep}: the side's role and repeat number as SQL literals (compare_connection)
 SOURCE_QUERY = """
 SELECT {run} AS run, {rep} AS rep, s.io_id, i.io_type, i.size_bytes, i.qid, i.cpu, i.pid, i.comm,
        s.stage_set, s.stage, s.seq, s.parent, s.direction, s.dur,
@@ -63,32 +63,31 @@ def compare_connection(base_dirs, run_dirs, keep_run=False, progress=None, memor
     # is gigabytes outside both DuckDB memory limits.
     stash = tempfile.mkdtemp(prefix="ntscope-compare-", dir=temp_dir)
     try:
+        parts = []
         for role, paths in (("base", as_list(base_dirs)), ("run", as_list(run_dirs))):
             for rep, path in enumerate(paths, 1):
                 rc = views.connect(path, memory_limit=memory_limit, temp_dir=temp_dir, interference=True,
                                    progress=progress)
                 name = f"{role}_{rep}"
-                part = os.path.join(stash, f"{name}.parquet")
+                file = os.path.join(stash, f"{name}.parquet")
+                part = views.sql_str(views.duckdb_literal_path(file))   # read_parquet globs; COPY TO does not
                 rc.execute(f"COPY ({SOURCE_QUERY.format(run=views.sql_str(role), rep=int(rep))}) "
-                           f"TO {views.sql_str(part)} (FORMAT parquet)").fetchall()
-                info = rc.sql(INFO_QUERY, params=[role, rep, path]).to_arrow_table()
-                con.execute(f"CREATE TABLE src_{name} AS FROM read_parquet({views.sql_str(views.duckdb_literal_path(part))})").fetchall()
-                if con.execute(f"SELECT count(*) FROM src_{name}").fetchall()[0][0] == 0:
+                           f"TO {views.sql_str(file)} (FORMAT parquet)").fetchall()
+                if con.execute(f"SELECT count(*) FROM read_parquet({part})").fetchall()[0][0] == 0:
                     raise views.RunError(f"{path}: no I/O with stages (io_stages is empty); fix: check "
                                          f"`just analyze {path}` and its pipeline_stats")
-                con.register(f"info_{name}", info)
+                parts.append(part)
+                con.register(f"info_{name}", rc.sql(INFO_QUERY, params=[role, rep, path]).to_arrow_table())
                 names.append(name)
                 if keep_run and role == "run" and rep == 1:
                     run_con = rc
                 else:
                     rc.close()
+        con.execute(f"CREATE TABLE cmp_source AS FROM read_parquet([{', '.join(parts)}], union_by_name = true)").fetchall()
     finally:
         shutil.rmtree(stash, ignore_errors=True)
     with open(views.STAGE_TABLE_SQL) as f:   # the stage table and vocabularies the verdict joins
         con.execute(f.read())
-    con.execute("CREATE TABLE cmp_source AS " + " UNION ALL BY NAME ".join(f"SELECT * FROM src_{n}" for n in names))
-    for n in names:
-        con.execute(f"DROP TABLE src_{n}")
     con.execute("CREATE TABLE cmp_run_info AS " + " UNION ALL BY NAME ".join(f"SELECT * FROM info_{n}" for n in names))
     for path in compare_files():
         with open(path) as f:
