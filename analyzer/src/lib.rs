@@ -1,5 +1,6 @@
 //! ntscope analyzer library: trace.dat decoding (`tracedat`), Arrow columns (`columns`),
-//! Parquet output (`parquet_out`), and the conversion that ties them (`convert`).
+//! Parquet output (`parquet_out`), the conversion that ties them (`convert`), and the
+//! Perfetto timeline's packet encoder (`timeline`).
 pub mod columns;
 pub mod convert;
 pub mod layout;
@@ -10,3 +11,4 @@ pub mod parquet_out;
 pub mod progress;
 pub mod tracedat;
 pub mod synth;
+pub mod timeline;

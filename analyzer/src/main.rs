@@ -26,6 +26,15 @@ enum Command {
     /// Synthetic traces for tests and benchmarks
     #[command(subcommand)]
     Synth(SynthCommand),
+    /// The Perfetto timeline's packets: rows of a Parquet file (sql/66_timeline.sql
+    /// timeline_packets, in order) -> TracePackets appended to a file (used by `ntscope analyze`)
+    TimelineEncode {
+        /// Parquet file, one row per packet
+        packets: PathBuf,
+        /// An existing file the packets are appended to (it holds the trace's first packets)
+        #[arg(long, value_name = "FILE")]
+        append_to: PathBuf,
+    },
 }
 
 #[derive(Args)]
@@ -116,6 +125,13 @@ fn main() -> ExitCode {
         Command::Convert(a) => cmd_convert(a),
         Command::Summary { dir } => cmd_summary(&dir),
         Command::Synth(s) => cmd_synth(s),
+        Command::TimelineEncode { packets, append_to } => match ntscope::timeline::encode_file(&packets, &append_to) {
+            Ok(_) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("ntscope: error: timeline: {}", e);
+                ExitCode::from(2)
+            }
+        },
     }
 }
 

@@ -1,22 +1,24 @@
 #!/usr/bin/env python3
 """Time and peak memory of the per-I/O outputs of analyze: report/io.parquet +
-io_stages.parquet (DuckDB COPY) and report/timeline.perfetto-trace (streamed, column-wise
-protobuf), at two (or more) sizes of a synthetic run: fixtures/stock-randread-4k-qd8 (6389
+io_stages.parquet (DuckDB COPY) and report/timeline.perfetto-trace (DuckDB sorts the packets
+into Parquet, `ntscope timeline-encode` encodes them), at two (or more) sizes of a synthetic run: fixtures/stock-randread-4k-qd8 (6389
 I/Os) repeated N times (make_scaled_run.py). Prints figures and the ratios between the
 sizes; asserts nothing (speed and memory are not test verdicts on a shared machine).
 
 Each size runs in a child process, in phases: load (views, selection), export (the two
-Parquet files), timeline; wall and CPU seconds (user + system, every thread: on a shared
-machine wall time mostly measures the others). Peak RSS is measured per phase (the kernel's high-water mark,
-reset between phases through /proc/self/clear_refs), as is the peak of Python's own heap
-(tracemalloc: numpy batches included, DuckDB's buffers not: those are bounded by
---memory-limit, MEMORY_LIMIT here).
+Parquet files), timeline; wall and CPU seconds (user + system, every thread and the encoder
+process: on a shared machine wall time mostly measures the others). Peak RSS is measured per
+phase (the kernel's high-water mark, reset between phases through /proc/self/clear_refs), as
+is the peak of Python's own heap (tracemalloc; DuckDB's buffers not: those are bounded by
+--memory-limit, MEMORY_LIMIT here); the encoder's own peak RSS is printed apart (it runs
+beside this process: add the two).
 
 Usage: NTSCOPE_BIN=.../ntscope python sql/bench/bench_export.py [N1 N2 ...]   (default 20 160:
        128 k and 1.02 M I/Os).  Env: MEMORY_LIMIT (default 2GB), TMPDIR (scratch; the
        1 M-I/O run needs ~3 GB)."""
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -58,8 +60,10 @@ def child(run, memory_limit):
         secs, c2 = time.perf_counter() - t, os.times()
         _, py_peak = tracemalloc.get_traced_memory()
         tracemalloc.stop()
-        out[name] = {"s": secs, "cpu_s": (c2.user + c2.system) - (c.user + c.system),
-                     "peak_rss_mib": status_kib("VmHWM") / 1024, "py_heap_peak_mib": py_peak / 2**20}
+        cpu = lambda t: t.user + t.system + t.children_user + t.children_system   # noqa: E731
+        out[name] = {"s": secs, "cpu_s": cpu(c2) - cpu(c),
+                     "peak_rss_mib": status_kib("VmHWM") / 1024, "py_heap_peak_mib": py_peak / 2**20,
+                     "child_peak_rss_mib": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}
         return result
 
     def load():
@@ -107,12 +111,13 @@ def print_table(results, mem):
     print(f"\nbench_export (DuckDB memory_limit {mem}; this machine: {os.cpu_count()} CPUs, "
           f"load {os.getloadavg()[0]:.1f})")
     print(f"{'I/Os':>9}  {'phase':<32} {'wall s':>8} {'CPU s':>8} {'peak RSS MiB':>13} {'py heap MiB':>12} "
-          f"{'MB out':>8}")
+          f"{'MB out':>8} {'encoder RSS MiB':>16}")
     for n, r in results.items():
         for ph in ("load views", "io.parquet + io_stages.parquet", "timeline.perfetto-trace"):
             x = r[ph]
             print(f"{r['ios']:>9}  {ph:<32} {x['s']:>8.1f} {x.get('cpu_s', float('nan')):>8.1f} "
-                  f"{x['peak_rss_mib']:>13.0f} {x['py_heap_peak_mib']:>12.1f} {x.get('mb', float('nan')):>8.1f}")
+                  f"{x['peak_rss_mib']:>13.0f} {x['py_heap_peak_mib']:>12.1f} {x.get('mb', float('nan')):>8.1f} "
+                  f"{x.get('child_peak_rss_mib', 0) if ph.startswith('timeline') else float('nan'):>16.0f}")
     if len(results) >= 2:
         (n1, a), (n2, b) = list(results.items())[0], list(results.items())[-1]
         print(f"ratios {b['ios']} / {a['ios']} I/Os (x{b['ios'] / a['ios']:.1f}):")
