@@ -49,12 +49,16 @@ def as_list(dirs):
     return [dirs] if isinstance(dirs, str) else list(dirs)
 
 
-def compare_connection(base_dirs, run_dirs, keep_run=False, progress=None, memory_limit=None, temp_dir=None):
+def compare_connection(base_dirs, run_dirs, keep_run=False, on_first_run=None, progress=None, memory_limit=None,
+                       temp_dir=None):
     """Both sides' per-I/O stages in one DuckDB, with the compare views on top. A side is
     a run directory or a list of repeats of one condition (rep 1, 2, ... in list order;
-    io_id stays unique per rep, not across them). keep_run: also return the first run's
-    own connection (its interference views). memory_limit, temp_dir: of each connection
-    (views.new_connection; one run's connection is open at a time beside this one)."""
+    io_id stays unique per rep, not across them). on_first_run(connection): called with the
+    first run's own connection (its interference views) before it closes, for what compare
+    reads there. keep_run: return that connection open too (tests query it; it then holds
+    its memory beside the comparison's). memory_limit, temp_dir: of each connection
+    (views.new_connection; one run's connection is open at a time beside this one, which is
+    small until every side is loaded)."""
     con = views.new_connection(memory_limit, temp_dir)
     run_con = None
     names = []
@@ -79,6 +83,8 @@ def compare_connection(base_dirs, run_dirs, keep_run=False, progress=None, memor
                 parts.append(part)
                 con.register(f"info_{name}", rc.sql(INFO_QUERY, params=[role, rep, path]).to_arrow_table())
                 names.append(name)
+                if role == "run" and rep == 1 and on_first_run:
+                    on_first_run(rc)
                 if keep_run and role == "run" and rep == 1:
                     run_con = rc
                 else:

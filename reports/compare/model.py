@@ -1,5 +1,6 @@
 """The compare document (compare.json): the cmp_* views as rows, and the run's interference
 document; beside it the plot rows of compare.html (plot_data). No computation here."""
+from ntscope.interference import plot_data as interference_plots
 from ntscope.interference.model import interference_model
 from ntscope.sql.views import rows_of
 
@@ -25,8 +26,16 @@ def compare_model(base_dir, run_dir, progress=None):
 def compare_documents(base_dir, run_dir, progress=None, plots=False, memory_limit=None, temp_dir=None):
     """(compare.json document, compare.html's plot rows or None unless plots). memory_limit,
     temp_dir: of every DuckDB connection (ntscope.sql.views.new_connection)."""
-    con, run_con = load.compare_connection(base_dir, run_dir, keep_run=True, progress=progress,
-                                           memory_limit=memory_limit, temp_dir=temp_dir)
+    first = {}
+
+    def from_first_run(rc):
+        # what compare shows of the run itself, read before its connection closes: two
+        # connections of a 1 M-I/O run, both full, took 4.3 GB
+        first["interference"] = interference_model(rc, load.as_list(run_dir)[0])
+        first["plots"] = interference_plots.build(rc) if plots else None
+
+    con = load.compare_connection(base_dir, run_dir, on_first_run=from_first_run, progress=progress,
+                                  memory_limit=memory_limit, temp_dir=temp_dir)
     if progress:
         progress.step("LAD, bootstrap intervals and verdict", con)
     infos = view(con, "cmp_run_info")
@@ -44,9 +53,8 @@ def compare_documents(base_dir, run_dir, progress=None, plots=False, memory_limi
         "verdicts": view(con, "cmp_verdict"),
         "lad": view(con, "cmp_lad"),
         "queue_evidence": view(con, "cmp_queue_evidence"),
-        "interference": interference_model(run_con, load.as_list(run_dir)[0]),   # the first run's
+        "interference": first["interference"],   # the first run's
     }
-    plot_rows = plot_data.build(con, run_con, model["stage_set"]) if plots else None
-    run_con.close()
+    plot_rows = plot_data.build(con, first["plots"], model["stage_set"]) if plots else None
     con.close()
     return model, plot_rows

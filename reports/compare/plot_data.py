@@ -1,13 +1,13 @@
 """Rows of the compare plot views (sql/compare/compare_40_plots.sql) that compare.html draws
 next to compare.json, and the run's per-stream rows. Only SELECTs here."""
-from ntscope.interference import plot_data as interference_plots
 from ntscope.sql.views import rows_of as rows
 
 GROUPS = 8   # groups with charts: those with the most I/Os in the run
 
 
-def build(con, run_con, stage_set):
-    """con: the compare connection; run_con: the compared run's own (its interference views)."""
+def build(con, interference_rows, stage_set):
+    """con: the compare connection; interference_rows: interference_plots.build() of the
+    compared run's own connection (read before it closed)."""
     top = ("SELECT group_key FROM cmp_io_stage WHERE run = 'run' AND stage = 'end_to_end' AND stage_set = ? "
            "GROUP BY group_key ORDER BY count(*) DESC, group_key LIMIT ?")
     return {
@@ -15,5 +15,5 @@ def build(con, run_con, stage_set):
                          "ORDER BY group_key, seq, run, pct", [stage_set, stage_set, GROUPS]),
         "presence": rows(con, f"SELECT * FROM cmp_plot_presence WHERE stage_set = ? AND group_key IN ({top}) "
                               "ORDER BY group_key, seq", [stage_set, stage_set, GROUPS]),
-        "interference": interference_plots.build(run_con),
+        "interference": interference_rows,
     }

@@ -36,15 +36,13 @@ def test_verdict_agrees_with_truth(base, run, groups, fixture_run):
     rule = check_diagnosis()
     with open(os.path.join(REPO, "fixtures", run, "truth.json")) as f:
         truth = json.load(f)
-    con, run_con = compare_load.compare_connection(fixture_run(base), fixture_run(run), keep_run=True)
+    con = compare_load.compare_connection(fixture_run(base), fixture_run(run))
     try:
         cur = con.execute("SELECT * FROM cmp_verdict ORDER BY group_key")
         names = [d[0] for d in cur.description]
         rows = [dict(zip(names, r)) for r in cur.fetchall()]
     finally:
         con.close()
-        if run_con is not None:
-            run_con.close()
     if groups:  # the case names the groups its truth is about (a file system: dozens of sizes)
         assert {v["group_key"] for v in rows} >= set(groups), (run, groups)
         rows = [v for v in rows if v["group_key"] in groups]
