@@ -85,8 +85,10 @@ def write(con, path):
     head, n_tracks = header(con)
     with open(path, "wb") as f:
         f.write(head)
-    spill = con.execute("SELECT current_setting('temp_directory')").fetchall()[0][0] or None
-    with tempfile.TemporaryDirectory(prefix="ntscope-timeline-", dir=spill) as work:
+    # the connection's private spill folder (views.new_connection); else TMPDIR (a plain
+    # connection's default, '.tmp', may not exist)
+    spill = con.execute("SELECT current_setting('temp_directory')").fetchall()[0][0]
+    with tempfile.TemporaryDirectory(prefix="ntscope-timeline-", dir=spill if os.path.isdir(spill or "") else None) as work:
         packets = os.path.join(work, "packets.parquet")
         con.execute(f"COPY (SELECT {COLUMNS} FROM timeline_packets ORDER BY ts, track_uuid, pos) "
                     f"TO {sql_str(packets)} (FORMAT parquet, COMPRESSION {PACKETS_COMPRESSION})")
