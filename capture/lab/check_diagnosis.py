@@ -11,7 +11,8 @@ RUN_DIR/truth.json. Ids, not prose: the group's verdict must be 'slower' (or one
 --verdicts); its cause_id must be the one truth.json's cause maps to (cause_ids in
 sql/05_stage_definitions.sql, or truth.json's own verdict_cause_id); the stage truth.json
 expects for the verdict's stage set must be the bottleneck, its detail or the most
-amplified stage; a network cause's direction must be truth.json's injected direction on
+amplified stage (for a 'faster' verdict, whose stages are those that shrank most: one of
+the stages whose mean grew significantly); a network cause's direction must be truth.json's injected direction on
 synchronized clocks (clock_sync), else 'unknown'. With --stage, that stage's change of
 the mean must lie within [LO*N, HI*N] us (N: the injected amount, e.g. a netem delay);
 with --amplified, that stage must be significant with a LAD >= X.
@@ -87,10 +88,12 @@ def expected_ids(truth):
     return cause_id, direction, truth.get("expected_bottleneck") or {}
 
 
-def truth_problems(v, stage_set, truth):
+def truth_problems(v, stage_set, truth, grew=None):
     """What in verdict row v (a cmp_verdict row) disagrees with truth.json: the cause id, the
     direction, and the expected stage of stage_set, which must be the bottleneck, its detail
-    or the most amplified stage. Also used offline on the fixtures (sql/tests/test_truth_agreement.py)."""
+    or the most amplified stage. A "faster" verdict's stages are the ones that shrank most, so
+    there the expected stage must be among `grew` (the stages whose mean grew significantly),
+    when given. Also used offline on the fixtures (sql/tests/test_truth_agreement.py)."""
     want_cause, want_direction, want_stage = expected_ids(truth)
     problems = []
     if v["cause_id"] != want_cause:
@@ -98,7 +101,10 @@ def truth_problems(v, stage_set, truth):
     if want_direction is not None and v["direction"] != want_direction:
         problems.append(f"direction is not {want_direction}")
     stage_want = want_stage.get(stage_set)
-    if stage_want and stage_want not in (v["bottleneck_stage"], v["detail_stage"], v["amplified_stage"]):
+    if stage_want and v["verdict"] == "faster" and grew is not None:
+        if stage_want not in grew:
+            problems.append(f"{stage_want} (truth.json, {stage_set}) did not grow significantly (verdict faster)")
+    elif stage_want and stage_want not in (v["bottleneck_stage"], v["detail_stage"], v["amplified_stage"]):
         problems.append(f"{stage_want} (truth.json, {stage_set}) is neither the bottleneck, its detail nor the most amplified stage")
     return problems
 
@@ -114,9 +120,10 @@ def check_compare(a):
     said = f"{v['verdict']} | {v['cause_id']} | {v['bottleneck_stage']} | {v['detail_stage']} | direction {v['direction']}"
     if v["verdict"] not in a.verdicts.split(","):
         problems.append(f"verdict is not {a.verdicts}")
-    problems += truth_problems(v, m["stage_set"], truth)
     mean = {r["stage"]: r for r in m["lad"] if r["group_key"] == v["group_key"] and r["statistic"] == "mean"
             and r["stage_set"] == m["stage_set"]}
+    grew = {stage for stage, r in mean.items() if r["significant"] and (r["lad"] or 0) > 1}
+    problems += truth_problems(v, m["stage_set"], truth, grew)
     stage = pick(a.stage, m["stage_set"])
     if a.stage:
         r = mean.get(stage)

@@ -51,3 +51,31 @@ def test_verdict_agrees_with_truth(base, run, groups, fixture_run):
         assert rule.truth_problems(v, v["stage_set"], truth) == [], (run, v["group_key"], v["cause_id"],
                                                                v["bottleneck_stage"], v["detail_stage"],
                                                                v.get("amplified_stage"))
+
+
+
+# The verdict row of the CI lab run where one queue came out faster (2026-11-23): the verdict's
+# stages are the ones that shrank most; nvme_tcp_completion grew 71x, nvme_tcp_submission 7.8x.
+FASTER_ONE_QUEUE = {"verdict": "faster", "cause_id": "few_queues", "direction": "unknown",
+                    "bottleneck_stage": "network_transmission", "detail_stage": "nstack_submission",
+                    "amplified_stage": "nstack_submission"}
+
+
+@pytest.mark.parametrize("verdict,grew,problem", [
+    ("faster", {"nvme_tcp_completion", "nvme_tcp_submission"}, None),
+    ("faster", {"nvme_tcp_submission"}, "nvme_tcp_completion (truth.json, ntprof) did not grow significantly"),
+    ("faster", None, "nvme_tcp_completion (truth.json, ntprof) is neither the bottleneck"),
+    ("slower", {"nvme_tcp_completion"}, "nvme_tcp_completion (truth.json, ntprof) is neither the bottleneck"),
+])
+def test_truth_stage_of_a_faster_verdict_is_one_that_grew(verdict, grew, problem):
+    """Under TCG one queue for two CPUs sometimes makes the run faster end to end while its
+    queue stages still grow: the expected stage must then have grown, not shrunk most; a
+    slower verdict must still name it."""
+    rule = check_diagnosis()
+    with open(os.path.join(REPO, "fixtures", "lab-6.1-patched-fs-ext4-one-queue", "truth.json")) as f:
+        truth = json.load(f)
+    problems = rule.truth_problems(dict(FASTER_ONE_QUEUE, verdict=verdict), "ntprof", truth, grew)
+    if problem is None:
+        assert problems == []
+    else:
+        assert len(problems) == 1 and problems[0].startswith(problem), problems
