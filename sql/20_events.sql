@@ -18,7 +18,10 @@
 --                resp_list_len (target), entries ahead of this one
 --   send_list_len  send list snapshot (NVMe/TCP events)
 --   queue_idx    nvmet-tcp connection number (target NVMe/TCP events)
-CREATE OR REPLACE TABLE events AS
+-- A view, not a table: each use reads only the columns and events it needs from the
+-- Parquet files; a table of 10 M events held 1.4 GB that spilled under the memory limit (the
+-- views of a 10 M-event run: 57 -> 48 s).
+CREATE OR REPLACE VIEW events AS
 WITH nv AS (
     SELECT host, 'nvme' AS system, event, ts, cpu, pid, comm, ctrl_id, NULL::BIGINT AS cntlid,
            qid, cid, opcode, fctype, cdw10, status, disk FROM raw_nvme

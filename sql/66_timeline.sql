@@ -232,7 +232,11 @@ WHERE f.depth = 0 OR st.dur IS NOT NULL;
 --                 ts (bins from report_window.start_ts; a last 0 after the last bin)
 CREATE OR REPLACE VIEW timeline_counters AS
 WITH x AS MATERIALIZED (
-    SELECT s.*, k.queue_key, k.device_key, k.target_device_key FROM io_selected s JOIN io_keys k USING (io_id)
+    -- the columns used below only: io_selected has 30 more
+    SELECT s.initiator_host, s.target_host, s.match_state, s.size_bytes, s.offset_ns, s.i_setup_ts,
+           s.i_complete_rq_ts, s.i_rq_issue_ts, s.i_rq_complete_ts, s.t_init_ts, s.t_complete_ts,
+           s.t_dev_issue_ts, s.t_dev_complete_ts, k.queue_key, k.device_key, k.target_device_key
+    FROM io_selected s JOIN io_keys k USING (io_id)
 ), iv AS MATERIALIZED (
     SELECT initiator_host AS host, 'queue' AS resource_kind, queue_key AS key,
            i_setup_ts AS s, i_complete_rq_ts AS e, size_bytes FROM x

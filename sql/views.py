@@ -141,8 +141,8 @@ def interference_files():
     return sorted(os.path.join(INTERFERENCE_SQL, f) for f in os.listdir(INTERFERENCE_SQL) if f.endswith(".sql"))
 
 
-def build_script(run_dir, con=None):
-    """The whole SQL script for one run: contract, raw views, run_hosts, view files."""
+def build_parts(run_dir, con=None):
+    """The SQL script for one run, in parts: contract, raw views, run_hosts, each view file."""
     import duckdb
     run_dir = os.path.abspath(run_dir)
     if not os.path.isdir(run_dir):
@@ -161,7 +161,12 @@ def build_script(run_dir, con=None):
         with open(vf) as f:
             text = f.read()
         parts.append(f"-- ==== {os.path.basename(vf)}\n" + text)
-    return "\n".join(parts)
+    return parts
+
+
+def build_script(run_dir, con=None):
+    """The whole SQL script for one run: contract, raw views, run_hosts, view files."""
+    return "\n".join(build_parts(run_dir, con))
 
 
 # Memory. DuckDB's own default memory limit is 80% of the machine's RAM, and the analysis of a
@@ -178,6 +183,7 @@ MEMORY_LIMIT_ENV = "NTSCOPE_MEMORY_LIMIT"
 TEMP_DIR_ENV = "NTSCOPE_TEMP_DIR"
 NO_LIMIT = ("none", "default")
 SPILL_PREFIX = "ntscope-spill-"
+DATABASE = "ntscope"       # the connection's default database (new_connection)
 SPILL_DIR = re.compile(r"^" + SPILL_PREFIX + r"(?P<pid>\d+)-[A-Za-z0-9_]+$")
 
 
@@ -256,6 +262,13 @@ def new_connection(memory_limit=None, temp_dir=None):
     spill = spill_dir(temp_dir)
     weakref.finalize(con, shutil.rmtree, spill, ignore_errors=True)
     con.execute(f"SET temp_directory = {sql_str(spill)}")
+    # The views' tables live in an in-memory database that compresses (as a database file
+    # does) when checkpointed (compress_tables, after each SQL file). At 10 M events (773 k
+    # I/Os) they took 2.4 GB uncompressed, 1.4 GB of it spilled under the 2 GB limit and read
+    # back by every later query; compressed, 0.5 GB. The checkpoints cost about 8 s there and
+    # save more after: the report model 15.1 -> 8.7 s, the timeline 77.9 -> 67.2 s.
+    con.execute(f"ATTACH ':memory:' AS {DATABASE} (COMPRESS)")
+    con.execute(f"USE {DATABASE}")
     return con
 
 
@@ -265,7 +278,9 @@ def connect(run_dir, memory_limit=None, temp_dir=None, interference=False, progr
     con = new_connection(memory_limit, temp_dir)
     if progress:
         progress.step("loading the views (events, commands, join, stages)", con)
-    con.execute(build_script(run_dir, con))
+    for part in build_parts(run_dir, con):
+        con.execute(part)
+        compress_tables(con)
     if interference:
         if progress:
             progress.step("interference (who waited behind whom)", con)
@@ -277,6 +292,12 @@ def run_interference(con):
     for path in interference_files():
         with open(path) as f:
             con.execute(f.read())
+        compress_tables(con)
+
+
+def compress_tables(con):
+    """Compresses the tables made since the last call (see new_connection)."""
+    con.execute(f"CHECKPOINT {DATABASE}")
 
 
 def shell(con, stdin=sys.stdin, out=sys.stdout):
