@@ -115,6 +115,9 @@ UNION ALL SELECT io_id, milestone || '#last', last_ts FROM tcp WHERE last_ts IS 
 -- milestones the trace has (sets that need patched events vanish on stock kernels).
 --   io_id, stage_set, stage, seq, parent, direction   as in stage_definitions
 --   dur        ns; NULL when a milestone of this io is missing
+--   from_ts, to_ts   when the stage's from and to milestones happened (io_milestones: ns,
+--              initiator clock); NULL when missing. For a clock-free stage (minus_from_ms)
+--              dur is not to_ts - from_ts: the target's time inside the span is taken out
 --   missing    the first missing milestone, NULL when dur is known
 CREATE OR REPLACE TABLE io_stages AS
 WITH present AS (SELECT DISTINCT milestone FROM io_milestones),
@@ -143,6 +146,7 @@ defs AS (
 )
 SELECT i.io_id, d.stage_set, d.stage, d.seq, d.parent, d.direction,
        (e.t - e.f) - CASE WHEN d.minus_from_ms IS NULL THEN 0 ELSE e.mt - e.mf END AS dur,
+       e.f AS from_ts, e.t AS to_ts,
        CASE WHEN e.f IS NULL THEN d.from_ms WHEN e.t IS NULL THEN d.to_ms
             WHEN d.minus_from_ms IS NOT NULL AND e.mf IS NULL THEN d.minus_from_ms
             WHEN d.minus_to_ms IS NOT NULL AND e.mt IS NULL THEN d.minus_to_ms END AS missing

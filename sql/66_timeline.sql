@@ -144,60 +144,50 @@ WITH ios AS MATERIALIZED (
                                 AND tq.host = s.target_host AND tq.key = k.queue_key
 ), lay AS MATERIALIZED (
     SELECT * FROM timeline_layout
-), raw AS MATERIALIZED (
-    SELECT i.n, l.stage,
-           max(m.ts) FILTER (WHERE m.milestone = l.from_ms) AS s,
-           max(m.ts) FILTER (WHERE m.milestone = l.to_ms) AS e
-    FROM io_milestones m
-    JOIN ios i ON i.io_id = m.io_id
-    JOIN (SELECT stage, from_ms, to_ms, unnest([from_ms, to_ms]) AS ms FROM lay WHERE depth > 0) l
-      ON l.ms = m.milestone
-    GROUP BY i.n, l.stage
-    HAVING s IS NOT NULL AND e IS NOT NULL
-), stage_dur AS MATERIALIZED (
-    -- the stage's own duration (io_stages), per drawn stage of the timeline's stage set
-    SELECT i.n, st.stage, st.dur
+), spans AS MATERIALIZED (
+    -- each drawn stage's span and own duration, as io_stages has them (one scan: the span is
+    -- its from_ts..to_ts, which a clock-free stage's dur is not)
+    SELECT i.n, l.part, l.stage, l.parent_slice, l.depth, l.sib, st.from_ts AS s, st.to_ts AS e, st.dur
     FROM io_stages st JOIN ios i ON i.io_id = st.io_id
+    JOIN lay l ON l.stage = st.stage AND l.depth > 0
     WHERE st.stage_set = (SELECT stage_set FROM timeline_stage_set)
-      AND st.stage IN (SELECT stage FROM lay WHERE depth > 0)
-), spans AS (
-    SELECT r.n, l.part, l.stage, l.parent_slice, l.depth, l.sib, r.s, r.e
-    FROM raw r JOIN lay l USING (stage)
+      AND st.from_ts IS NOT NULL AND st.to_ts IS NOT NULL
 ), roots AS (
-    SELECT n, 'initiator' AS part, 'end_to_end' AS stage, root_s AS s, greatest(coalesce(root_e, root_s), root_s) AS e
+    SELECT n, 'initiator' AS part, 'end_to_end' AS stage, root_s AS s, greatest(coalesce(root_e, root_s), root_s) AS e,
+           NULL::BIGINT AS dur
     FROM ios
     UNION ALL
-    SELECT n, 'target', 'target_side', min(s), max(greatest(e, s)) FROM spans
+    SELECT n, 'target', 'target_side', min(s), max(greatest(e, s)), NULL FROM spans
     WHERE part = 'target' GROUP BY n
 ), l1 AS (
     -- clamp into the parent, then after the earlier siblings
     SELECT c.*, greatest(c.cs, coalesce(max(c.ce) OVER w, c.cs)) AS fs FROM (
         SELECT x.n, x.part, x.stage, least(greatest(x.s, p.s), p.e) AS cs,
-               least(greatest(x.e, x.s, p.s), p.e) AS ce, x.sib
+               least(greatest(x.e, x.s, p.s), p.e) AS ce, x.sib, x.dur
         FROM spans x JOIN roots p ON p.n = x.n AND p.part = x.part WHERE x.depth = 1) c
     WINDOW w AS (PARTITION BY c.n, c.part ORDER BY c.sib ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)
 ), l1f AS (
-    SELECT n, part, stage, fs AS s, greatest(ce, fs) AS e FROM l1
+    SELECT n, part, stage, fs AS s, greatest(ce, fs) AS e, dur FROM l1
 ), l2 AS (
     SELECT c.*, greatest(c.cs, coalesce(max(c.ce) OVER w, c.cs)) AS fs FROM (
         SELECT x.n, x.part, x.stage, x.parent_slice, least(greatest(x.s, p.s), p.e) AS cs,
-               least(greatest(x.e, x.s, p.s), p.e) AS ce, x.sib
+               least(greatest(x.e, x.s, p.s), p.e) AS ce, x.sib, x.dur
         FROM spans x JOIN l1f p ON p.n = x.n AND p.stage = x.parent_slice WHERE x.depth = 2) c
     WINDOW w AS (PARTITION BY c.n, c.parent_slice ORDER BY c.sib ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)
 ), l2f AS (
-    SELECT n, part, stage, fs AS s, greatest(ce, fs) AS e FROM l2
+    SELECT n, part, stage, fs AS s, greatest(ce, fs) AS e, dur FROM l2
 ), l3 AS (
     SELECT c.*, greatest(c.cs, coalesce(max(c.ce) OVER w, c.cs)) AS fs FROM (
         SELECT x.n, x.part, x.stage, x.parent_slice, least(greatest(x.s, p.s), p.e) AS cs,
-               least(greatest(x.e, x.s, p.s), p.e) AS ce, x.sib
+               least(greatest(x.e, x.s, p.s), p.e) AS ce, x.sib, x.dur
         FROM spans x JOIN l2f p ON p.n = x.n AND p.stage = x.parent_slice WHERE x.depth = 3) c
     WINDOW w AS (PARTITION BY c.n, c.parent_slice ORDER BY c.sib ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)
 ), drawn AS MATERIALIZED (
     SELECT d.*, l.parent_slice, l.depth, l.begin_pos, l.end_pos, l.flow FROM (
-        SELECT n, part, stage, s, e FROM roots
+        SELECT n, part, stage, s, e, dur FROM roots
         UNION ALL SELECT * FROM l1f
         UNION ALL SELECT * FROM l2f
-        UNION ALL SELECT n, part, stage, fs, greatest(ce, fs) FROM l3) d
+        UNION ALL SELECT n, part, stage, fs, greatest(ce, fs), dur FROM l3) d
     JOIN lay l ON l.stage = d.stage AND l.part = d.part
 ), io_flows AS (
     -- an io's flows exist when it has both ends: a target part and the slice the flow leaves
@@ -212,15 +202,14 @@ SELECT i.io_id, i.n, f.part, f.stage, f.parent_slice, f.depth, f.begin_pos, f.en
        (SELECT max(uuid) FROM timeline_tracks) + 2 * i.n - CASE f.part WHEN 'initiator' THEN 1 ELSE 0 END AS track_uuid,
        CASE f.part WHEN 'initiator' THEN i.queue_track ELSE i.target_queue_track END AS parent_uuid,
        f.s AS ts, f.e - f.s AS dur,
-       CASE WHEN st.dur IS DISTINCT FROM f.e - f.s THEN st.dur END AS stage_dur_ns,
+       CASE WHEN f.dur IS DISTINCT FROM f.e - f.s THEN f.dur END AS stage_dur_ns,
        CASE WHEN f.flow = 'out' AND f.has_out THEN 2 * i.n - 1
             WHEN f.stage = 'target_side' AND f.has_back THEN 2 * i.n END AS flow_out,
        CASE WHEN f.flow = 'back' AND f.has_back THEN 2 * i.n
             WHEN f.stage = 'target_side' AND f.has_out THEN 2 * i.n - 1 END AS flow_in,
        i.io_type, i.size_bytes, i.cid, i.match_state
 FROM flows f JOIN ios i USING (n)
-LEFT JOIN stage_dur st ON f.depth > 0 AND st.n = f.n AND st.stage = f.stage
-WHERE f.depth = 0 OR st.dur IS NOT NULL;
+WHERE f.depth = 0 OR f.dur IS NOT NULL;
 
 -- timeline_counters: one row per counter value (the value holds until the counter's next row).
 --   uuid     timeline_tracks.uuid of the counter track
