@@ -138,20 +138,22 @@ WITH raw_cmd_events AS (
 ), ordered AS (
     SELECT *,
            lead(phase) OVER w AS next_phase, lead(ts) OVER w AS next_ts,
-           lead(cpu) OVER w AS next_cpu
+           lead(cpu) OVER w AS next_cpu, lead(status) OVER w AS next_status
     FROM fixed
     WINDOW w AS (PARTITION BY host, ctrl_id, qid, cid ORDER BY ts, phase)
 ) , by_cid AS (
     SELECT host, role, ctrl_id, qid, cid, opcode, fctype, slba, nlb, disk,
            ts AS submit_ts, cpu AS submit_cpu, pid AS submit_pid, comm AS submit_comm,
            CASE WHEN next_phase = 1 THEN next_ts END AS cid_complete_ts,
-           CASE WHEN next_phase = 1 THEN next_cpu END AS cid_complete_cpu
+           CASE WHEN next_phase = 1 THEN next_cpu END AS cid_complete_cpu,
+           CASE WHEN next_phase = 1 THEN next_status END AS cid_status
     FROM ordered WHERE phase = 0
 ), completes AS (
     SELECT host, ctrl_id, qid, cid, ts, cpu, status FROM fixed WHERE phase = 1
 ), via_block AS (
     -- initiator: the nvme_complete_rq just before the linked request's block_rq_complete
-    SELECT s.host, s.submit_ts, s.submit_cpu, c.ts AS complete_ts, c.cpu AS complete_cpu, c.cid AS complete_cid
+    SELECT s.host, s.submit_ts, s.submit_cpu, c.ts AS complete_ts, c.cpu AS complete_cpu, c.cid AS complete_cid,
+           c.status
     FROM (SELECT bc.*, b.complete_ts AS blk_complete_ts, b.complete_cpu AS blk_complete_cpu
           FROM by_cid bc
           JOIN host_block_link l ON l.host = bc.host AND l.submit_cpu = bc.submit_cpu AND l.submit_ts = bc.submit_ts
@@ -165,7 +167,11 @@ WITH raw_cmd_events AS (
     SELECT bc.*,
            coalesce(vb.complete_ts, bc.cid_complete_ts) AS complete_ts,
            coalesce(vb.complete_cpu, bc.cid_complete_cpu) AS complete_cpu,
-           CASE WHEN vb.complete_ts IS NOT NULL THEN 'block' WHEN bc.cid_complete_ts IS NOT NULL THEN 'cid' END AS pairing
+           CASE WHEN vb.complete_ts IS NOT NULL THEN 'block' WHEN bc.cid_complete_ts IS NOT NULL THEN 'cid' END AS pairing,
+           -- the chosen completion's status and cid (one completing a cid-paired command has its cid)
+           CASE WHEN vb.complete_ts IS NOT NULL THEN vb.status ELSE bc.cid_status END AS status,
+           CASE WHEN vb.complete_ts IS NOT NULL THEN vb.complete_cid
+                WHEN bc.cid_complete_ts IS NOT NULL THEN bc.cid END AS complete_cid
     FROM by_cid bc LEFT JOIN via_block vb
       ON vb.host = bc.host AND vb.submit_ts = bc.submit_ts AND vb.submit_cpu = bc.submit_cpu
 ), claimed AS (
@@ -177,13 +183,9 @@ WITH raw_cmd_events AS (
 ), lifetimes AS (
     SELECT cl.host, cl.role, cl.ctrl_id, cl.qid, cl.cid, cl.opcode, cl.fctype, cl.slba, cl.nlb, cl.disk,
            cl.submit_ts, cl.complete_ts, cl.submit_cpu, cl.submit_pid, cl.submit_comm, cl.complete_cpu,
-           c.status, c.cid AS complete_cid, cl.pairing,
+           cl.status, cl.complete_cid, cl.pairing,
            CASE WHEN cl.complete_ts IS NOT NULL THEN 'complete' ELSE 'no_completion' END AS state
     FROM claimed cl
-    LEFT JOIN completes c ON c.host = cl.host AND c.ts = cl.complete_ts AND c.cpu = cl.complete_cpu
-                          AND c.ctrl_id = cl.ctrl_id AND c.qid = cl.qid
-    QUALIFY row_number() OVER (PARTITION BY cl.host, cl.submit_ts, cl.submit_cpu, cl.ctrl_id, cl.qid, cl.cid
-                               ORDER BY c.cid = cl.cid DESC) = 1
     UNION ALL
     -- submits that lost their cid-paired completion to a block-based claim
     SELECT ch.host, ch.role, ch.ctrl_id, ch.qid, ch.cid, ch.opcode, ch.fctype, ch.slba, ch.nlb, ch.disk,

@@ -131,18 +131,24 @@ defs AS (
     WHERE d.stage_set NOT IN (SELECT stage_set FROM used
                               WHERE ms LIKE 'i:%' AND ms NOT IN (SELECT milestone FROM present))
 )
-, ends AS (
-    -- each milestone of each io, once per stage endpoint it is (aggregation, not 4 joins)
-    SELECT m.io_id, d.stage_set, d.stage,
+, defs_n AS (
+    SELECT *, row_number() OVER (ORDER BY stage_set, stage) AS def_no FROM defs
+), io_n AS (
+    SELECT io_id, row_number() OVER () AS n FROM io
+), ends AS (
+    -- each milestone of each io, once per stage endpoint it is (aggregation, not 4 joins),
+    -- grouped on two integers (the io's number, the stage's) instead of three strings:
+    -- 15 -> 6 s for 773 k I/Os
+    SELECT i.n, d.def_no,
            max(m.ts) FILTER (WHERE m.milestone = d.from_ms) AS f,
            max(m.ts) FILTER (WHERE m.milestone = d.to_ms) AS t,
            max(m.ts) FILTER (WHERE m.milestone = d.minus_from_ms) AS mf,
            max(m.ts) FILTER (WHERE m.milestone = d.minus_to_ms) AS mt
-    FROM io_milestones m
-    JOIN (SELECT stage_set, stage, from_ms, to_ms, minus_from_ms, minus_to_ms,
-                 unnest([from_ms, to_ms, minus_from_ms, minus_to_ms]) AS ms FROM defs) d
+    FROM io_milestones m JOIN io_n i USING (io_id)
+    JOIN (SELECT def_no, from_ms, to_ms, minus_from_ms, minus_to_ms,
+                 unnest([from_ms, to_ms, minus_from_ms, minus_to_ms]) AS ms FROM defs_n) d
       ON d.ms = m.milestone
-    GROUP BY m.io_id, d.stage_set, d.stage
+    GROUP BY i.n, d.def_no
 )
 SELECT i.io_id, d.stage_set, d.stage, d.seq, d.parent, d.direction,
        (e.t - e.f) - CASE WHEN d.minus_from_ms IS NULL THEN 0 ELSE e.mt - e.mf END AS dur,
@@ -150,8 +156,8 @@ SELECT i.io_id, d.stage_set, d.stage, d.seq, d.parent, d.direction,
        CASE WHEN e.f IS NULL THEN d.from_ms WHEN e.t IS NULL THEN d.to_ms
             WHEN d.minus_from_ms IS NOT NULL AND e.mf IS NULL THEN d.minus_from_ms
             WHEN d.minus_to_ms IS NOT NULL AND e.mt IS NULL THEN d.minus_to_ms END AS missing
-FROM io i CROSS JOIN defs d
-LEFT JOIN ends e ON e.io_id = i.io_id AND e.stage_set = d.stage_set AND e.stage = d.stage;
+FROM io_n i CROSS JOIN defs_n d
+LEFT JOIN ends e ON e.n = i.n AND e.def_no = d.def_no;
 
 -- io_stage_check: one row per (io, stage set): do the top-level stages sum to end_to_end,
 -- and do the children of each stage sum to it?
