@@ -26,11 +26,13 @@ enum Command {
     /// Synthetic traces for tests and benchmarks
     #[command(subcommand)]
     Synth(SynthCommand),
-    /// The Perfetto timeline's packets: rows of a Parquet file (sql/66_timeline.sql
-    /// timeline_packets, in order) -> TracePackets appended to a file (used by `ntscope analyze`)
+    /// The Perfetto timeline's packets: its slices and counters (two Parquet files, sorted) ->
+    /// TracePackets in time order appended to a file (used by `ntscope analyze`)
     TimelineEncode {
-        /// Parquet file, one row per packet
-        packets: PathBuf,
+        /// Parquet file, one row per slice (sql/66_timeline.sql timeline_slice_packets, sorted)
+        slices: PathBuf,
+        /// Parquet file, one row per counter value (timeline_counters, sorted)
+        counters: PathBuf,
         /// An existing file the packets are appended to (it holds the trace's first packets)
         #[arg(long, value_name = "FILE")]
         append_to: PathBuf,
@@ -125,13 +127,15 @@ fn main() -> ExitCode {
         Command::Convert(a) => cmd_convert(a),
         Command::Summary { dir } => cmd_summary(&dir),
         Command::Synth(s) => cmd_synth(s),
-        Command::TimelineEncode { packets, append_to } => match ntscope::timeline::encode_file(&packets, &append_to) {
-            Ok(_) => ExitCode::SUCCESS,
-            Err(e) => {
-                eprintln!("ntscope: error: timeline: {}", e);
-                ExitCode::from(2)
+        Command::TimelineEncode { slices, counters, append_to } => {
+            match ntscope::timeline::encode_files(&slices, &counters, &append_to) {
+                Ok(_) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("ntscope: error: timeline: {}", e);
+                    ExitCode::from(2)
+                }
             }
-        },
+        }
     }
 }
 

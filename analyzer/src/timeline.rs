@@ -1,21 +1,32 @@
-//! The packet stream of the Perfetto timeline (`ntscope timeline-encode`): rows of a
-//! Parquet file, one per TracePacket, in file order -> the bytes of a perfetto.protos.Trace
-//! (each row one `Trace.packet`), appended to a file. Knows Perfetto's protobuf field
-//! numbers and nothing of NVMe: what the packets say comes from the SQL view
-//! `timeline_packets` (sql/66_timeline.sql), and the packets before them (interned names,
-//! fixed tracks) are written by reports/report/timeline.py.
+//! The packet stream of the Perfetto timeline (`ntscope timeline-encode`): two Parquet files
+//! -> the bytes of a perfetto.protos.Trace (each packet one `Trace.packet`), appended to a
+//! file. Knows Perfetto's protobuf field numbers and nothing of NVMe: what the packets say
+//! comes from the SQL views `timeline_slice_packets` and `timeline_counters`
+//! (sql/66_timeline.sql), and the packets before them (interned names, fixed tracks) are
+//! written by reports/report/timeline.py.
 //!
-//! Input columns (every one required; integers BIGINT, `double_value` DOUBLE, strings VARCHAR):
-//! kind (0 track descriptor, 1 slice begin, 2 slice end, 3 counter), ts, track_uuid,
-//! parent_uuid, name_iid, category_iid, flow_out, flow_in, int_value, double_value, and the
-//! slice arguments io_id, size_bytes, cid, match_state, stage_dur_ns (debug annotations with
-//! interned names 1..5 in that order, written where not null).
+//! Inputs (every column required; integers BIGINT, `double_value` DOUBLE, `opens_track`
+//! BOOLEAN, strings VARCHAR):
+//! - slices, one row per slice, in (ts, track_uuid, begin_pos) order: ts, end_ts, track_uuid,
+//!   begin_pos, end_pos, opens_track, parent_uuid, name_iid, category_iid, flow_out, flow_in,
+//!   and the slice arguments io_id, size_bytes, cid, match_state, stage_dur_ns (debug
+//!   annotations with interned names 1..5 in that order, written where not null);
+//! - counters, one row per value, in (ts, uuid) order: uuid, ts, int_value, double_value.
+//!
+//! Output order: every packet by (ts, track uuid, pos), pos being -1 for a track descriptor
+//! (written just before the slice that opens the track), begin_pos for a slice begin, end_pos
+//! for its end, 0 for a counter: at one time on one track, depth-first, as Perfetto's importer
+//! needs. Begins and counters arrive sorted; each end waits in a heap from its begin until it
+//! is due, so memory is the slices open at one time, not the trace's length (sorting one row
+//! per slice instead of one per packet halves what DuckDB sorts).
 //!
 //! Each message's fields are written in a fixed order, the one the Python encoder used, so
 //! the bytes are the same as before this module existed.
 
-use arrow_array::{Array, Float64Array, Int64Array, RecordBatch, StringArray};
-use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use arrow_array::{Array, BooleanArray, Float64Array, Int64Array, RecordBatch, StringArray};
+use parquet::arrow::arrow_reader::{ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 use std::fs::{File, OpenOptions};
 use std::io::{BufWriter, Write};
 use std::path::Path;
@@ -97,52 +108,79 @@ fn bytes_field(out: &mut Vec<u8>, field: u32, bytes: &[u8]) {
     out.extend_from_slice(bytes);
 }
 
-/// The input's columns, by name.
-struct Columns<'a> {
-    kind: &'a Int64Array,
-    ts: &'a Int64Array,
-    track_uuid: &'a Int64Array,
-    parent_uuid: &'a Int64Array,
-    name_iid: &'a Int64Array,
-    category_iid: &'a Int64Array,
-    flow_out: &'a Int64Array,
-    flow_in: &'a Int64Array,
-    int_value: &'a Int64Array,
-    double_value: &'a Float64Array,
-    io_id: &'a StringArray,
-    size_bytes: &'a Int64Array,
-    cid: &'a Int64Array,
-    match_state: &'a StringArray,
-    stage_dur_ns: &'a Int64Array,
-}
-
-fn column<'a, T: 'static>(batch: &'a RecordBatch, name: &str, type_name: &str) -> Result<&'a T, TimelineError> {
+fn column<T: Clone + 'static>(batch: &RecordBatch, name: &str, type_name: &str) -> Result<T, TimelineError> {
     let col = batch.column_by_name(name).ok_or_else(|| TimelineError(format!("column {} is missing", name)))?;
-    col.as_any().downcast_ref::<T>().ok_or_else(|| {
+    col.as_any().downcast_ref::<T>().cloned().ok_or_else(|| {
         TimelineError(format!("column {} is {}, not {}", name, col.data_type(), type_name))
     })
 }
 
-impl<'a> Columns<'a> {
-    fn of(b: &'a RecordBatch) -> Result<Self, TimelineError> {
-        let int = |name| column::<Int64Array>(b, name, "Int64");
-        let string = |name| column::<StringArray>(b, name, "Utf8");
-        Ok(Columns {
-            kind: int("kind")?,
-            ts: int("ts")?,
-            track_uuid: int("track_uuid")?,
-            parent_uuid: int("parent_uuid")?,
-            name_iid: int("name_iid")?,
-            category_iid: int("category_iid")?,
-            flow_out: int("flow_out")?,
-            flow_in: int("flow_in")?,
-            int_value: int("int_value")?,
+fn int(b: &RecordBatch, name: &str) -> Result<Int64Array, TimelineError> {
+    column::<Int64Array>(b, name, "Int64")
+}
+
+fn string(b: &RecordBatch, name: &str) -> Result<StringArray, TimelineError> {
+    column::<StringArray>(b, name, "Utf8")
+}
+
+/// One batch of the slices input, by column (arrays share the batch's buffers).
+struct SliceColumns {
+    ts: Int64Array,
+    end_ts: Int64Array,
+    track_uuid: Int64Array,
+    begin_pos: Int64Array,
+    end_pos: Int64Array,
+    opens_track: BooleanArray,
+    parent_uuid: Int64Array,
+    name_iid: Int64Array,
+    category_iid: Int64Array,
+    flow_out: Int64Array,
+    flow_in: Int64Array,
+    io_id: StringArray,
+    size_bytes: Int64Array,
+    cid: Int64Array,
+    match_state: StringArray,
+    stage_dur_ns: Int64Array,
+}
+
+impl SliceColumns {
+    fn of(b: &RecordBatch) -> Result<Self, TimelineError> {
+        Ok(SliceColumns {
+            ts: int(b, "ts")?,
+            end_ts: int(b, "end_ts")?,
+            track_uuid: int(b, "track_uuid")?,
+            begin_pos: int(b, "begin_pos")?,
+            end_pos: int(b, "end_pos")?,
+            opens_track: column::<BooleanArray>(b, "opens_track", "Boolean")?,
+            parent_uuid: int(b, "parent_uuid")?,
+            name_iid: int(b, "name_iid")?,
+            category_iid: int(b, "category_iid")?,
+            flow_out: int(b, "flow_out")?,
+            flow_in: int(b, "flow_in")?,
+            io_id: string(b, "io_id")?,
+            size_bytes: int(b, "size_bytes")?,
+            cid: int(b, "cid")?,
+            match_state: string(b, "match_state")?,
+            stage_dur_ns: int(b, "stage_dur_ns")?,
+        })
+    }
+}
+
+/// One batch of the counters input, by column.
+struct CounterColumns {
+    uuid: Int64Array,
+    ts: Int64Array,
+    int_value: Int64Array,
+    double_value: Float64Array,
+}
+
+impl CounterColumns {
+    fn of(b: &RecordBatch) -> Result<Self, TimelineError> {
+        Ok(CounterColumns {
+            uuid: int(b, "uuid")?,
+            ts: int(b, "ts")?,
+            int_value: int(b, "int_value")?,
             double_value: column::<Float64Array>(b, "double_value", "Float64")?,
-            io_id: string("io_id")?,
-            size_bytes: int("size_bytes")?,
-            cid: int("cid")?,
-            match_state: string("match_state")?,
-            stage_dur_ns: int("stage_dur_ns")?,
         })
     }
 }
@@ -151,8 +189,70 @@ fn opt_i64(a: &Int64Array, i: usize) -> Option<i64> {
     a.is_valid(i).then(|| a.value(i))
 }
 
-fn opt_str<'a>(a: &'a StringArray, i: usize) -> Option<&'a str> {
+fn opt_str(a: &StringArray, i: usize) -> Option<&str> {
     a.is_valid(i).then(|| a.value(i))
+}
+
+/// A value that must be there; the error names the input, its row and the column.
+fn required(a: &Int64Array, i: usize, at: &Position, name: &str) -> Result<i64, TimelineError> {
+    opt_i64(a, i).ok_or_else(|| TimelineError(format!("{}: {} is null", at, name)))
+}
+
+/// Where a row is, for errors: the input file and the row's number in it.
+struct Position<'a> {
+    path: &'a Path,
+    row: u64,
+}
+
+impl std::fmt::Display for Position<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} row {}", self.path.display(), self.row)
+    }
+}
+
+/// A Parquet input read a batch at a time, with the row under the cursor.
+struct Cursor<'p, C> {
+    path: &'p Path,
+    reader: ParquetRecordBatchReader,
+    of: fn(&RecordBatch) -> Result<C, TimelineError>,
+    batch: Option<C>,
+    len: usize,
+    row: usize,
+    rows_before: u64,
+}
+
+impl<'p, C> Cursor<'p, C> {
+    fn open(path: &'p Path, of: fn(&RecordBatch) -> Result<C, TimelineError>) -> Result<Self, TimelineError> {
+        let input = File::open(path).map_err(|e| TimelineError(format!("cannot open {}: {}", path.display(), e)))?;
+        let reader = ParquetRecordBatchReaderBuilder::try_new(input)
+            .and_then(|b| b.with_batch_size(BATCH_ROWS).build())
+            .map_err(|e| TimelineError(format!("{}: not a readable Parquet file: {}", path.display(), e)))?;
+        Ok(Cursor { path, reader, of, batch: None, len: 0, row: 0, rows_before: 0 })
+    }
+
+    /// The current row (its batch and index in it), or None at the end of the input.
+    fn peek(&mut self) -> Result<Option<(&C, usize)>, TimelineError> {
+        while self.batch.is_none() || self.row >= self.len {
+            let Some(b) = self.reader.next() else {
+                self.batch = None;
+                return Ok(None);
+            };
+            let b = b.map_err(|e| TimelineError(format!("{}: {}", self.path.display(), e)))?;
+            self.rows_before += self.len as u64;
+            self.batch = Some((self.of)(&b).map_err(|e| TimelineError(format!("{}: {}", self.path.display(), e)))?);
+            self.len = b.num_rows();
+            self.row = 0;
+        }
+        Ok(self.batch.as_ref().map(|c| (c, self.row)))
+    }
+
+    fn position(&self) -> Position<'p> {
+        Position { path: self.path, row: self.rows_before + self.row as u64 }
+    }
+
+    fn advance(&mut self) {
+        self.row += 1;
+    }
 }
 
 /// A slice argument's value (DebugAnnotation's string_value, uint_value, int_value).
@@ -162,7 +262,7 @@ enum Arg<'a> {
     Int(i64),
 }
 
-/// Scratch buffers reused row after row (nested messages are built inside out).
+/// Scratch buffers reused packet after packet (nested messages are built inside out).
 #[derive(Default)]
 struct Encoder {
     event: Vec<u8>,
@@ -171,70 +271,57 @@ struct Encoder {
 }
 
 impl Encoder {
-    /// Row i as one `Trace.packet` field, appended to out.
-    fn row(&mut self, c: &Columns, i: usize, out: &mut Vec<u8>) -> Result<(), TimelineError> {
-        let value = |a: &Int64Array, name: &str| {
-            opt_i64(a, i).ok_or_else(|| TimelineError(format!("row {}: {} is null", i, name)))
-        };
-        let kind = value(c.kind, "kind")?;
-        self.packet.clear();
-        if kind == 0 {
-            self.event.clear();
-            int_field(&mut self.event, TD_UUID, value(c.track_uuid, "track_uuid")?);
-            if let Some(p) = opt_i64(c.parent_uuid, i) {
-                int_field(&mut self.event, TD_PARENT_UUID, p);
-            }
-            bytes_field(&mut self.event, TD_NAME, IO_TRACK_NAME);
-            bytes_field(&mut self.packet, TP_TRACK_DESCRIPTOR, &self.event);
-        } else {
-            self.event.clear();
-            let type_ = match kind {
-                1 => TYPE_SLICE_BEGIN,
-                2 => TYPE_SLICE_END,
-                3 => TYPE_COUNTER,
-                k => return Err(TimelineError(format!("row {}: kind {} is not 0..3", i, k))),
-            };
-            int_field(&mut self.event, TE_TYPE, type_ as i64);
-            int_field(&mut self.event, TE_TRACK_UUID, value(c.track_uuid, "track_uuid")?);
-            if kind == 1 {
-                self.slice_begin(c, i);
-            } else if kind == 3 {
-                if let Some(v) = opt_i64(c.int_value, i) {
-                    int_field(&mut self.event, TE_COUNTER_VALUE, v);
-                }
-                if c.double_value.is_valid(i) {
-                    fixed64_field(&mut self.event, TE_DOUBLE_COUNTER_VALUE, c.double_value.value(i).to_bits());
-                }
-            }
-            int_field(&mut self.packet, TP_TIMESTAMP, value(c.ts, "ts")?);
-            bytes_field(&mut self.packet, TP_TRACK_EVENT, &self.event);
-            int_field(&mut self.packet, TP_SEQUENCE_ID, SEQUENCE_ID);
-            int_field(&mut self.packet, TP_SEQUENCE_FLAGS, SEQ_NEEDS_INCREMENTAL_STATE as i64);
+    /// The descriptor of a per-io track, as one `Trace.packet` field appended to out.
+    fn descriptor(&mut self, track: i64, parent: Option<i64>, out: &mut Vec<u8>) {
+        self.event.clear();
+        int_field(&mut self.event, TD_UUID, track);
+        if let Some(p) = parent {
+            int_field(&mut self.event, TD_PARENT_UUID, p);
         }
+        bytes_field(&mut self.event, TD_NAME, IO_TRACK_NAME);
+        self.packet.clear();
+        bytes_field(&mut self.packet, TP_TRACK_DESCRIPTOR, &self.event);
         bytes_field(out, TRACE_PACKET, &self.packet);
-        Ok(())
     }
 
-    fn slice_begin(&mut self, c: &Columns, i: usize) {
-        if let Some(v) = opt_i64(c.name_iid, i) {
+    /// Starts a TrackEvent of this type on this track in self.event.
+    fn event_start(&mut self, type_: u64, track: i64) {
+        self.event.clear();
+        int_field(&mut self.event, TE_TYPE, type_ as i64);
+        int_field(&mut self.event, TE_TRACK_UUID, track);
+    }
+
+    /// self.event as a TracePacket at ts on the sequence, appended to out.
+    fn event_packet(&mut self, ts: i64, out: &mut Vec<u8>) {
+        self.packet.clear();
+        int_field(&mut self.packet, TP_TIMESTAMP, ts);
+        bytes_field(&mut self.packet, TP_TRACK_EVENT, &self.event);
+        int_field(&mut self.packet, TP_SEQUENCE_ID, SEQUENCE_ID);
+        int_field(&mut self.packet, TP_SEQUENCE_FLAGS, SEQ_NEEDS_INCREMENTAL_STATE as i64);
+        bytes_field(out, TRACE_PACKET, &self.packet);
+    }
+
+    fn slice_begin(&mut self, c: &SliceColumns, i: usize, ts: i64, track: i64, out: &mut Vec<u8>) {
+        self.event_start(TYPE_SLICE_BEGIN, track);
+        if let Some(v) = opt_i64(&c.name_iid, i) {
             int_field(&mut self.event, TE_NAME_IID, v);
         }
-        if let Some(v) = opt_i64(c.category_iid, i) {
+        if let Some(v) = opt_i64(&c.category_iid, i) {
             int_field(&mut self.event, TE_CATEGORY_IIDS, v);
         }
-        if let Some(v) = opt_i64(c.flow_out, i) {
+        if let Some(v) = opt_i64(&c.flow_out, i) {
             fixed64_field(&mut self.event, TE_FLOW_IDS, v as u64);
         }
-        if let Some(v) = opt_i64(c.flow_in, i) {
+        if let Some(v) = opt_i64(&c.flow_in, i) {
             fixed64_field(&mut self.event, TE_TERMINATING_FLOW_IDS, v as u64);
         }
         // debug annotations, interned names 1..5 in timeline.py's ARGS order
         let args = [
-            opt_str(c.io_id, i).map(Arg::String),
-            opt_i64(c.size_bytes, i).map(Arg::Uint),
-            opt_i64(c.cid, i).map(Arg::Uint),
-            opt_str(c.match_state, i).map(Arg::String),
-            opt_i64(c.stage_dur_ns, i).map(Arg::Int),
+            opt_str(&c.io_id, i).map(Arg::String),
+            opt_i64(&c.size_bytes, i).map(Arg::Uint),
+            opt_i64(&c.cid, i).map(Arg::Uint),
+            opt_str(&c.match_state, i).map(Arg::String),
+            opt_i64(&c.stage_dur_ns, i).map(Arg::Int),
         ];
         for (iid, arg) in (1..).zip(args) {
             let Some(arg) = arg else { continue };
@@ -247,37 +334,106 @@ impl Encoder {
             }
             bytes_field(&mut self.event, TE_DEBUG_ANNOTATIONS, &self.annotation);
         }
+        self.event_packet(ts, out);
+    }
+
+    fn slice_end(&mut self, ts: i64, track: i64, out: &mut Vec<u8>) {
+        self.event_start(TYPE_SLICE_END, track);
+        self.event_packet(ts, out);
+    }
+
+    fn counter(&mut self, c: &CounterColumns, i: usize, ts: i64, track: i64, out: &mut Vec<u8>) {
+        self.event_start(TYPE_COUNTER, track);
+        if let Some(v) = opt_i64(&c.int_value, i) {
+            int_field(&mut self.event, TE_COUNTER_VALUE, v);
+        }
+        if c.double_value.is_valid(i) {
+            fixed64_field(&mut self.event, TE_DOUBLE_COUNTER_VALUE, c.double_value.value(i).to_bits());
+        }
+        self.event_packet(ts, out);
     }
 }
 
 /// The packet sequence the header (timeline.py) opens; every packet here is on it.
 pub const SEQUENCE_ID: i64 = 1;
 
-/// Encodes every row of `packets` (a Parquet file) in order and appends the packets to
-/// `out`. Returns the number of packets. Memory: one batch of rows and its bytes.
-pub fn encode_file(packets: &Path, out: &Path) -> Result<u64, TimelineError> {
-    let input = File::open(packets).map_err(|e| TimelineError(format!("cannot open {}: {}", packets.display(), e)))?;
-    let reader = ParquetRecordBatchReaderBuilder::try_new(input)
-        .and_then(|b| b.with_batch_size(BATCH_ROWS).build())
-        .map_err(|e| TimelineError(format!("{}: not a readable Parquet file: {}", packets.display(), e)))?;
+/// A packet's place in the output: (ts, track uuid, pos).
+type Key = (i64, i64, i64);
+const COUNTER_POS: i64 = 0;
+
+/// Encodes the slices and counters (Parquet files, sorted as the module doc says) into one
+/// packet stream in (ts, track, pos) order and appends it to `out`. Returns the number of
+/// packets. Memory: a batch of each input, the ends of the slices still open, and the bytes
+/// not yet written.
+pub fn encode_files(slices: &Path, counters: &Path, out: &Path) -> Result<u64, TimelineError> {
+    let mut slice_rows = Cursor::open(slices, SliceColumns::of)?;
+    let mut counter_rows = Cursor::open(counters, CounterColumns::of)?;
     let file = OpenOptions::new()
         .append(true)
         .open(out)
         .map_err(|e| TimelineError(format!("cannot append to {}: {}", out.display(), e)))?;
     let mut w = BufWriter::with_capacity(1 << 20, file);
+    let write_err = |e: std::io::Error| TimelineError(format!("writing {}: {}", out.display(), e));
     let mut enc = Encoder::default();
     let mut bytes = Vec::with_capacity(1 << 22);
-    let mut rows = 0u64;
-    for batch in reader {
-        let batch = batch.map_err(|e| TimelineError(format!("{}: {}", packets.display(), e)))?;
-        let c = Columns::of(&batch).map_err(|e| TimelineError(format!("{}: {}", packets.display(), e)))?;
-        bytes.clear();
-        for i in 0..batch.num_rows() {
-            enc.row(&c, i, &mut bytes).map_err(|e| TimelineError(format!("{}: {}", packets.display(), e)))?;
+    let mut ends: BinaryHeap<Reverse<Key>> = BinaryHeap::new();
+    let mut packets = 0u64;
+    let mut last: Option<Key> = None;
+    loop {
+        let at = slice_rows.position();
+        let begin = match slice_rows.peek()? {
+            Some((c, i)) => Some((required(&c.ts, i, &at, "ts")?, required(&c.track_uuid, i, &at, "track_uuid")?,
+                                  required(&c.begin_pos, i, &at, "begin_pos")?)),
+            None => None,
+        };
+        let at_counter = counter_rows.position();
+        let counter = match counter_rows.peek()? {
+            Some((c, i)) => Some((required(&c.ts, i, &at_counter, "ts")?,
+                                  required(&c.uuid, i, &at_counter, "uuid")?, COUNTER_POS)),
+            None => None,
+        };
+        let end = ends.peek().map(|Reverse(k)| *k);
+        // the smallest key goes next (an end before a begin or counter at the same key)
+        let next = [end, begin, counter].into_iter().flatten().min();
+        let Some(key) = next else { break };
+        if last.is_some_and(|l| key < l) {
+            let (input, row) = if Some(key) == begin { (slices, at.row) } else { (counters, at_counter.row) };
+            return Err(TimelineError(format!(
+                "{} row {}: (ts, track, pos) {:?} comes after {:?}: the input is not sorted as the encoder needs",
+                input.display(), row, key, last.unwrap())));
         }
-        w.write_all(&bytes).map_err(|e| TimelineError(format!("writing {}: {}", out.display(), e)))?;
-        rows += batch.num_rows() as u64;
+        last = Some(key);
+        if Some(key) == end {
+            ends.pop();
+            enc.slice_end(key.0, key.1, &mut bytes);
+        } else if Some(key) == begin {
+            let (c, i) = slice_rows.peek()?.expect("peeked above");
+            let end_key = (required(&c.end_ts, i, &at, "end_ts")?, key.1, required(&c.end_pos, i, &at, "end_pos")?);
+            if end_key <= key {
+                return Err(TimelineError(format!("{}: the slice ends ({:?}) before it begins ({:?})", at, end_key, key)));
+            }
+            if !c.opens_track.is_valid(i) {
+                return Err(TimelineError(format!("{}: opens_track is null", at)));
+            }
+            if c.opens_track.value(i) {
+                enc.descriptor(key.1, opt_i64(&c.parent_uuid, i), &mut bytes);
+                packets += 1;
+            }
+            enc.slice_begin(c, i, key.0, key.1, &mut bytes);
+            ends.push(Reverse(end_key));
+            slice_rows.advance();
+        } else {
+            let (c, i) = counter_rows.peek()?.expect("peeked above");
+            enc.counter(c, i, key.0, key.1, &mut bytes);
+            counter_rows.advance();
+        }
+        packets += 1;
+        if bytes.len() >= 1 << 22 {
+            w.write_all(&bytes).map_err(write_err)?;
+            bytes.clear();
+        }
     }
-    w.flush().map_err(|e| TimelineError(format!("writing {}: {}", out.display(), e)))?;
-    Ok(rows)
+    w.write_all(&bytes).map_err(write_err)?;
+    w.flush().map_err(write_err)?;
+    Ok(packets)
 }

@@ -7,13 +7,13 @@ Layout of the file (a perfetto.protos.Trace, i.e. a stream of TracePackets):
      opens the packet sequence;
   2. the fixed tracks (timeline_tracks): a process per host, a track per transport queue and
      block device under it, counter tracks under those;
-  3. timeline_packets in time order: per-io track descriptors, slice begins and ends,
-     counter values.
+  3. in time order: per-io track descriptors, slice begins and ends, counter values.
 Packets 1-2 are built here with Perfetto's generated classes (perfetto.protos). The stream of
-step 3 (tens of millions of packets at real rates) is sorted by DuckDB into a Parquet file,
-spilling under its memory limit, and encoded by the converter binary
-(analyzer/src/timeline.rs) one batch of rows at a time: memory stays bounded whatever the
-number of I/Os. Every number comes from the views; this module and the binary only encode."""
+step 3 (tens of millions of packets at real rates) comes from two Parquet files that DuckDB
+sorts, spilling under its memory limit: one row per slice, one per counter value; the
+converter binary (analyzer/src/timeline.rs) merges them into packets in time order, one batch
+of rows at a time: memory stays bounded whatever the number of I/Os. Every number comes from
+the views; this module and the binary only encode."""
 import os
 import subprocess
 import tempfile
@@ -27,7 +27,7 @@ from ntscope.sql.views import sql_str
 SEQUENCE_ID = 1            # one writer, one packet sequence (also analyzer/src/timeline.rs)
 PACKETS_COMPRESSION = "uncompressed"   # the sorted packets live seconds, in the spill folder
 # debug annotations (slice args) -> their interned ids (1.. in this order, as
-# analyzer/src/timeline.rs writes them) and the timeline_packets column
+# analyzer/src/timeline.rs writes them) and the timeline_slice_packets column
 ARGS = [("io_id", "string"), ("size_bytes", "uint"), ("cid", "uint"), ("match_state", "string"),
         ("stage_dur_ns", "int")]
 
@@ -67,21 +67,38 @@ def header(con):
     return trace.SerializeToString(), len(tracks)
 
 
-# timeline_packets' columns as the encoder reads them (analyzer/src/timeline.rs: integers
-# BIGINT, double_value DOUBLE, strings VARCHAR)
-COLUMNS = ", ".join(
-    [f"{c}::BIGINT AS {c}" for c in ("kind", "ts", "track_uuid", "parent_uuid", "name_iid", "category_iid",
-                                     "flow_out", "flow_in", "int_value")]
-    + ["double_value::DOUBLE AS double_value"]
+# the two inputs' columns as the encoder reads them (analyzer/src/timeline.rs: integers BIGINT,
+# double_value DOUBLE, opens_track BOOLEAN, strings VARCHAR), each in the order it needs
+SLICE_COLUMNS = ", ".join(
+    [f"{c}::BIGINT AS {c}" for c in ("ts", "end_ts", "track_uuid", "begin_pos", "end_pos")]
+    + ["opens_track::BOOLEAN AS opens_track"]
+    + [f"{c}::BIGINT AS {c}" for c in ("parent_uuid", "name_iid", "category_iid", "flow_out", "flow_in")]
     + [f"{name}::{'VARCHAR' if kind == 'string' else 'BIGINT'} AS {name}" for name, kind in ARGS])
+SLICE_ORDER = "ts, track_uuid, begin_pos"
+COUNTER_COLUMNS = "uuid::BIGINT AS uuid, ts::BIGINT AS ts, int_value::BIGINT AS int_value, " \
+                  "double_value::DOUBLE AS double_value"
+COUNTER_ORDER = "ts, uuid"
+
+
+def encode(con, slices_query, counters_query, path, work):
+    """The rows of the two queries (already in the encoder's order), written to Parquet files in
+    the folder work and encoded by the converter binary, appended to path."""
+    files = [os.path.join(work, "slices.parquet"), os.path.join(work, "counters.parquet")]
+    for query, file in zip((slices_query, counters_query), files):
+        con.execute(f"COPY ({query}) TO {sql_str(file)} (FORMAT parquet, COMPRESSION {PACKETS_COMPRESSION})")
+    r = subprocess.run([converter.path(), "timeline-encode", *files, "--append-to", path],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if r.returncode != 0:
+        raise NtscopeError(f"encoding the timeline failed: {r.stderr.strip() or f'exit {r.returncode}'}")
 
 
 def write(con, path):
     """Writes the timeline of the selected I/Os (io_selected) at path. Returns (fixed tracks, I/Os).
-    The header comes from here; DuckDB sorts timeline_packets into a Parquet file in a private
-    folder (spilling under its memory limit) and the converter binary encodes its rows in order
-    and appends them (`ntscope timeline-encode`: a Python object or numpy pass per packet took
-    a quarter of analyze's time at 200 k I/Os)."""
+    The header comes from here; DuckDB sorts the slices (timeline_slice_packets, one row per
+    slice) and the counters into Parquet files in a private folder (spilling under its memory
+    limit) and the converter binary merges them into packets in time order and appends them
+    (`ntscope timeline-encode`: a Python object or numpy pass per packet took a quarter of
+    analyze's time at 200 k I/Os)."""
     head, n_tracks = header(con)
     with open(path, "wb") as f:
         f.write(head)
@@ -89,11 +106,6 @@ def write(con, path):
     # connection's default, '.tmp', may not exist)
     spill = con.execute("SELECT current_setting('temp_directory')").fetchall()[0][0]
     with tempfile.TemporaryDirectory(prefix="ntscope-timeline-", dir=spill if os.path.isdir(spill or "") else None) as work:
-        packets = os.path.join(work, "packets.parquet")
-        con.execute(f"COPY (SELECT {COLUMNS} FROM timeline_packets ORDER BY ts, track_uuid, pos) "
-                    f"TO {sql_str(packets)} (FORMAT parquet, COMPRESSION {PACKETS_COMPRESSION})")
-        r = subprocess.run([converter.path(), "timeline-encode", packets, "--append-to", path],
-                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        if r.returncode != 0:
-            raise NtscopeError(f"encoding the timeline failed: {r.stderr.strip() or f'exit {r.returncode}'}")
+        encode(con, f"SELECT {SLICE_COLUMNS} FROM timeline_slice_packets ORDER BY {SLICE_ORDER}",
+               f"SELECT {COUNTER_COLUMNS} FROM timeline_counters ORDER BY {COUNTER_ORDER}", path, work)
     return n_tracks, con.execute("SELECT count(*) FROM io_selected").fetchall()[0][0]

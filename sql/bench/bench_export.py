@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Time and peak memory of the per-I/O outputs of analyze: report/io.parquet +
-io_stages.parquet (DuckDB COPY) and report/timeline.perfetto-trace (DuckDB sorts the packets
-into Parquet, `ntscope timeline-encode` encodes them), at two (or more) sizes of a synthetic run: fixtures/stock-randread-4k-qd8 (6389
+io_stages.parquet (DuckDB COPY) and report/timeline.perfetto-trace (DuckDB sorts the slices
+and counters into Parquet, `ntscope timeline-encode` merges and encodes them), at two (or more) sizes of a synthetic run: fixtures/stock-randread-4k-qd8 (6389
 I/Os) repeated N times (make_scaled_run.py). Prints figures and the ratios between the
 sizes; asserts nothing (speed and memory are not test verdicts on a shared machine).
 
