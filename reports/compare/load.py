@@ -64,8 +64,12 @@ def compare_connection(base_dirs, run_dirs, keep_run=False, on_first_run=None, p
     names = []
     # Each side's per-I/O stages go from its connection to this one through a Parquet file in
     # a private folder, not through Python: an Arrow copy of a 1 M-I/O side (about 10 M rows)
-    # is gigabytes outside both DuckDB memory limits.
-    stash = tempfile.mkdtemp(prefix="ntscope-compare-", dir=temp_dir)
+    # is gigabytes outside both DuckDB memory limits. cmp_source is a view over those files,
+    # which live in this connection's spill folder (removed with it): copying them into a
+    # table cost more than the compare views' scans of the columns they read.
+    spill = con.execute("SELECT current_setting('temp_directory')").fetchall()[0][0]
+    stash = tempfile.mkdtemp(prefix="ntscope-compare-", dir=spill if os.path.isdir(spill or "") else temp_dir)
+    ok = False
     try:
         parts = []
         for role, paths in (("base", as_list(base_dirs)), ("run", as_list(run_dirs))):
@@ -89,9 +93,11 @@ def compare_connection(base_dirs, run_dirs, keep_run=False, on_first_run=None, p
                     run_con = rc
                 else:
                     rc.close()
-        con.execute(f"CREATE TABLE cmp_source AS FROM read_parquet([{', '.join(parts)}], union_by_name = true)").fetchall()
+        con.execute(f"CREATE VIEW cmp_source AS FROM read_parquet([{', '.join(parts)}], union_by_name = true)").fetchall()
+        ok = True
     finally:
-        shutil.rmtree(stash, ignore_errors=True)
+        if not ok:
+            shutil.rmtree(stash, ignore_errors=True)
     with open(views.STAGE_TABLE_SQL) as f:   # the stage table and vocabularies the verdict joins
         con.execute(f.read())
     con.execute("CREATE TABLE cmp_run_info AS " + " UNION ALL BY NAME ".join(f"SELECT * FROM info_{n}" for n in names))

@@ -1,5 +1,7 @@
 -- Compare layer, input. The loader (reports/compare/load.py) loads each run with
--- sql/views.py and copies its per-I/O stages here unchanged, as table cmp_source:
+-- sql/views.py and hands its per-I/O stages here unchanged, as cmp_source (a view over one
+-- Parquet file per run in the comparison's spill folder; copying them into a table took 7.2 s
+-- for 773 k + 256 k I/Os, and the comparison after loading took 35 s that way, 26 s this way):
 --   run          'base' or 'run' (the side)
 --   rep          which run of the side: 1, 2, ... (`compare base1,base2 run1,run2`: repeats
 --                of one condition); 1 for a single run
