@@ -243,6 +243,14 @@ def spill_dir(temp_dir=None):
                        f"(or set {TEMP_DIR_ENV}) to a writable folder with free space") from None
 
 
+def private_dir(con, prefix, fallback=None):
+    """A fresh folder for a connection's working files: inside its private spill folder
+    (new_connection; removed with the connection), else under fallback (TMPDIR when None: a
+    plain connection's default spill folder, '.tmp', may not exist)."""
+    spill = con.execute("SELECT current_setting('temp_directory')").fetchall()[0][0]
+    return tempfile.mkdtemp(prefix=prefix, dir=spill if os.path.isdir(spill or "") else fallback)
+
+
 def new_connection(memory_limit=None, temp_dir=None):
     """An empty DuckDB connection with ntscope's settings: the memory limit
     (memory_limit_setting) and a private spill folder, removed when the connection is

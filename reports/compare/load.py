@@ -6,7 +6,6 @@ cmp_source (see compare_10_input.sql), then compare_*.sql on top.
 """
 import os
 import shutil
-import tempfile
 
 from ntscope.sql import views
 
@@ -67,8 +66,7 @@ def compare_connection(base_dirs, run_dirs, keep_run=False, on_first_run=None, p
     # is gigabytes outside both DuckDB memory limits. cmp_source is a view over those files,
     # which live in this connection's spill folder (removed with it): copying them into a
     # table cost more than the compare views' scans of the columns they read.
-    spill = con.execute("SELECT current_setting('temp_directory')").fetchall()[0][0]
-    stash = tempfile.mkdtemp(prefix="ntscope-compare-", dir=spill if os.path.isdir(spill or "") else temp_dir)
+    stash = views.private_dir(con, "ntscope-compare-", temp_dir)
     ok = False
     try:
         parts = []

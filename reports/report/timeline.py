@@ -15,14 +15,14 @@ converter binary (analyzer/src/timeline.rs) merges them into packets in time ord
 of rows at a time: memory stays bounded whatever the number of I/Os. Every number comes from
 the views; this module and the binary only encode."""
 import os
+import shutil
 import subprocess
-import tempfile
 
 from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
 
 from ntscope import converter
 from ntscope.errors import NtscopeError
-from ntscope.sql.views import sql_str
+from ntscope.sql.views import private_dir, sql_str
 
 SEQUENCE_ID = 1            # one writer, one packet sequence (also analyzer/src/timeline.rs)
 PACKETS_COMPRESSION = "uncompressed"   # the sorted packets live seconds, in the spill folder
@@ -102,10 +102,10 @@ def write(con, path):
     head, n_tracks = header(con)
     with open(path, "wb") as f:
         f.write(head)
-    # the connection's private spill folder (views.new_connection); else TMPDIR (a plain
-    # connection's default, '.tmp', may not exist)
-    spill = con.execute("SELECT current_setting('temp_directory')").fetchall()[0][0]
-    with tempfile.TemporaryDirectory(prefix="ntscope-timeline-", dir=spill if os.path.isdir(spill or "") else None) as work:
+    work = private_dir(con, "ntscope-timeline-")
+    try:
         encode(con, f"SELECT {SLICE_COLUMNS} FROM timeline_slice_packets ORDER BY {SLICE_ORDER}",
                f"SELECT {COUNTER_COLUMNS} FROM timeline_counters ORDER BY {COUNTER_ORDER}", path, work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
     return n_tracks, con.execute("SELECT count(*) FROM io_selected").fetchall()[0][0]
