@@ -2,8 +2,10 @@
 
   convert RUN                 every <host>/trace.dat of the run not converted yet -> <host>/parquet/
   analyze RUN [filters]       report.{txt,json,html}, io.parquet, io_stages.parquet,
-                              timeline.perfetto-trace, interference.* in RUN/report/
-  compare BASE RUN            compare.{txt,json,html} in RUN/report/: LAD per stage and a verdict
+                              timeline.perfetto-trace, interference.* in RUN/report/; the run's
+                              compare input in RUN/.ntscope/ (compare)
+  compare BASE RUN            compare.{txt,json,html} in RUN/report/: LAD per stage and a verdict;
+                              each side's input kept in <run>/.ntscope/ for the next compare
   interference RUN            interference.{txt,json,html} in RUN/report/
   sweep RUN RUN...            a series of runs (iodepth 1, 4, 16 ...): stage means and LAD per run
   sql RUN [-c SQL]            the views of RUN in DuckDB: a prompt, or statements from -c / stdin
@@ -71,6 +73,7 @@ def spec_from_args(a):
 
 
 def cmd_analyze(a):
+    from ntscope.compare import load as compare_load, side_cache
     from ntscope.interference import model as imodel, plot_data as iplot, render_html as ihtml, render_text as itext
     from ntscope.report import export, model, plot_data, render_html, render_text, selection, slo, timeline
     from ntscope.sql import views
@@ -80,6 +83,8 @@ def cmd_analyze(a):
     with OutputLock(out), Progress(ANALYZE_STEPS, enabled=show_progress(a)) as p:
         p.step("converting hosts not converted yet")
         runs.convert_missing(run, progress=p, quiet=a.quiet)
+        keep_side = not a.no_interference and not a.no_cache
+        run_key = side_cache.key(run) if keep_side else None   # before the views read the files
         con = views.connect(run, memory_limit=a.memory_limit, temp_dir=a.temp_dir,
                             interference=not a.no_interference, progress=p)
         selection.apply(con, spec)
@@ -101,7 +106,10 @@ def cmd_analyze(a):
             text += "\n" + itxt
             files.add("interference.txt", itxt)
             files.add("interference.json", json.dumps(m, indent=1, default=str))
-            files.add("interference.html", ihtml.interference_html(m, iplot.build(con)))
+            iplots = iplot.build(con)
+            files.add("interference.html", ihtml.interference_html(m, iplots))
+            if keep_side:   # a later compare of this run reads its side from there (side_cache)
+                compare_load.keep_analyzed_side(con, run, run_key, m, iplots)
         files.add("report.txt", text)
         p.step("writing the report set")
         written = files.commit()
@@ -131,7 +139,7 @@ def cmd_compare(a):
         p.step("converting hosts not converted yet")
         for r in base + run:
             runs.convert_missing(r, progress=p, quiet=a.quiet)
-        m, plots = model.compare_documents(base, run, progress=p, plots=True,
+        m, plots = model.compare_documents(base, run, progress=p, plots=True, cache=not a.no_cache,
                                            memory_limit=a.memory_limit, temp_dir=a.temp_dir)
         text = render_text.compare_text(m)
         write_three(out, "compare", text, m, render_html.compare_html(m, plots), p)
@@ -247,6 +255,9 @@ def add_analyze_flags(p):
     p.add_argument("--strict", action="store_true", help="exit 1 when events were lost or commands unmatched")
     p.add_argument("--no-interference", action="store_true",
                    help="skip the interference section (streams sharing queues/devices)")
+    p.add_argument("--no-cache", action="store_true",
+                   help="keep nothing in RUN/.ntscope/ (by default analyze keeps the run's compare input "
+                        "there: a later compare of the run reads it instead of building the views again)")
 
 
 def add_common(p, memory=True):
@@ -287,6 +298,10 @@ def parser():
     cp.add_argument("base", help="the base run, or repeats of it: base1,base2,base3")
     cp.add_argument("run", help="the run to explain, or repeats of it: run1,run2,run3 (report beside the first)")
     cp.add_argument("--out", help="report folder (default RUN/report)")
+    cp.add_argument("--no-cache", action="store_true",
+                    help="build both sides from their views and keep nothing in RUN/.ntscope/ (by default each "
+                         "side is kept there and read back by the next compare of that run while its files "
+                         "are unchanged)")
     add_common(cp)
     cp.set_defaults(fn=cmd_compare)
     it = sub.add_parser("interference", help="streams of a run and who waited behind whom")

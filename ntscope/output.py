@@ -150,7 +150,8 @@ class ReportSet:
                         f.write(content)
                 with open(path, "rb") as f:
                     os.fsync(f.fileno())
-                if os.environ.get("NTSCOPE_TEST_KILL_DURING_COMMIT"):   # fault injection (tests): kill -9 mid-set
+                # fault injection (tests): kill -9 mid-set, in the set whose folder has this name
+                if os.environ.get("NTSCOPE_TEST_KILL_DURING_COMMIT") == self.name:
                     os.kill(os.getpid(), signal.SIGKILL)
             if os.path.lexists(self.out_dir):
                 if not os.path.isdir(self.out_dir) or os.path.islink(self.out_dir):

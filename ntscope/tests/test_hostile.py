@@ -341,7 +341,8 @@ def test_two_analyses_of_one_run_do_not_mix(fresh, ntscope_bin):
     assert any("waiting for it to finish" in e for e in errs)   # the second waited for the first
     in_txt, in_json = groups_of(run)
     assert in_txt == in_json and in_txt in (["type=read"], ["type=read, queue=1", "type=read, queue=2"])
-    assert sorted(e for e in os.listdir(run) if e.startswith(".")) == [".report.lock"]
+    assert sorted(e for e in os.listdir(run) if e.startswith(".")) == [".ntscope", ".report.lock"]
+    assert sorted(os.listdir(os.path.join(run, ".ntscope"))) == [".compare-side.lock", "compare-side"]
 
 
 def test_kill_9_in_the_middle_leaves_the_previous_set(fresh, ntscope_bin):
@@ -352,14 +353,33 @@ def test_kill_9_in_the_middle_leaves_the_previous_set(fresh, ntscope_bin):
     before = tree_digest(os.path.join(run, "report"))
     # the process kills itself with SIGKILL after the first file of the new set is written
     r = subprocess.run([sys.executable, "-m", "ntscope", "analyze", run, "--quiet", "--group-by", "type,queue"],
-                       env=dict(env, NTSCOPE_TEST_KILL_DURING_COMMIT="1"), capture_output=True)
+                       env=dict(env, NTSCOPE_TEST_KILL_DURING_COMMIT="report"), capture_output=True)
     assert r.returncode == -signal.SIGKILL
     assert any(e.startswith(".report.tmp-") for e in os.listdir(run)), "the set was never being written"
     assert tree_digest(os.path.join(run, "report")) == before       # not a mixed set
     subprocess.run([sys.executable, "-m", "ntscope", "analyze", run, "--quiet", "--group-by", "type,queue"],
                    env=env, check=True, capture_output=True)
-    assert sorted(e for e in os.listdir(run) if e.startswith(".")) == [".report.lock"]   # stale temp cleaned
+    assert sorted(e for e in os.listdir(run) if e.startswith(".")) == [".ntscope", ".report.lock"]   # stale temp cleaned
     assert groups_of(run)[0] == ["type=read, queue=1", "type=read, queue=2"]
+
+
+def test_kill_9_while_keeping_the_compare_input_leaves_the_previous_one(fresh, ntscope_bin):
+    from ntscope.compare import side_cache
+    run = fresh(SMALL)
+    env = dict(os.environ, NTSCOPE_BIN=ntscope_bin)
+    subprocess.run([sys.executable, "-m", "ntscope", "analyze", run, "--quiet"], env=env, check=True, capture_output=True)
+    kept = os.path.join(run, ".ntscope")
+    before = tree_digest(side_cache.folder(run))
+    note = os.path.join(run, "target", "notes.txt")   # an input changes: the next analyze keeps a new side
+    with open(note, "w") as f:
+        f.write("changed")
+    r = subprocess.run([sys.executable, "-m", "ntscope", "analyze", run, "--quiet"],
+                       env=dict(env, NTSCOPE_TEST_KILL_DURING_COMMIT="compare-side"), capture_output=True)
+    assert r.returncode == -signal.SIGKILL
+    assert any(e.startswith(".compare-side.tmp-") for e in os.listdir(kept)), "the side was never being written"
+    assert tree_digest(side_cache.folder(run)) == before and side_cache.load(run) is None   # whole, and stale
+    subprocess.run([sys.executable, "-m", "ntscope", "analyze", run, "--quiet"], env=env, check=True, capture_output=True)
+    assert sorted(os.listdir(kept)) == [".compare-side.lock", "compare-side"] and side_cache.load(run) is not None
 
 
 # ------------------------------------------------------------------ 8. non-regular trace files

@@ -9,6 +9,8 @@ import shutil
 
 from ntscope.sql import views
 
+from . import side_cache
+
 COMPARE_SQL = os.path.join(os.path.dirname(os.path.abspath(views.__file__)), "compare")
 
 
@@ -17,9 +19,9 @@ def compare_files():
                   if f.startswith("compare_") and f.endswith(".sql"))
 
 
-# {run}, {rep}: the side's role and repeat number as SQL literals (compare_connection)
+# One side's rows; compare_connection adds its role (run) and repeat number (rep).
 SOURCE_QUERY = """
-SELECT {run} AS run, {rep} AS rep, s.io_id, i.io_type, i.size_bytes, i.qid, i.cpu, i.pid, i.comm,
+SELECT s.io_id, i.io_type, i.size_bytes, i.qid, i.cpu, i.pid, i.comm,
        s.stage_set, s.stage, s.seq, s.parent, s.direction, s.dur,
        coalesce(a.queue_ahead_cmds, 0) AS queue_ahead_cmds,
        coalesce(a.queue_other_cpu_cmds, 0) AS queue_other_cpu_cmds,
@@ -28,8 +30,9 @@ SELECT {run} AS run, {rep} AS rep, s.io_id, i.io_type, i.size_bytes, i.qid, i.cp
 FROM io_stages s JOIN io i USING (io_id) LEFT JOIN intf_io_ahead a USING (io_id)
 """
 
+# One side's info row; compare_connection adds run, rep and run_dir.
 INFO_QUERY = """
-SELECT ? AS run, ? AS rep, ? AS run_dir, (SELECT max(uncertainty_ns) FROM clock_offset) AS offset_uncertainty_ns,
+SELECT (SELECT max(uncertainty_ns) FROM clock_offset) AS offset_uncertainty_ns,
        string_agg(DISTINCT coalesce(trace_clock, '?'), ',') AS trace_clocks,
        (SELECT bool_and(synced) FROM clock_offset) AS clock_synced,
        (SELECT string_agg(name, ', ' ORDER BY name) FROM pipeline_stats WHERE name LIKE 'input_error:%') AS input_errors,
@@ -49,15 +52,16 @@ def as_list(dirs):
 
 
 def compare_connection(base_dirs, run_dirs, keep_run=False, on_first_run=None, progress=None, memory_limit=None,
-                       temp_dir=None):
+                       temp_dir=None, first_run=None, cache=False):
     """Both sides' per-I/O stages in one DuckDB, with the compare views on top. A side is
     a run directory or a list of repeats of one condition (rep 1, 2, ... in list order;
-    io_id stays unique per rep, not across them). on_first_run(connection): called with the
-    first run's own connection (its interference views) before it closes, for what compare
-    reads there. keep_run: return that connection open too (tests query it; it then holds
-    its memory beside the comparison's). memory_limit, temp_dir: of each connection
-    (views.new_connection; one run's connection is open at a time beside this one, which is
-    small until every side is loaded)."""
+    io_id stays unique per rep, not across them). on_first_run(connection) -> dict: what
+    compare shows of the first run of the RUN side (JSON documents), computed on its own
+    connection before it closes; first_run (a dict) receives it. keep_run: return that
+    connection open too (tests query it; it then holds its memory beside the comparison's;
+    never from the cache). memory_limit, temp_dir: of each connection (views.new_connection;
+    one run's connection is open at a time beside this one, which is small until every side
+    is loaded). cache: read each side from side_cache when fresh, keep the ones built."""
     con = views.new_connection(memory_limit, temp_dir)
     run_con = None
     names = []
@@ -72,26 +76,31 @@ def compare_connection(base_dirs, run_dirs, keep_run=False, on_first_run=None, p
         parts = []
         for role, paths in (("base", as_list(base_dirs)), ("run", as_list(run_dirs))):
             for rep, path in enumerate(paths, 1):
-                rc = views.connect(path, memory_limit=memory_limit, temp_dir=temp_dir, interference=True,
-                                   progress=progress)
                 name = f"{role}_{rep}"
-                file = os.path.join(stash, f"{name}.parquet")
+                first = role == "run" and rep == 1
+                side = side_cache.load(path) if cache and not (keep_run and first) else None
+                if side is not None and first and on_first_run and side.first_run is None:
+                    side = None   # kept as a base side, without the run side's documents
+                if side is not None:
+                    if progress:
+                        progress.step(f"reading {name}'s compare input kept by an earlier compare", con)
+                    file, info_file = pinned(side.stages, stash, f"{name}.parquet"), pinned(side.info, stash, f"{name}.info.parquet")
+                    if first and on_first_run and first_run is not None:
+                        first_run.update(side.first_run)
+                else:
+                    file, info_file, kept = build_side(path, role, rep, first, on_first_run, first_run, stash, cache,
+                                                       memory_limit, temp_dir, progress, keep_run and first)
+                    run_con = kept or run_con
                 part = views.sql_str(views.duckdb_literal_path(file))   # read_parquet globs; COPY TO does not
-                rc.execute(f"COPY ({SOURCE_QUERY.format(run=views.sql_str(role), rep=int(rep))}) "
-                           f"TO {views.sql_str(file)} (FORMAT parquet)").fetchall()
                 if con.execute(f"SELECT count(*) FROM read_parquet({part})").fetchall()[0][0] == 0:
                     raise views.RunError(f"{path}: no I/O with stages (io_stages is empty); fix: check "
                                          f"`just analyze {path}` and its pipeline_stats")
-                parts.append(part)
-                con.register(f"info_{name}", rc.sql(INFO_QUERY, params=[role, rep, path]).to_arrow_table())
+                parts.append(f"(SELECT {views.sql_str(role)} AS run, {int(rep)} AS rep, * FROM read_parquet({part}))")
+                info_part = views.sql_str(views.duckdb_literal_path(info_file))
+                con.execute(f"CREATE TABLE info_{name} AS SELECT ?::VARCHAR AS run, ?::INTEGER AS rep, "
+                            f"?::VARCHAR AS run_dir, * FROM read_parquet({info_part})", [role, rep, path])
                 names.append(name)
-                if role == "run" and rep == 1 and on_first_run:
-                    on_first_run(rc)
-                if keep_run and role == "run" and rep == 1:
-                    run_con = rc
-                else:
-                    rc.close()
-        con.execute(f"CREATE VIEW cmp_source AS FROM read_parquet([{', '.join(parts)}], union_by_name = true)").fetchall()
+        con.execute(f"CREATE VIEW cmp_source AS {' UNION ALL BY NAME '.join(parts)}").fetchall()
         ok = True
     finally:
         if not ok:
@@ -99,12 +108,68 @@ def compare_connection(base_dirs, run_dirs, keep_run=False, on_first_run=None, p
     with open(views.STAGE_TABLE_SQL) as f:   # the stage table and vocabularies the verdict joins
         con.execute(f.read())
     con.execute("CREATE TABLE cmp_run_info AS " + " UNION ALL BY NAME ".join(f"SELECT * FROM info_{n}" for n in names))
+    for n in names:
+        con.execute(f"DROP TABLE info_{n}")
     for path in compare_files():
         with open(path) as f:
             con.execute(f.read())
         if os.path.basename(path) == "compare_20_bootstrap.sql":
             fill_bootstrap(con)
     return (con, run_con) if keep_run else con
+
+
+def pinned(path, stash, name):
+    """A kept file linked into the stash where it can be (the same file system): a compare
+    that rewrites the kept side meanwhile then cannot change what this one reads."""
+    link = os.path.join(stash, name)
+    try:
+        os.link(path, link)
+        return link
+    except OSError:
+        return path
+
+
+def export_side(rc, folder, name):
+    """A run's side of a comparison, from its connection (views and interference tables):
+    (stages file, info file) written into folder as NAME.parquet and NAME.info.parquet."""
+    file = os.path.join(folder, f"{name}.parquet")
+    info_file = os.path.join(folder, f"{name}.info.parquet")
+    rc.execute(f"COPY ({SOURCE_QUERY}) TO {views.sql_str(file)} (FORMAT parquet)").fetchall()
+    rc.execute(f"COPY ({INFO_QUERY}) TO {views.sql_str(info_file)} (FORMAT parquet)").fetchall()
+    return file, info_file
+
+
+def keep_analyzed_side(con, run_dir, run_key, interference, plots):
+    """What analyze has at hand for a later compare of the run (its connection with the
+    interference tables, the interference document and plot rows), kept in side_cache."""
+    folder = views.private_dir(con, "ntscope-side-")
+    try:
+        file, info_file = export_side(con, folder, "side")
+        side_cache.store(run_dir, run_key, file, info_file, {"interference": interference, "plots": plots})
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def build_side(path, role, rep, first, on_first_run, first_run, stash, cache, memory_limit, temp_dir, progress,
+               keep_open):
+    """One side from its run's views, into the stash: (stages file, info file, the run's
+    connection if keep_open else None). Kept in side_cache when cache."""
+    run_key = side_cache.key(path) if cache else None   # before reading: a change meanwhile is not kept as fresh
+    rc = views.connect(path, memory_limit=memory_limit, temp_dir=temp_dir, interference=True, progress=progress)
+    try:
+        file, info_file = export_side(rc, stash, f"{role}_{rep}")
+        docs = on_first_run(rc) if first and on_first_run else None
+        if docs is not None and first_run is not None:
+            first_run.update(docs)
+        if cache:
+            side_cache.store(path, run_key, file, info_file, docs)
+    except BaseException:
+        rc.close()
+        raise
+    if keep_open:
+        return file, info_file, rc
+    rc.close()
+    return file, info_file, None
 
 
 def fill_bootstrap(con):

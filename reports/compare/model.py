@@ -23,19 +23,23 @@ def compare_model(base_dir, run_dir, progress=None):
     return compare_documents(base_dir, run_dir, progress)[0]
 
 
-def compare_documents(base_dir, run_dir, progress=None, plots=False, memory_limit=None, temp_dir=None):
+def compare_documents(base_dir, run_dir, progress=None, plots=False, memory_limit=None, temp_dir=None, cache=False):
     """(compare.json document, compare.html's plot rows or None unless plots). memory_limit,
-    temp_dir: of every DuckDB connection (ntscope.sql.views.new_connection)."""
+    temp_dir: of every DuckDB connection (ntscope.sql.views.new_connection). cache: each side
+    read from / kept in the run's compare input (side_cache; the documents of the RUN side are
+    then always made with its plot rows, so that a later compare can show them)."""
     first = {}
+    first_dir = load.as_list(run_dir)[0]
 
     def from_first_run(rc):
         # what compare shows of the run itself, read before its connection closes: two
         # connections of a 1 M-I/O run, both full, took 4.3 GB
-        first["interference"] = interference_model(rc, load.as_list(run_dir)[0])
-        first["plots"] = interference_plots.build(rc) if plots else None
+        return {"interference": interference_model(rc, first_dir),
+                "plots": interference_plots.build(rc) if plots or cache else None}
 
-    con = load.compare_connection(base_dir, run_dir, on_first_run=from_first_run, progress=progress,
-                                  memory_limit=memory_limit, temp_dir=temp_dir)
+    con = load.compare_connection(base_dir, run_dir, on_first_run=from_first_run, first_run=first, progress=progress,
+                                  memory_limit=memory_limit, temp_dir=temp_dir, cache=cache)
+    first["interference"]["run_dir"] = first_dir   # a kept document names the path it was read from then
     if progress:
         progress.step("LAD, bootstrap intervals and verdict", con)
     infos = view(con, "cmp_run_info")

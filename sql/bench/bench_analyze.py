@@ -13,7 +13,8 @@ Out: a table on stdout: events (both hosts), I/Os, trace-cmd seconds and events/
      CPU seconds, events/s, peak RSS (of the whole process: DuckDB, Python, Arrow) and the
      largest spill folder seen, and the ratio analyze / trace-cmd; then the growth of analyze
      time and memory per doubling of events between consecutive sizes.
-     With COMPARE_IOS > 0 also `ntscope compare` of two runs of about that many I/Os each.
+     With COMPARE_IOS > 0 also `ntscope compare` of two runs of about that many I/Os each:
+     building both sides (--no-cache), keeping them, and reading them back (side_cache).
 Env: NTSCOPE_BIN (converter), NTSCOPE_PYTHON (the Python that runs `-m ntscope`, default this
      one), SIZES (copies of the sample, default "40 121": 3.3 M and 10.1 M events), REPS
      (default 3), LIMITS (the --memory-limit values to measure, default "default none":
@@ -217,13 +218,31 @@ def main():
             n_io = int(run([py, "-m", "ntscope", "sql", src, "-c", "SELECT count(*) FROM io"], env=env)
                        .stdout.strip().splitlines()[-1])
             pair.append(scaled(work, src, -(-compare_ios // n_io)))
-        cmp = [measure([py, "-m", "ntscope", "compare", pair[0], pair[1], "--quiet", "--temp-dir", spill]
-                       + limit_flags(limits[0]), env=env, watch=spill) for _ in range(reps)]
-        with open(os.path.join(pair[1], "report", "compare.json")) as f:
-            verdict = json.load(f)["verdicts"][0]
-        print(f"compare of {CMP_BASE} vs {CMP_RUN}, scaled to ~{compare_ios:,} I/Os each: "
-              f"{median([x[0] for x in cmp]):.1f} s median of {reps} (both runs' views computed; peak "
-              f"{max(x[2] for x in cmp):,.0f} MiB, --memory-limit {limits[0]}); verdict {verdict['verdict']}, {verdict['cause_id']}")
+        cmd = [py, "-m", "ntscope", "compare", pair[0], pair[1], "--quiet", "--temp-dir", spill] + limit_flags(limits[0])
+
+        def verdicts():
+            with open(os.path.join(pair[1], "report", "compare.json")) as f:
+                return json.load(f)["verdicts"]
+        for r in pair:   # kept sides of an earlier call (reports/compare/side_cache.py)
+            shutil.rmtree(os.path.join(r, ".ntscope"), ignore_errors=True)
+        # in turn: a compare that builds both sides (--no-cache), then the first compare that
+        # keeps them, then compares that read them back (a later compare of the same runs)
+        cold = [measure(cmd + ["--no-cache"], env=env, watch=spill) for _ in range(reps)]
+        cold_verdicts = verdicts()
+        keep = measure(cmd, env=env, watch=spill)
+        warm = [measure(cmd, env=env, watch=spill) for _ in range(reps)]
+        if verdicts() != cold_verdicts:
+            fail("compare with the kept sides gave other verdicts than without them")
+        v = cold_verdicts[0]
+        t_cold, t_warm = median([x[0] for x in cold]), median([x[0] for x in warm])
+        print(f"compare of {CMP_BASE} vs {CMP_RUN}, scaled to ~{compare_ios:,} I/Os each, --memory-limit "
+              f"{limits[0]} (medians of {reps}; verdict {v['verdict']}, {v['cause_id']}, the same each time):")
+        print(f"  both sides built from their views (--no-cache) {t_cold:8.1f} s  peak "
+              f"{max(x[2] for x in cold):,.0f} MiB")
+        print(f"  the first compare, keeping both sides          {keep[0]:8.1f} s  peak {keep[2]:,.0f} MiB  "
+              f"(x{keep[0] / t_cold:.2f})")
+        print(f"  a later compare, both sides read back          {t_warm:8.1f} s  peak "
+              f"{max(x[2] for x in warm):,.0f} MiB  (x{t_warm / t_cold:.2f})")
     return 0
 
 
