@@ -47,7 +47,7 @@ test-examples: _python
     "$NTSCOPE_PYTHON" tools/check_examples.py
 
 # Analyzer: unit tests, bad-input tests, the differential test against libtracecmd.
-test-analyzer:
+test-analyzer: _python
     cargo test --quiet --release --manifest-path analyzer/Cargo.toml
     NTSCOPE_BIN="$CARGO_TARGET_DIR/release/ntscope" bash analyzer/tests/differential.sh
 

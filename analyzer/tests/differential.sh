@@ -51,8 +51,10 @@ explicit=${#traces[@]}
 
 # --- tools ---------------------------------------------------------------
 command -v trace-cmd >/dev/null || die "trace-cmd not found; fix: run ./setup.sh (or apt-get install trace-cmd)"
-command -v python3 >/dev/null || die "python3 not found; fix: apt-get install python3"
-python3 -c 'import pyarrow' 2>/dev/null || die "python3 cannot import pyarrow; fix: run ./setup.sh (or pip install pyarrow)"
+# the project's Python (setup.sh's venv, which has pyarrow): a fresh machine's python3 has not
+py=${NTSCOPE_PYTHON:-python3}
+command -v "$py" >/dev/null || die "$py not found; fix: run ./setup.sh (or apt-get install python3)"
+"$py" -c 'import pyarrow' 2>/dev/null || die "$py cannot import pyarrow; fix: run ./setup.sh (or set NTSCOPE_PYTHON to a Python with pyarrow)"
 if [ ! -x "$oracle_bin" ] || [ "$oracle_src" -nt "$oracle_bin" ]; then
     pkg-config --exists libtracecmd libtraceevent 2>/dev/null ||
         die "libtracecmd/libtraceevent development files not found; fix: run ./setup.sh (or apt-get install libtracecmd-dev libtraceevent-dev pkg-config gcc)"
@@ -149,7 +151,7 @@ check_trace() { # trace path, label
         return 1
     fi
     # And every value report -R prints (through libtraceevent's printer) must match.
-    if ! python3 "$here/oracle/check_report_fields.py" "$oracle_bin" "$t" > "$d/report_check.txt" 2>&1; then
+    if ! "$py" "$here/oracle/check_report_fields.py" "$oracle_bin" "$t" > "$d/report_check.txt" 2>&1; then
         echo "FAIL $label: oracle self-check: its field values disagree with trace-cmd report -R:"
         sed 's/^/    /' "$d/report_check.txt" | head -12
         return 1
@@ -167,7 +169,7 @@ check_trace() { # trace path, label
         echo "FAIL $label: ntscope convert exited 0 but wrote no $d/out directory"
         return 1
     fi
-    if ! python3 "$parquet_dump" "$d/out" > "$d/converter.txt" 2> "$d/parquet_dump.err"; then
+    if ! "$py" "$parquet_dump" "$d/out" > "$d/converter.txt" 2> "$d/parquet_dump.err"; then
         echo "FAIL $label: parquet_dump.py cannot read the converter output:"; sed 's/^/    /' "$d/parquet_dump.err" | head -5
         return 1
     fi
@@ -194,7 +196,7 @@ check_trace() { # trace path, label
     join -t $'\t' -a1 -a2 -e 0 -o 0,1.2,2.2 "$d/oracle.counts" "$d/converter.counts" |
         awk -F'\t' '{ printf "    %-45s %9s | %-9s%s\n", $1, $2, $3, ($2 == $3 ? "" : "  <-- differs") }'
     echo "  differences per buffer/event (first differing fields of lines paired by buffer, cpu, ts):"
-    python3 "$here/oracle/diff_summary.py" "$d/only_oracle" "$d/only_converter" || true
+    "$py" "$here/oracle/diff_summary.py" "$d/only_oracle" "$d/only_converter" || true
     keep=$keep_root/$(echo "$label" | tr -c 'A-Za-z0-9._-' '_' | cut -c1-120)
     rm -rf "$keep"; mkdir -p "$keep"
     mv "$d/oracle.sorted" "$d/converter.sorted" "$d/oracle.counts" "$d/converter.counts" "$keep/"
