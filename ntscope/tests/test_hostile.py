@@ -363,7 +363,7 @@ def test_kill_9_in_the_middle_leaves_the_previous_set(fresh, ntscope_bin):
     assert groups_of(run)[0] == ["type=read, queue=1", "type=read, queue=2"]
 
 
-def test_kill_9_while_keeping_the_compare_input_leaves_the_previous_one(fresh, ntscope_bin):
+def test_kill_9_while_keeping_the_compare_input_leaves_the_previous_one(fresh, ntscope_bin, tmp_path):
     from ntscope.compare import side_cache
     run = fresh(SMALL)
     env = dict(os.environ, NTSCOPE_BIN=ntscope_bin)
@@ -377,9 +377,10 @@ def test_kill_9_while_keeping_the_compare_input_leaves_the_previous_one(fresh, n
                        env=dict(env, NTSCOPE_TEST_KILL_DURING_COMMIT="compare-side"), capture_output=True)
     assert r.returncode == -signal.SIGKILL
     assert any(e.startswith(".compare-side.tmp-") for e in os.listdir(kept)), "the side was never being written"
-    assert tree_digest(side_cache.folder(run)) == before and side_cache.load(run) is None   # whole, and stale
+    assert tree_digest(side_cache.folder(run)) == before   # the previous set, whole
     subprocess.run([sys.executable, "-m", "ntscope", "analyze", run, "--quiet"], env=env, check=True, capture_output=True)
-    assert sorted(os.listdir(kept)) == [".compare-side.lock", "compare-side"] and side_cache.load(run) is not None
+    assert sorted(os.listdir(kept)) == [".compare-side.lock", "compare-side"]   # the stale temp folder cleaned
+    assert side_cache.load(run, str(tmp_path)) is not None
 
 
 # ------------------------------------------------------------------ 8. non-regular trace files

@@ -6,6 +6,9 @@ cmp_source (see compare_10_input.sql), then compare_*.sql on top.
 """
 import os
 import shutil
+import sys
+
+import duckdb
 
 from ntscope.sql import views
 
@@ -78,27 +81,27 @@ def compare_connection(base_dirs, run_dirs, keep_run=False, on_first_run=None, p
             for rep, path in enumerate(paths, 1):
                 name = f"{role}_{rep}"
                 first = role == "run" and rep == 1
-                side = side_cache.load(path) if cache and not (keep_run and first) else None
+                side = side_cache.load(path, stash) if cache and not (keep_run and first) else None
                 if side is not None and first and on_first_run and side.first_run is None:
                     side = None   # kept as a base side, without the run side's documents
+                if side is not None and not add_side(con, name, role, rep, path, side.stages, side.info):
+                    print(f"ntscope: note: the compare input kept in {side_cache.folder(path)} is damaged; "
+                          f"building it again", file=sys.stderr)
+                    side = None
                 if side is not None:
                     if progress:
-                        progress.step(f"reading {name}'s compare input kept by an earlier compare", con)
-                    file, info_file = pinned(side.stages, stash, f"{name}.parquet"), pinned(side.info, stash, f"{name}.info.parquet")
+                        progress.step(f"{name}: the compare input kept by an earlier analyze or compare", con)
                     if first and on_first_run and first_run is not None:
                         first_run.update(side.first_run)
                 else:
                     file, info_file, kept = build_side(path, role, rep, first, on_first_run, first_run, stash, cache,
                                                        memory_limit, temp_dir, progress, keep_run and first)
                     run_con = kept or run_con
-                part = views.sql_str(views.duckdb_literal_path(file))   # read_parquet globs; COPY TO does not
-                if con.execute(f"SELECT count(*) FROM read_parquet({part})").fetchall()[0][0] == 0:
+                    add_side(con, name, role, rep, path, file, info_file, strict=True)
+                if con.execute(f"SELECT count(*) FROM side_{name}").fetchall()[0][0] == 0:
                     raise views.RunError(f"{path}: no I/O with stages (io_stages is empty); fix: check "
                                          f"`just analyze {path}` and its pipeline_stats")
-                parts.append(f"(SELECT {views.sql_str(role)} AS run, {int(rep)} AS rep, * FROM read_parquet({part}))")
-                info_part = views.sql_str(views.duckdb_literal_path(info_file))
-                con.execute(f"CREATE TABLE info_{name} AS SELECT ?::VARCHAR AS run, ?::INTEGER AS rep, "
-                            f"?::VARCHAR AS run_dir, * FROM read_parquet({info_part})", [role, rep, path])
+                parts.append(f"(FROM side_{name})")
                 names.append(name)
         con.execute(f"CREATE VIEW cmp_source AS {' UNION ALL BY NAME '.join(parts)}").fetchall()
         ok = True
@@ -118,15 +121,23 @@ def compare_connection(base_dirs, run_dirs, keep_run=False, on_first_run=None, p
     return (con, run_con) if keep_run else con
 
 
-def pinned(path, stash, name):
-    """A kept file linked into the stash where it can be (the same file system): a compare
-    that rewrites the kept side meanwhile then cannot change what this one reads."""
-    link = os.path.join(stash, name)
+def add_side(con, name, role, rep, path, stages, info, strict=False):
+    """The view side_NAME over a side's stages file (with its role and rep) and the table
+    info_NAME from its info file. False when a file cannot be read (a damaged kept side),
+    unless strict (a side just built: the error is raised)."""
+    part = views.sql_str(views.duckdb_literal_path(stages))   # read_parquet globs; COPY TO does not
+    info_part = views.sql_str(views.duckdb_literal_path(info))
     try:
-        os.link(path, link)
-        return link
-    except OSError:
-        return path
+        con.execute(f"CREATE OR REPLACE VIEW side_{name} AS SELECT {views.sql_str(role)} AS run, {int(rep)} AS rep, * "
+                    f"FROM read_parquet({part})")
+        con.execute(f"SELECT count(*) FROM side_{name}").fetchall()   # its footer: a truncated or foreign file fails here
+        con.execute(f"CREATE OR REPLACE TABLE info_{name} AS SELECT ?::VARCHAR AS run, ?::INTEGER AS rep, "
+                    f"?::VARCHAR AS run_dir, * FROM read_parquet({info_part})", [role, rep, path])
+        return True
+    except duckdb.Error:
+        if strict:
+            raise
+        return False
 
 
 def export_side(rc, folder, name):
@@ -146,6 +157,9 @@ def keep_analyzed_side(con, run_dir, run_key, interference, plots):
     try:
         file, info_file = export_side(con, folder, "side")
         side_cache.store(run_dir, run_key, file, info_file, {"interference": interference, "plots": plots})
+    except duckdb.Error as e:   # the report does not depend on it
+        print(f"ntscope: note: analyze did not keep the compare input of {run_dir} ({str(e).splitlines()[0]}); "
+              f"a later compare builds it", file=sys.stderr)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 

@@ -12,19 +12,23 @@ read of each side in <run>/.ntscope/compare-side/ and reads it back while it is 
                   compare shows of it: its interference document and plot rows
 
 Fresh means the key written with it equals the key of now: ntscope's version, DuckDB's
-version, the text of every SQL file and of the Python modules that make these rows, and
-every file of the run outside report/ and dot folders (relative path, size, mtime). Any
-change, a new host or a re-converted trace, makes the next compare build the side again
-and replace the folder. The folder is written as one set (output.ReportSet: a private
-folder renamed into place), so a crash leaves the old set or none. A run folder that
+version, the text of every SQL file and of the Python modules that make these rows, and what
+the views read: the hosts and every file under each host's folder (relative path, size,
+inode, mtime; links followed). Any change, a new host or a re-converted trace, makes the next
+compare build the side again and replace the folder. The folder is written as one set
+(output.ReportSet: a private folder renamed into place, under an exclusive lock that readers
+share while they pin the files), so a crash leaves the old set or none. A run folder that
 cannot be written (read-only) is compared without keeping anything: a note on stderr.
 """
+import errno
+import fcntl
 import glob
 import hashlib
 import json
 import os
 import shutil
 import sys
+import tempfile
 
 import duckdb
 
@@ -35,7 +39,6 @@ from ntscope.sql import views
 
 SCHEMA = "ntscope.compare-side/1"
 CACHE_DIR = os.path.join(".ntscope", "compare-side")
-REPORT_DIR = "report"   # ntscope.runs.REPORT_DIR: written by analyze and compare, not an input
 
 
 def folder(run_dir):
@@ -43,35 +46,47 @@ def folder(run_dir):
 
 
 def code_digest():
-    """What makes the cached rows: every SQL file, this package's and interference's modules."""
+    """What makes the cached rows: every SQL file and the module that loads them (views.py),
+    this package's and interference's modules."""
     here = os.path.dirname(os.path.abspath(__file__))
     interference = os.path.join(os.path.dirname(here), "interference")
     paths = sorted(glob.glob(os.path.join(glob.escape(views.SQL_DIR), "**", "*.sql"), recursive=True))
+    paths += sorted(glob.glob(os.path.join(glob.escape(views.SQL_DIR), "*.py")))
     paths += sorted(glob.glob(os.path.join(glob.escape(here), "*.py")))
     paths += sorted(glob.glob(os.path.join(glob.escape(interference), "*.py")))
     h = hashlib.sha256()
     for p in paths:
         with open(p, "rb") as f:
-            h.update(os.path.basename(p).encode() + b"\0" + f.read() + b"\0")
+            h.update(os.path.relpath(p, os.path.dirname(views.SQL_DIR)).encode() + b"\0" + f.read() + b"\0")
     return h.hexdigest()
 
 
 def inputs_digest(run_dir):
-    """Every file of the run the views could read: all but report/ and dot entries (this
-    cache, lock files), by relative path, size and modification time."""
+    """What the views read: the hosts (views.find_hosts: <host>/parquet/) and every file under
+    each host's folder, symbolic links followed as the views follow them, by relative path,
+    size, inode and modification time; a file that cannot be stat'ed counts by its error.
+    None when the run has no converted host."""
     run_dir = os.path.abspath(run_dir)
+    try:
+        hosts = views.find_hosts(run_dir)
+    except (OSError, views.RunError):
+        return None
     h = hashlib.sha256()
     count = 0
-    for root, dirs, files in os.walk(run_dir):
-        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and not (root == run_dir and d == REPORT_DIR))
-        for name in sorted(files):
-            if name.startswith("."):
-                continue
-            path = os.path.join(root, name)
-            st = os.stat(path)
-            h.update(f"{os.path.relpath(path, run_dir)}\0{st.st_size}\0{st.st_mtime_ns}\n".encode("utf-8", "surrogateescape"))
-            count += 1
-    return f"{count}:{h.hexdigest()}"
+    for host in hosts:
+        top = os.path.join(run_dir, host)
+        for root, dirs, files in os.walk(top, followlinks=True):
+            dirs.sort()
+            for name in sorted(files):
+                path = os.path.join(root, name)
+                try:
+                    st = os.stat(path)
+                    what = f"{st.st_size}\0{st.st_ino}\0{st.st_mtime_ns}"
+                except OSError as e:
+                    what = f"error {e.errno}"
+                h.update(f"{os.path.relpath(path, run_dir)}\0{what}\n".encode("utf-8", "surrogateescape"))
+                count += 1
+    return f"{len(hosts)}:{count}:{h.hexdigest()}"
 
 
 def key(run_dir):
@@ -80,37 +95,55 @@ def key(run_dir):
 
 
 class Side:
-    """A side read from the cache: its files and the run side's documents (None when the
-    side was built as a base)."""
+    """A side read from the cache, its files pinned in a private folder: the stages and info
+    Parquet files and the run side's documents (None when the side was built as a base)."""
 
     def __init__(self, stages, info, first_run):
         self.stages, self.info, self.first_run = stages, info, first_run
 
 
-def load(run_dir):
-    """The cached side of run_dir when fresh, else None."""
-    d = folder(run_dir)
+def pin(src, dst):
+    """dst becomes src's file: a hard link, or a copy across file systems."""
     try:
-        with open(os.path.join(d, "side.json")) as f:
+        os.link(src, dst)
+    except OSError as e:
+        if e.errno != errno.EXDEV:
+            raise
+        shutil.copyfile(src, dst)
+
+
+def load(run_dir, into):
+    """The cached side of run_dir when fresh, its files pinned into the folder into (so that a
+    compare or analyze keeping the side meanwhile cannot change what this compare reads), else
+    None. The three files are pinned under a shared lock on the folder's lock file (store holds
+    it exclusively while it swaps a new set in), then the key is checked on the pinned copy."""
+    d = folder(run_dir)
+    names = ("side.json", "stages.parquet", "info.parquet")
+    pinned = [os.path.join(tempfile.mkdtemp(prefix="side-", dir=into), n) for n in names]
+    try:
+        fd = os.open(os.path.join(os.path.dirname(d), ".compare-side.lock"), os.O_RDONLY)
+    except OSError:
+        return None   # never kept (store makes the lock file first)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH)
+        for n, dst in zip(names, pinned):
+            pin(os.path.join(d, n), dst)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    try:
+        with open(pinned[0]) as f:
             doc = json.load(f)
     except (OSError, ValueError):
         return None
     if not isinstance(doc, dict) or doc.get("key") != key(run_dir):
         return None
-    stages, info = os.path.join(d, "stages.parquet"), os.path.join(d, "info.parquet")
-    if not (os.path.isfile(stages) and os.path.isfile(info)):
-        return None
     first_run = doc.get("first_run")
-    return Side(stages, info, first_run if isinstance(first_run, dict) else None)
-
-
-def link_or_copy(src):
-    def write(dst):
-        try:
-            os.link(src, dst)
-        except OSError:
-            shutil.copyfile(src, dst)
-    return write
+    if not (isinstance(first_run, dict) and isinstance(first_run.get("interference"), dict)
+            and "plots" in first_run):
+        first_run = None
+    return Side(pinned[1], pinned[2], first_run)
 
 
 def store(run_dir, run_key, stages, info, first_run):
@@ -124,8 +157,8 @@ def store(run_dir, run_key, stages, info, first_run):
         os.makedirs(os.path.dirname(d), exist_ok=True)
         with OutputLock(d, "compare"):
             files = ReportSet(d)
-            files.add("stages.parquet", link_or_copy(stages))
-            files.add("info.parquet", link_or_copy(info))
+            files.add("stages.parquet", lambda dst: pin(stages, dst))
+            files.add("info.parquet", lambda dst: pin(info, dst))
             files.add("side.json", json.dumps(doc, default=str) + "\n")
             files.commit()
         return True
