@@ -81,7 +81,9 @@ compare_check() { # compare_check BASE RUN check_diagnosis-args...: prints the c
 }
 # A live pair under TCG is noisy (the host's 2 cores run both VMs): a pair whose check fails
 # is recorded once more, base and run, and checked again; both results are printed and the
-# summary counts the pairs recorded twice. LAB_TEST_RETRY=0: one pair only.
+# summary counts the pairs recorded twice. LAB_TEST_RETRY=0: one pair only. A base shared by
+# several pairs (base: slow-device and slow-net) is replaced by its new recording for the
+# pairs checked after it.
 retried=0
 diagnose() { # diagnose BASE RUN check_diagnosis-args...
 	local b=$1 r=$2 out first rc
