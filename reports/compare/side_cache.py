@@ -1,9 +1,10 @@
 """A run's compare input, kept in the run for the next compare of the same run.
 
 Building one side of a comparison (the run's views, its interference tables, then its
-per-I/O stages) is most of `ntscope compare`: about 80 s a side at 1 M I/Os, while a compare
-reading both sides back took 33 s in all. Users compare many runs against one base, so compare keeps what it
-read of each side in <run>/.ntscope/compare-side/ and reads it back while it is fresh:
+per-I/O stages) is most of `ntscope compare`: about 50-80 s a side at 1 M I/Os, while a
+compare reading both sides back took 22-33 s in all. Users compare many runs against one
+base, so compare keeps what it read of each side in <run>/.ntscope/compare-side/ and reads
+it back while it is fresh:
 
   stages.parquet  the rows of load.SOURCE_QUERY (run and rep left out: a side's role is
                   the comparison's, not the run's)
