@@ -84,7 +84,8 @@ def compare_connection(base_dirs, run_dirs, keep_run=False, on_first_run=None, p
                 side = side_cache.load(path, stash) if cache and not (keep_run and first) else None
                 if side is not None and first and on_first_run and side.first_run is None:
                     side = None   # kept as a base side, without the run side's documents
-                if side is not None and not add_side(con, name, role, rep, path, side.stages, side.info):
+                rows = add_side(con, name, role, rep, path, side.stages, side.info) if side is not None else None
+                if side is not None and rows is None:
                     print(f"ntscope: note: the compare input kept in {side_cache.folder(path)} is damaged; "
                           f"building it again", file=sys.stderr)
                     side = None
@@ -97,8 +98,8 @@ def compare_connection(base_dirs, run_dirs, keep_run=False, on_first_run=None, p
                     file, info_file, kept = build_side(path, role, rep, first, on_first_run, first_run, stash, cache,
                                                        memory_limit, temp_dir, progress, keep_run and first)
                     run_con = kept or run_con
-                    add_side(con, name, role, rep, path, file, info_file, strict=True)
-                if con.execute(f"SELECT count(*) FROM side_{name}").fetchall()[0][0] == 0:
+                    rows = add_side(con, name, role, rep, path, file, info_file, strict=True)
+                if rows == 0:
                     raise views.RunError(f"{path}: no I/O with stages (io_stages is empty); fix: check "
                                          f"`just analyze {path}` and its pipeline_stats")
                 parts.append(f"(FROM side_{name})")
@@ -123,21 +124,22 @@ def compare_connection(base_dirs, run_dirs, keep_run=False, on_first_run=None, p
 
 def add_side(con, name, role, rep, path, stages, info, strict=False):
     """The view side_NAME over a side's stages file (with its role and rep) and the table
-    info_NAME from its info file. False when a file cannot be read (a damaged kept side),
-    unless strict (a side just built: the error is raised)."""
+    info_NAME from its info file; returns the side's row count. None when a file cannot be
+    read (a damaged kept side), unless strict (a side just built: the error is raised)."""
     part = views.sql_str(views.duckdb_literal_path(stages))   # read_parquet globs; COPY TO does not
     info_part = views.sql_str(views.duckdb_literal_path(info))
     try:
         con.execute(f"CREATE OR REPLACE VIEW side_{name} AS SELECT {views.sql_str(role)} AS run, {int(rep)} AS rep, * "
                     f"FROM read_parquet({part})")
-        con.execute(f"SELECT count(*) FROM side_{name}").fetchall()   # its footer: a truncated or foreign file fails here
+        # the count reads the file's footer: a truncated or foreign file fails here
+        rows = con.execute(f"SELECT count(*) FROM side_{name}").fetchall()[0][0]
         con.execute(f"CREATE OR REPLACE TABLE info_{name} AS SELECT ?::VARCHAR AS run, ?::INTEGER AS rep, "
                     f"?::VARCHAR AS run_dir, * FROM read_parquet({info_part})", [role, rep, path])
-        return True
+        return rows
     except duckdb.Error:
         if strict:
             raise
-        return False
+        return None
 
 
 def export_side(rc, folder, name):

@@ -119,12 +119,12 @@ def load(run_dir, into):
     None. The three files are pinned under a shared lock on the folder's lock file (store holds
     it exclusively while it swaps a new set in), then the key is checked on the pinned copy."""
     d = folder(run_dir)
-    names = ("side.json", "stages.parquet", "info.parquet")
-    pinned = [os.path.join(tempfile.mkdtemp(prefix="side-", dir=into), n) for n in names]
     try:
-        fd = os.open(os.path.join(os.path.dirname(d), ".compare-side.lock"), os.O_RDONLY)
+        fd = os.open(OutputLock(d).path, os.O_RDONLY)   # the lock file store's OutputLock uses
     except OSError:
         return None   # never kept (store makes the lock file first)
+    names = ("side.json", "stages.parquet", "info.parquet")
+    pinned = [os.path.join(tempfile.mkdtemp(prefix="side-", dir=into), n) for n in names]
     try:
         fcntl.flock(fd, fcntl.LOCK_SH)
         for n, dst in zip(names, pinned):
