@@ -1,21 +1,26 @@
 -- Sampled captures (capture/README.md, "Capture at real rates"): `ntscope-capture sample=N`
--- records on each host only the commands whose 16-bit command id has its low log2(N) bits
--- zero (kernel filter '!(cid & (N-1))'), the same commands on both hosts. Latencies and
--- percentiles are those of the sampled commands; counts, IOPS and MB/s must be scaled.
--- The scale is measured, not assumed: host.json io_counters holds the NVMe namespaces'
--- /sys/block/<dev>/stat I/O counts at the start and end of the recording, so
--- scale = I/Os the device completed / I/O submits traced (N only when a host has no
--- counters: the blk-mq tag range makes the true fraction differ from 1/N, e.g. 1/8.4 for
--- N = 8 with 127 tags).
+-- records on each host only the commands whose 16-bit command id has the bits of a mask
+-- zero (kernel filter '!(cid & mask)'), the same commands on both hosts. Since 0.2 the mask
+-- is the generation counter's low log2(N) bits (bits 12-15: every Nth use of each tag; N > 16
+-- adds the tag's low bits); older captures used the tag's low bits (mask N - 1), whose share
+-- varies with how blk-mq walks its tags. host.json "sample.mask" says which. Latencies and percentiles are those of the sampled commands; counts, IOPS and
+-- MB/s must be scaled. The scale is measured, not assumed: host.json io_counters holds the
+-- NVMe namespaces' /sys/block/<dev>/stat I/O counts at the start and end of the recording,
+-- so scale = I/Os the device completed / I/O submits traced (N only when a host has no
+-- counters).
 
 -- sampling: one row per host: how it was sampled and the scale its counts take.
 --   host, role     host directory name and its role (see hosts)
 --   sample_n       N of sample=N (1: every command)
---   sample_mask    N - 1: a command is in the sample when cid & sample_mask = 0
---   sample_source  'host.json' (capture wrote "sample"), 'inferred' (no host.json sample, but
---                  every traced I/O submit's cid has its low bits zero: N = lowest set bit of
---                  the OR of all cids, at least 64 submits), or 'none'
---   rule           the rule as text ('cid & 7 == 0'), NULL when not sampled
+--   sample_mask    a command is in the sample when cid & sample_mask = 0: host.json
+--                  sample.mask (0x7000 for N = 8; N - 1 in captures before 0.2)
+--   sample_source  'host.json' (capture wrote "sample"), 'inferred' (no host.json sample, at
+--                  least 64 I/O submits, and the OR of their cids has zero bits a rule
+--                  explains: the generation counter's low bits from bit 12 up while a higher
+--                  counter bit is set (N = 2^k; N = 16 and up, all four zero, is not inferred:
+--                  made-up traces look like that), else the tag's low bits (N = lowest set
+--                  bit, the rule before 0.2)), or 'none'
+--   rule           the rule as text ('cid & 0x7000 == 0'), NULL when not sampled
 --   block_events   'all' or 'none' (host.json block_events; NULL if not recorded)
 --   filters_applied  host.json filters.applied: false when the kernel refused a filter
 --   io_submits     I/O commands submitted in the trace (qid > 0: nvme_setup_cmd on the
@@ -46,22 +51,41 @@ WITH submits AS (
 ), declared AS (
     SELECT r.host, h.role,
            TRY_CAST(r.host_json->>'$.sample.n' AS BIGINT) AS json_n,
+           TRY_CAST(r.host_json->>'$.sample.mask' AS BIGINT) AS json_mask,
+           r.host_json->>'$.sample.rule' AS json_rule,
            r.host_json->>'$.block_events' AS block_events,
            TRY_CAST(r.host_json->>'$.filters.applied' AS BOOLEAN) AS filters_applied,
            coalesce(s.io_submits, 0) AS io_submits, s.cid_or
     FROM run_hosts r JOIN hosts h USING (host) LEFT JOIN submits s USING (host)
+), bits AS (
+    -- the OR of the traced ids, split: generation counter (bits 12-15) and tag (bits 0-11)
+    SELECT *, io_submits >= 64 AND cid_or IS NOT NULL AS enough,
+           cid_or >> 12 AS gen_or, cid_or & 4095 AS tag_or
+    FROM declared
+), inferred AS (
+    SELECT *,
+           CASE WHEN NOT enough THEN 0
+                WHEN (gen_or & 1) = 0 AND gen_or > 0 THEN ((gen_or & -gen_or) - 1) << 12
+                WHEN tag_or > 0 AND (tag_or & 1) = 0 THEN (tag_or & -tag_or) - 1
+                ELSE 0 END AS inferred_mask
+    FROM bits
 ), chosen AS (
     SELECT *,
            CASE WHEN json_n IS NOT NULL THEN json_n
-                WHEN io_submits >= 64 AND cid_or > 0 AND (cid_or & 1) = 0 THEN least(cid_or & -cid_or, 4096)
+                WHEN inferred_mask > 0 THEN 1 << bit_count(inferred_mask)
                 ELSE 1 END AS sample_n,
+           CASE WHEN json_n IS NOT NULL THEN coalesce(json_mask, json_n - 1)
+                ELSE inferred_mask END AS sample_mask,
            CASE WHEN json_n IS NOT NULL THEN 'host.json'
-                WHEN io_submits >= 64 AND cid_or > 0 AND (cid_or & 1) = 0 THEN 'inferred'
+                WHEN inferred_mask > 0 THEN 'inferred'
                 ELSE 'none' END AS sample_source
-    FROM declared
+    FROM inferred
 )
-SELECT c.host, c.role, c.sample_n, c.sample_n - 1 AS sample_mask, c.sample_source,
-       CASE WHEN c.sample_n > 1 THEN 'cid & ' || (c.sample_n - 1) || ' == 0' END AS rule,
+SELECT c.host, c.role, c.sample_n, c.sample_mask, c.sample_source,
+       CASE WHEN c.sample_n <= 1 THEN NULL
+            WHEN c.json_n IS NOT NULL AND c.json_rule IS NOT NULL THEN c.json_rule
+            WHEN c.sample_mask < 4096 THEN 'cid & ' || c.sample_mask || ' == 0'
+            ELSE printf('cid & 0x%x == 0', c.sample_mask) END AS rule,
        c.block_events, c.filters_applied, c.io_submits,
        CASE WHEN c.role = 'initiator' THEN k.device_ios END AS device_ios,
        CASE WHEN c.sample_n > 1 AND c.role = 'initiator' AND k.device_ios > 0 AND c.io_submits > 0
@@ -72,7 +96,9 @@ FROM chosen c LEFT JOIN counters k USING (host);
 -- sampling_run: one row for the run: the factor reports multiply counts, IOPS and MB/s by.
 --   sampled        true when any host traced a sample
 --   sample_n       the largest N of the hosts
---   consistent     every host used the same N (else the join loses commands: see sampling_stats)
+--   rule           the hosts' rule ('cid & 0x7000 == 0'); several, comma-joined, when they differ
+--   consistent     every host used the same N and mask (else the join loses commands: see
+--                  sampling_stats)
 --   scale          initiator device I/Os / initiator I/O submits (summed over initiators)
 --                  when the counters exist, else sample_n; 1 when not sampled
 --   scale_source   'io_counters', 'nominal' (N: no counters) or 'not sampled'
@@ -82,9 +108,12 @@ WITH ini AS (
     SELECT sum(device_ios) AS device_ios, sum(io_submits) AS io_submits
     FROM sampling WHERE role = 'initiator' AND device_ios > 0
 ), s AS (
-    SELECT max(sample_n) AS sample_n, count(DISTINCT sample_n) = 1 AS consistent FROM sampling
+    SELECT max(sample_n) AS sample_n,
+           count(DISTINCT sample_n) = 1 AND count(DISTINCT sample_mask) = 1 AS consistent,
+           string_agg(DISTINCT rule, ', ' ORDER BY rule) AS rule
+    FROM sampling
 )
-SELECT s.sample_n > 1 AS sampled, s.sample_n, s.consistent,
+SELECT s.sample_n > 1 AS sampled, s.sample_n, s.rule, s.consistent,
        CASE WHEN s.sample_n <= 1 THEN 1.0
             WHEN ini.device_ios > 0 AND ini.io_submits > 0 THEN ini.device_ios::DOUBLE / ini.io_submits
             ELSE s.sample_n::DOUBLE END AS scale,
@@ -92,7 +121,7 @@ SELECT s.sample_n > 1 AS sampled, s.sample_n, s.consistent,
             WHEN ini.device_ios > 0 AND ini.io_submits > 0 THEN 'io_counters'
             ELSE 'nominal' END AS scale_source,
        CASE WHEN s.sample_n <= 1 THEN 'every command traced'
-            ELSE 'sampled: 1 in ' || s.sample_n || ' commands traced (cid & ' || (s.sample_n - 1) || ' == 0); counts, IOPS and MB/s x '
+            ELSE 'sampled: 1 in ' || s.sample_n || ' commands traced (' || s.rule || '); counts, IOPS and MB/s x '
                  || round(CASE WHEN ini.device_ios > 0 AND ini.io_submits > 0 THEN ini.device_ios::DOUBLE / ini.io_submits
                                ELSE s.sample_n END, 2)
                  || CASE WHEN ini.device_ios > 0 AND ini.io_submits > 0
@@ -110,7 +139,8 @@ CREATE OR REPLACE MACRO outside_sample(h, c) AS
 
 -- sampling_stats: rows for pipeline_stats (same columns), none when nothing was sampled.
 --   seq, name, severity, value, meaning   as pipeline_stats
---   names: 'sampled', 'sample_scale', 'sample_mismatch' (error: hosts used different N),
+--   names: 'sampled', 'sample_scale', 'sample_mismatch' (error: hosts used different N or
+--   rules),
 --   'sample_rule_violations:<host>' (error: traced ids outside the rule: a filter was not
 --   applied), 'filters_not_applied:<host>' (error: host.json says the kernel refused a
 --   filter), 'completions_outside_sample:<host>' (info: initiator completions recorded
@@ -141,19 +171,19 @@ WITH filtered AS (
     GROUP BY host
 ), rows AS (
     SELECT 2 AS seq, 'sampled' AS name, 'info' AS severity,
-           to_json('1 in ' || sample_n || ' (cid & ' || (sample_n - 1) || ' == 0)') AS value, meaning
+           to_json('1 in ' || sample_n || ' (' || rule || ')') AS value, meaning
     FROM sampling_run WHERE sampled
     UNION ALL
     SELECT 3, 'sample_scale', CASE WHEN scale_source = 'nominal' THEN 'warning' ELSE 'info' END, to_json(round(scale, 4)),
            CASE WHEN scale_source = 'io_counters'
                 THEN 'counts, IOPS and MB/s are multiplied by this: the NVMe namespaces'' completed I/Os (host.json io_counters) over the traced I/O submits'
-                ELSE 'counts, IOPS and MB/s are multiplied by N: host.json has no io_counters (older capture), so the tag range''s effect on the fraction is not corrected' END
+                ELSE 'counts, IOPS and MB/s are multiplied by N: host.json has no io_counters (older capture), so the difference between the traced fraction and 1/N is not corrected' END
     FROM sampling_run WHERE sampled
     UNION ALL
     SELECT 3, 'sample_mismatch', 'error',
-           to_json(string_agg(host || '=' || sample_n, ',' ORDER BY host)),
-           'the hosts traced different samples: commands of the larger sample that the other host lacks show as unmatched; fix: record both hosts with the same sample=N'
-    FROM sampling HAVING count(DISTINCT sample_n) > 1
+           to_json(string_agg(host || '=' || sample_n || CASE WHEN sample_n > 1 THEN ' (' || rule || ')' ELSE '' END, ',' ORDER BY host)),
+           'the hosts traced different samples: commands of one host''s sample that the other host lacks show as unmatched; fix: record both hosts with the same sample=N and the same ntscope-capture'
+    FROM sampling HAVING count(DISTINCT sample_n) > 1 OR count(DISTINCT sample_mask) > 1
     UNION ALL
     SELECT 3, 'sample_rule_violations:' || host, 'error', to_json(violations),
            'traced command ids outside the sample rule (of ' || events || ' filtered events): the kernel did not apply the sample filter to some event; the sample is not the same on both hosts (fix: check host.json filters, record again)'

@@ -166,5 +166,16 @@ co AS (
     FROM io WHERE match_state = 'matched' AND t_dev_issue_ts IS NULL HAVING count(*) > 0
     UNION ALL
     SELECT seq, name, severity, value, meaning FROM sampling_stats
+    UNION ALL
+    SELECT 4, 'sample_block_check:' || host, CASE WHEN fair = false THEN 'warning' ELSE 'info' END,
+           to_json(round(p50_ratio, 3)),
+           'block issue->complete of the sampled commands'' requests vs every request on the same devices: median '
+           || round(sampled_p50_ns / 1000, 1) || ' vs ' || round(all_p50_ns / 1000, 1) || ' us, p90 '
+           || round(sampled_p90_ns / 1000, 1) || ' vs ' || round(all_p90_ns / 1000, 1) || ' us ('
+           || sampled_requests || ' of ' || all_requests || ' requests): '
+           || CASE WHEN fair THEN 'alike, the sample is fair'
+                   WHEN fair = false THEN 'NOT alike: the sampled latencies are not those of all commands (the sample rule follows the load; record again with ntscope-capture sample=N, N <= 16)'
+                   ELSE 'too few sampled requests to judge (under 100)' END
+    FROM sample_block_check
 )
 SELECT seq, name, severity, value, meaning FROM rows;

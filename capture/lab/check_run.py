@@ -307,16 +307,20 @@ def main():
 
 def check_sample(c, name, d, hosts, ev, sample_n, fio_ios, hi):
     """A sampled capture: both hosts kept the same 1 in N commands (same rule, every kept
-    command id follows it, the same commands on both sides), about 1/N of fio's I/Os, all
-    block requests and initiator completions, and host.json's I/O counters saw fio's I/Os."""
+    command id follows it, the same commands on both sides), about 1/N of fio's I/Os, on
+    tags of every kind (the rule tests the generation counter, not the tag), all block
+    requests and initiator completions, and host.json's I/O counters saw fio's I/Os."""
     n = sample_n["initiator"]
     c.check(sample_n["initiator"] == sample_n["target"], f"{name}: same sample on both hosts ({sample_n})")
-    mask = n - 1
+    # the counter bits 12-15 (every Nth use of each tag); above 16 also the tag's low bits
+    mask = (n - 1) << 12 if n <= 16 else 0xf000 | (n // 16 - 1)
     for role in ("initiator", "target"):
         t = f"{d}/{role}/trace.dat"
         sm = hosts.get(role, {}).get("sample") or {}
-        c.check(sm.get("rule") == f"cid & {mask} == 0" and sm.get("kernel_filter") == f"!(cid & {mask})",
-                f"{name}: {role} host.json sample rule {sm.get('rule')!r}, kernel filter {sm.get('kernel_filter')!r}")
+        c.check(sm.get("mask") == mask and sm.get("rule") == f"cid & {mask:#x} == 0"
+                and sm.get("kernel_filter") == f"!(cid & {mask})",
+                f"{name}: {role} host.json sample mask {sm.get('mask')}, rule {sm.get('rule')!r}, "
+                f"kernel filter {sm.get('kernel_filter')!r} (want {mask:#x})")
         filtered = [e.split(":", 1)[1] for e in sm.get("filtered_events") or []]
         kept = sum(len(CIDS[t][e]) for e in filtered)
         bad = {e: sum(1 for x in CIDS[t][e] if x & mask) for e in filtered}
@@ -331,6 +335,13 @@ def check_sample(c, name, d, hosts, ev, sample_n, fio_ios, hi):
     c.check(ni > 0 and common >= 0.98 * ni and common >= 0.9 * nt,
             f"{name}: the same commands on both hosts: {common} of the initiator's {ni} and the target's {nt} sampled I/O "
             "submits share (qid, cid, opcode, cdw10)")
+    # A tag rule (before 0.2) kept only tags that are multiples of N, i.e. the commands issued
+    # while N requests were in flight; the counter rule keeps commands on every tag in use.
+    tags = collections.Counter(x & 0xfff for x in CIDS[f"{d}/initiator/trace.dat"]["nvme_setup_cmd"])
+    off = sorted(x for x in tags if x % n)
+    c.check(len(tags) >= 3 and off,
+            f"{name}: the sample holds {sum(tags.values())} submits on {len(tags)} tags, {len(off)} of them "
+            f"not a multiple of {n} ({off[:8]}): sampled by the counter, not by the tag")
     frac = hi / fio_ios if fio_ios else 0
     c.check(fio_ios > 0 and 0.75 / n <= frac <= 1.25 / n,
             f"{name}: sampled fraction: {hi} of fio's {fio_ios} I/Os = 1/{1 / frac if frac else 0:.2f} (want 1/{n} +- 25%)")

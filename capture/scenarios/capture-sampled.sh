@@ -1,7 +1,8 @@
-# Sampled capture: both hosts record 1 in `sample` commands (same rule: cid & (N-1) == 0).
-# 4K random reads (qd 8) and 128K writes (R2T, qd 2) at once. Checked: the same commands on
-# both hosts, every kept cid follows the rule, ~1/N of fio's I/Os, all block events and
-# initiator completions kept, host.json io_counters = fio's I/Os (the scale's denominator).
+# Sampled capture: both hosts record 1 in `sample` commands (same rule: the command id's
+# generation counter, cid & 0x7000 == 0 for N = 8). 4K random reads (qd 8) and 128K writes
+# (R2T, qd 2) at once. Checked: the same commands on both hosts, every kept cid follows the
+# rule, ~1/N of fio's I/Os on tags of every kind, all block events and initiator completions
+# kept, host.json io_counters = fio's I/Os (the scale's denominator).
 : "${runtime:=3}"
 : "${qd:=8}"
 : "${sample:=8}"

@@ -156,7 +156,7 @@ expect "unknown key" 2 "unknown key 'color'" @ "" role=target run=x color=red
 expect "duration not a number" 2 "not a whole number of seconds" @ "" role=target run=x duration=abc
 expect "clock_error_us fraction" 2 "is not a whole number of microseconds" @ "" role=initiator run=x clock=tai clock_error_us=1.5
 expect "clock_error_us without tai" 2 "but clock=mono" @ "" role=initiator run=x clock_error_us=50
-expect "sample not a power of two" 2 "sample '6' is not a power of two between 1 and 4096" "cid & 7" @ "" role=initiator run=x sample=6
+expect "sample not a power of two" 2 "sample '6' is not a power of two between 1 and 4096" "bits of the command id" @ "" role=initiator run=x sample=6
 expect "sample too big" 2 "sample '8192' is not a power of two" @ "" role=initiator run=x sample=8192
 expect "block value" 2 "block 'some' is not all or none" @ "" role=initiator run=x block=some
 expect "check flag value" 2 "check 'yes' is not 0 or 1" @ "" role=initiator run=x check=yes
@@ -269,17 +269,19 @@ if [ "$(cat "$T/last.out")" = "$want" ]; then result ok "dry run prints the trac
 else result FAIL "dry run printed: $(cat "$T/last.out") (want $want)"; fi
 
 r=$(tree sample-ini initiator patched)
-expect "sampled initiator command" 0 "-e 'nvme_tcp:nvme_tcp_queue_rq' -f '!(cid & 7)'" "-e 'nvme_tcp:nvme_tcp_handle_r2t' -f '!(cid & 7)'" \
-	"-e 'nvme:nvme_complete_rq' -e 'nvme:nvme_setup_cmd' -f '!(cid & 7)' -e 'nvme:nvme_sq' -e 'block:block_bio_queue' -e" @ "$r" role=initiator run=x sample=8 dry_run=1 -- true
+expect "sampled initiator command" 0 "-e 'nvme_tcp:nvme_tcp_queue_rq' -f '!(cid & 28672)'" "-e 'nvme_tcp:nvme_tcp_handle_r2t' -f '!(cid & 28672)'" \
+	"-e 'nvme:nvme_complete_rq' -e 'nvme:nvme_setup_cmd' -f '!(cid & 28672)' -e 'nvme:nvme_sq' -e 'block:block_bio_queue' -e" @ "$r" role=initiator run=x sample=8 dry_run=1 -- true
 expect_not "sampled initiator: block events unfiltered" "block:block_rq_issue' -f"
-expect "sampled initiator, block=none" 0 "-e 'nvme:nvme_complete_rq' -f '!(cid & 7)'" @ "$r" role=initiator run=x sample=8 block=none dry_run=1 -- true
+expect "sampled initiator, block=none" 0 "-e 'nvme:nvme_complete_rq' -f '!(cid & 28672)'" @ "$r" role=initiator run=x sample=8 block=none dry_run=1 -- true
 expect_not "block=none: no block events" "-e 'block:"
-expect "sample with qid and dev" 0 "-e 'nvme:nvme_setup_cmd' -f 'disk == \"nvme0n1\" && qid == 1 && !(cid & 4095)'" \
+expect "sample with qid and dev" 0 "-e 'nvme:nvme_setup_cmd' -f 'disk == \"nvme0n1\" && qid == 1 && !(cid & 61695)'" \
 	"-e 'block:block_rq_issue' -f 'dev == 271581184'" @ "$r" role=initiator run=x sample=4096 qid=1 dev=nvme0n1 dry_run=1 -- true
-expect "check lists the sample" 0 "ok   sample 1 in 8: filter '!(cid & 7)' on nvme_tcp:nvme_tcp_done_send_req" "unfiltered: nvme:nvme_complete_rq nvme:nvme_sq block:block_bio_queue" @ "$r" role=initiator run=x sample=8 check=1
+expect "sample=16: the whole generation counter, no tag bit" 0 "-e 'nvme:nvme_setup_cmd' -f '!(cid & 61440)'" @ "$r" role=initiator run=x sample=16 dry_run=1 -- true
+expect "sample=2: the counter's lowest bit" 0 "-e 'nvme:nvme_setup_cmd' -f '!(cid & 4096)'" @ "$r" role=initiator run=x sample=2 dry_run=1 -- true
+expect "check lists the sample" 0 "ok   sample 1 in 8 (cid & 0x7000 == 0): filter '!(cid & 28672)' on nvme_tcp:nvme_tcp_done_send_req" "unfiltered: nvme:nvme_complete_rq nvme:nvme_sq block:block_bio_queue" @ "$r" role=initiator run=x sample=8 check=1
 r=$(tree sample-tgt target patched)
-expect "sampled target command" 0 "-e 'nvmet_tcp:nvmet_tcp_done_recv_pdu' -f '!(cid & 63)'" "-e 'nvmet:nvmet_req_init' -f '!(cid & 63)'" \
-	"-e 'nvmet:nvmet_req_complete' -f '!(cid & 63)'" @ "$r" role=target run=x sample=64 dry_run=1 -- true
+expect "sampled target command" 0 "-e 'nvmet_tcp:nvmet_tcp_done_recv_pdu' -f '!(cid & 61443)'" "-e 'nvmet:nvmet_req_init' -f '!(cid & 61443)'" \
+	"-e 'nvmet:nvmet_req_complete' -f '!(cid & 61443)'" @ "$r" role=target run=x sample=64 dry_run=1 -- true
 expect_not "sampled target: try_recv_pdu (cid unknown) not recorded" "nvmet_tcp_try_recv_pdu"
 expect "unsampled target keeps try_recv_pdu" 0 "-e 'nvmet_tcp:nvmet_tcp_try_recv_pdu' -e" @ "$r" role=target run=x dry_run=1 -- true
 expect_not "unsampled: no cid filter" "cid &"
@@ -321,7 +323,7 @@ import json, sys
 h = json.load(open(sys.argv[1]))
 s, io, f = h["sample"], h["io_counters"], h["filters"]
 checks = [
-    (s["n"] == 8 and s["mask"] == 7 and s["rule"] == "cid & 7 == 0" and s["kernel_filter"] == "!(cid & 7)", s),
+    (s["n"] == 8 and s["mask"] == 0x7000 and s["rule"] == "cid & 0x7000 == 0" and s["kernel_filter"] == "!(cid & 28672)", s),
     (s["filtered_events"] == ["nvme:nvme_setup_cmd"], s["filtered_events"]),
     ("nvme:nvme_complete_rq" in s["unfiltered_events"] and s["not_recorded"] == [], s),
     (h["block_events"] == "all", h["block_events"]),
@@ -340,9 +342,9 @@ tlog=$(cat "$FAKE_TC_LOG")
 	result FAIL "trace-cmd was given: $tlog"
 # the kernel refuses the filter of one event: warning, exit 1, host.json says so
 FAKE_TC_REFUSE=nvme:nvme_setup_cmd NTSCOPE_TEST_TRACE_CMD=$T/bin/trace-cmd expect "a refused filter is reported" 1 \
-	"warning: the kernel did not apply the filter '!(cid & 7)' to $r/sys/kernel/tracing/events/nvme/nvme_setup_cmd/filter (it shows: ((!(cid & 7)))&&((common_pid<9||common_pid>10))|      ^|parse_error: Too many terms in predicate expression|)" \
+	"warning: the kernel did not apply the filter '!(cid & 28672)' to $r/sys/kernel/tracing/events/nvme/nvme_setup_cmd/filter (it shows: ((!(cid & 28672)))&&((common_pid<9||common_pid>10))|      ^|parse_error: Too many terms in predicate expression|)" \
 	@ "$r" role=initiator run=rec runs="$runs" sample=8 force=1 -- true
-if python3 -c 'import json,sys; f=json.load(open(sys.argv[1]))["filters"]; sys.exit(0 if f["applied"] is False and f["errors"] == [{"event": "nvme:nvme_setup_cmd", "filter": "!(cid & 7)", "kernel_shows": "((!(cid & 7)))&&((common_pid<9||common_pid>10))|      ^|parse_error: Too many terms in predicate expression|"}] else 1)' "$hj"; then
+if python3 -c 'import json,sys; f=json.load(open(sys.argv[1]))["filters"]; sys.exit(0 if f["applied"] is False and f["errors"] == [{"event": "nvme:nvme_setup_cmd", "filter": "!(cid & 28672)", "kernel_shows": "((!(cid & 28672)))&&((common_pid<9||common_pid>10))|      ^|parse_error: Too many terms in predicate expression|"}] else 1)' "$hj"; then
 	result ok "host.json: filters.applied false with the refused filter"
 else result FAIL "host.json filters after a refused filter: $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["filters"])' "$hj")"; fi
 NTSCOPE_TEST_TRACE_CMD=$T/bin/trace-cmd expect "unsampled recording" 0 "" @ "$r" role=initiator run=rec runs="$runs" force=1 -- true

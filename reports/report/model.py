@@ -55,7 +55,7 @@ def build(con, spec):
                    "FROM report_timeseries ORDER BY queue, bin")
     defs = rows(con, "SELECT stage_set, stage, seq, parent, side, from_ms, to_ms, minus_from_ms, minus_to_ms, "
                      "direction, meaning FROM stage_definitions ORDER BY stage_set, seq")
-    sampling = rows(con, "SELECT sampled, sample_n, consistent, scale, scale_source, meaning FROM sampling_run")[0]
+    sampling = rows(con, "SELECT sampled, sample_n, rule, consistent, scale, scale_source, meaning FROM sampling_run")[0]
     slo = {"objectives": rows(con, "SELECT * FROM slo_results ORDER BY slo_id"),
            "per_second": rows(con, "SELECT * FROM slo_per_second ORDER BY slo_id, second"),
            "worst_ios": rows(con, "SELECT * FROM slo_worst_ios ORDER BY slo_id, rank")}

@@ -1,0 +1,43 @@
+-- Is a sample fair? On a sampled initiator with block events (the default block=all) the
+-- block layer saw every request, sampled or not, so the sampled commands' block latency can
+-- be set beside everyone's. A fair rule (the generation counter: capture/README.md, "Why not
+-- the tag") leaves the two alike; a rule whose choice follows the load (a filter on other
+-- fields, a tag rule on a kernel that hands tags out by queue depth) makes them differ, and
+-- the report's latencies would not be those of all commands.
+
+-- sample_block_check: one row per sampled initiator host with linked block requests.
+--   host                 host directory name
+--   sampled_requests     complete read/write block requests linked to a traced nvme_setup_cmd
+--   all_requests         complete read/write block requests on the same devices (every one)
+--   sampled_p50_ns, all_p50_ns   median block_rq_issue -> block_rq_complete (ns)
+--   sampled_p90_ns, all_p90_ns   90th percentile of the same (ns)
+--   p50_ratio            sampled_p50_ns / all_p50_ns (1: alike)
+--   fair                 false when at least 100 requests were sampled and p50_ratio is
+--                        outside 0.8 .. 1.25; NULL below 100 (too few to judge)
+CREATE OR REPLACE VIEW sample_block_check AS
+WITH sampled_hosts AS (
+    SELECT host FROM sampling WHERE sample_n > 1 AND role = 'initiator'
+), linked AS (
+    SELECT DISTINCT b.req_key, b.host, b.dev, b.complete_ts - b.issue_ts AS dur
+    FROM host_block_link l JOIN block_requests b USING (req_key)
+    WHERE l.host IN (SELECT host FROM sampled_hosts)
+      AND b.state = 'complete' AND b.io_type IN ('read', 'write')
+), devs AS (
+    SELECT DISTINCT host, dev FROM linked
+), everyone AS (
+    SELECT b.host, b.complete_ts - b.issue_ts AS dur
+    FROM block_requests b JOIN devs USING (host, dev)
+    WHERE b.state = 'complete' AND b.io_type IN ('read', 'write')
+), s AS (
+    SELECT host, count(*) AS n, quantile_disc(dur, 0.5) AS p50, quantile_disc(dur, 0.9) AS p90
+    FROM linked GROUP BY host
+), a AS (
+    SELECT host, count(*) AS n, quantile_disc(dur, 0.5) AS p50, quantile_disc(dur, 0.9) AS p90
+    FROM everyone GROUP BY host
+)
+SELECT s.host, s.n AS sampled_requests, a.n AS all_requests,
+       s.p50 AS sampled_p50_ns, a.p50 AS all_p50_ns, s.p90 AS sampled_p90_ns, a.p90 AS all_p90_ns,
+       CASE WHEN a.p50 > 0 THEN s.p50::DOUBLE / a.p50 END AS p50_ratio,
+       CASE WHEN s.n < 100 OR a.p50 IS NULL OR a.p50 <= 0 THEN NULL
+            ELSE s.p50::DOUBLE / a.p50 BETWEEN 0.8 AND 1.25 END AS fair
+FROM s JOIN a USING (host);
