@@ -3,11 +3,11 @@
 -- zero (kernel filter '!(cid & mask)'), the same commands on both hosts. Since 0.2 the mask
 -- is the generation counter's low log2(N) bits (bits 12-15: every Nth use of each tag; N > 16
 -- adds the tag's low bits); older captures used the tag's low bits (mask N - 1), whose share
--- varies with how blk-mq walks its tags. host.json "sample.mask" says which. Latencies and percentiles are those of the sampled commands; counts, IOPS and
--- MB/s must be scaled. The scale is measured, not assumed: host.json io_counters holds the
--- NVMe namespaces' /sys/block/<dev>/stat I/O counts at the start and end of the recording,
--- so scale = I/Os the device completed / I/O submits traced (N only when a host has no
--- counters).
+-- varies with how blk-mq walks its tags. host.json "sample.mask" says which. Latencies and
+-- percentiles are those of the sampled commands; counts, IOPS and MB/s must be scaled. The
+-- scale is measured, not assumed: host.json io_counters holds the NVMe namespaces'
+-- /sys/block/<dev>/stat I/O counts at the start and end of the recording, so scale = I/Os
+-- the device completed / I/O submits traced (N only when a host has no counters).
 
 -- sampling: one row per host: how it was sampled and the scale its counts take.
 --   host, role     host directory name and its role (see hosts)
