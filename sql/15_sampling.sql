@@ -143,8 +143,8 @@ CREATE OR REPLACE MACRO outside_sample(h, c) AS
 --   rules),
 --   'sample_rule_violations:<host>' (error: traced ids outside the rule: a filter was not
 --   applied), 'filters_not_applied:<host>' (error: host.json says the kernel refused a
---   filter), 'completions_outside_sample:<host>' (info: initiator completions recorded
---   for the pairing, not in the sample), 'sample_without_block:<host>' (warning)
+--   filter), 'sample_without_block:<host>' (warning). The initiator completions outside
+--   the sample are counted after nvme_commands (sql/35_sample_check.sql).
 CREATE OR REPLACE VIEW sampling_stats AS
 WITH filtered AS (
     -- events of the kernel-filtered types: every traced cid must follow the rule
@@ -159,11 +159,6 @@ WITH filtered AS (
                THEN list_contains(json_extract_string(r.host_json, '$.sample.filtered_events[*]'), e.ev)
                ELSE e.ev IN ('nvme:nvme_setup_cmd', 'nvmet:nvmet_req_init', 'nvmet:nvmet_req_complete') END
     GROUP BY e.host
-), outside AS (
-    SELECT n.host, count(*) AS completions
-    FROM raw_nvme n JOIN sampling s ON s.host = n.host AND s.sample_n > 1
-    WHERE n.event = 'nvme_complete_rq' AND (n.cid & s.sample_mask) <> 0
-    GROUP BY n.host
 ), refused AS (
     SELECT host, string_agg(json_extract_string(e, '$.event'), ' ') AS events
     FROM (SELECT host, unnest(CAST(host_json->'$.filters.errors' AS JSON[])) AS e
@@ -192,10 +187,6 @@ WITH filtered AS (
     SELECT 3, 'filters_not_applied:' || host, 'error', to_json(events),
            'host.json: the kernel refused the filter of these events, which were recorded unfiltered; fix: record again with a kernel that accepts it (capture/README.md)'
     FROM refused
-    UNION ALL
-    SELECT 4, 'completions_outside_sample:' || host, 'info', to_json(completions),
-           'initiator nvme_complete_rq whose cid is outside the sample: the other commands'' completions, recorded on purpose (on 6.1 an R2T write''s completion reports its transfer tag as cid, so completions are paired through the block request, not by cid); not commands of the run'
-    FROM outside
     UNION ALL
     SELECT 4, 'sample_without_block:' || host, 'warning', to_json(block_events),
            'recorded with block=none: no block events, so no end_to_end, host_queue, host_completion or target_device stages'

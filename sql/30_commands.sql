@@ -180,6 +180,22 @@ WITH raw_cmd_events AS (
     QUALIFY complete_ts IS NULL
          OR row_number() OVER (PARTITION BY host, complete_ts, complete_cpu
                                ORDER BY pairing = 'block' DESC, submit_ts DESC) = 1
+), unsampled_in_trace AS (
+    -- a sampled capture keeps every completion (6.1 reports an R2T write's transfer tag as its
+    -- cid). On a sampled initiator, an unclaimed completion whose cid passes the rule but
+    -- whose block request (the next block_rq_complete on its CPU, as via_block pairs them)
+    -- was issued inside the trace belongs to a command the sample left out: had it been
+    -- sampled, its submit would be in the trace and would have claimed it (the cid passed by
+    -- chance: a transfer tag). Counted in sample_outside_completions, not a lifetime.
+    SELECT u.host, u.ts, u.cpu
+    FROM (SELECT c.* FROM completes c
+          JOIN sampling s ON s.host = c.host AND s.sample_n > 1 AND s.role = 'initiator'
+                         AND (c.cid & s.sample_mask) = 0
+          ANTI JOIN claimed cl ON cl.host = c.host AND cl.complete_ts = c.ts AND cl.complete_cpu = c.cpu) u
+    ASOF JOIN (SELECT host, complete_cpu, complete_ts, issue_ts FROM block_requests
+               WHERE complete_ts IS NOT NULL) b
+      ON b.host = u.host AND b.complete_cpu = u.cpu AND b.complete_ts >= u.ts
+    WHERE b.issue_ts IS NOT NULL
 ), lifetimes AS (
     SELECT cl.host, cl.role, cl.ctrl_id, cl.qid, cl.cid, cl.opcode, cl.fctype, cl.slba, cl.nlb, cl.disk,
            cl.submit_ts, cl.complete_ts, cl.submit_cpu, cl.submit_pid, cl.submit_comm, cl.complete_cpu,
@@ -199,8 +215,8 @@ WITH raw_cmd_events AS (
            NULL, c.ts, NULL, NULL, NULL, c.cpu, c.status, c.cid, NULL, 'no_submission'
     FROM completes c JOIN hosts h USING (host)
     ANTI JOIN claimed cl ON cl.host = c.host AND cl.complete_ts = c.ts AND cl.complete_cpu = c.cpu
-    -- a sampled capture keeps every completion (6.1 reports an R2T write's transfer tag
-    -- there): those of commands outside the sample are not lifetimes of their own
+    ANTI JOIN unsampled_in_trace x ON x.host = c.host AND x.ts = c.ts AND x.cpu = c.cpu
+    -- completions of commands outside the sample are not lifetimes of their own
     WHERE NOT outside_sample(c.host, c.cid)
 )
 SELECT host || '/' || ctrl_id || '/' || qid || '/' || cid || '/' || coalesce(submit_ts, complete_ts) AS cmd_key,

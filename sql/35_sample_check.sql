@@ -41,3 +41,25 @@ SELECT s.host, s.n AS sampled_requests, a.n AS all_requests,
        CASE WHEN s.n < 100 OR a.p50 IS NULL OR a.p50 <= 0 THEN NULL
             ELSE s.p50::DOUBLE / a.p50 BETWEEN 0.8 AND 1.25 END AS fair
 FROM s JOIN a USING (host);
+
+-- sample_outside_completions: one row per sampled initiator: its nvme_complete_rq events that
+-- are not commands of the sample. A sampled capture records every completion on purpose (on
+-- 6.1 an R2T write's completion reports its transfer tag as cid, so completions are paired
+-- through the block request, not by cid: nvme_commands).
+--   host
+--   by_rule    completions whose cid is outside the sample rule
+--   by_block   completions whose cid passed the rule but whose block request was issued
+--              inside the trace with no sampled submit to claim it (nvme_commands'
+--              unsampled_in_trace: the transfer tag of an unsampled R2T write, on 6.1)
+CREATE OR REPLACE VIEW sample_outside_completions AS
+WITH used AS (
+    SELECT DISTINCT host, complete_ts, complete_cpu FROM nvme_commands WHERE complete_ts IS NOT NULL
+)
+SELECT e.host,
+       count(*) FILTER (WHERE (e.cid & s.sample_mask) <> 0) AS by_rule,
+       count(*) FILTER (WHERE (e.cid & s.sample_mask) = 0 AND u.host IS NULL) AS by_block
+FROM events e
+JOIN sampling s ON s.host = e.host AND s.sample_n > 1 AND s.role = 'initiator'
+LEFT JOIN used u ON u.host = e.host AND u.complete_ts = e.ts AND u.complete_cpu = e.cpu
+WHERE e.event = 'nvme_complete_rq'
+GROUP BY e.host;

@@ -167,6 +167,11 @@ co AS (
     UNION ALL
     SELECT seq, name, severity, value, meaning FROM sampling_stats
     UNION ALL
+    SELECT 4, 'completions_outside_sample:' || host, 'info', to_json(by_rule + by_block),
+           'initiator nvme_complete_rq of commands outside the sample, recorded on purpose (on 6.1 an R2T write''s completion reports its transfer tag as cid, so completions are paired through the block request, not by cid): '
+           || by_rule || ' by their cid, ' || by_block || ' whose cid passed the rule but whose block request was issued in the trace with no sampled submit; not commands of the run'
+    FROM sample_outside_completions WHERE by_rule + by_block > 0
+    UNION ALL
     SELECT 4, 'sample_block_check:' || host, CASE WHEN fair = false THEN 'warning' ELSE 'info' END,
            to_json(round(p50_ratio, 3)),
            'block issue->complete of the sampled commands'' requests vs every request on the same devices: median '

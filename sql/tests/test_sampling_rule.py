@@ -65,6 +65,22 @@ def test_sampled_commands_match_and_cover_every_tag(sampled):
     assert tags >= 16 and off >= tags // 2, (tags, off)
 
 
+def test_every_completion_is_a_sampled_command_or_counted_outside(sampled):
+    """The initiator recorded all 3409 nvme_complete_rq (block=all): 438 complete the sampled
+    commands, 2680 carry a cid outside the rule, and 291 are 6.1 R2T writes whose completion
+    reports the transfer tag (small, so it passes the counter rule) while their block request
+    was issued in the trace with no sampled submit: outside the sample too, not lifetimes of
+    their own (nvme_commands), and counted (completions_outside_sample)."""
+    _, con = sampled
+    assert one(con, "SELECT count(*) FROM events WHERE host = 'initiator' AND event = 'nvme_complete_rq'")[0] == 3409
+    states = con.execute("SELECT state, kind, count(*) FROM nvme_commands WHERE role = 'initiator' "
+                         "GROUP BY ALL ORDER BY ALL").fetchall()
+    assert states == [("complete", "io", 438)]
+    assert one(con, "SELECT by_rule, by_block FROM sample_outside_completions") == (2680, 291)
+    assert one(con, "SELECT value FROM pipeline_stats WHERE name = 'completions_outside_sample:initiator'")[0] == "2971"
+    assert one(con, "SELECT count(*) FROM pipeline_stats WHERE name LIKE 'non_io_commands:initiator%'")[0] == 0
+
+
 def test_sample_block_check_finds_the_sample_fair(sampled):
     _, con = sampled
     host, n_s, n_all, p50_s, p50_all, ratio, fair = one(con, """

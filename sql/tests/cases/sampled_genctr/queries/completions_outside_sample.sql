@@ -1,6 +1,5 @@
--- The initiator's completions of commands outside the sample are recorded on purpose: every
--- sampled command is paired (complete), and no completion inside the sample is left
--- unpaired (the same before and after nvme_commands drops the outside ones).
-SELECT count(*) FILTER (WHERE state = 'complete') AS complete,
-       count(*) FILTER (WHERE state = 'no_submission' AND NOT outside_sample(host, cid)) AS unpaired_in_sample
-FROM nvme_commands WHERE role = 'initiator' AND qid > 0;
+-- The initiator's lifetimes by state: the ten sampled reads complete, the read submitted
+-- before tracing a no_submission lifetime (its block request was not issued in the trace);
+-- the unsampled R2T write's completion (cid 3) and the two outside the rule are not lifetimes.
+SELECT state, count(*) AS lifetimes, count(*) FILTER (WHERE cid = 3) AS with_cid_3
+FROM nvme_commands WHERE role = 'initiator' AND qid > 0 GROUP BY state ORDER BY state;
