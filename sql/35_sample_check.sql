@@ -28,19 +28,19 @@ WITH sampled_hosts AS (
     SELECT b.host, b.complete_ts - b.issue_ts AS dur
     FROM block_requests b JOIN devs USING (host, dev)
     WHERE b.state = 'complete' AND b.io_type IN ('read', 'write')
-), s AS (
-    SELECT host, count(*) AS n, quantile_disc(dur, 0.5) AS p50, quantile_disc(dur, 0.9) AS p90
-    FROM linked GROUP BY host
-), a AS (
-    SELECT host, count(*) AS n, quantile_disc(dur, 0.5) AS p50, quantile_disc(dur, 0.9) AS p90
-    FROM everyone GROUP BY host
+), stats AS (
+    SELECT 'sampled' AS who, host, dur FROM linked
+    UNION ALL SELECT 'all', host, dur FROM everyone
+), q AS (
+    SELECT who, host, count(*) AS n, quantile_disc(dur, 0.5) AS p50, quantile_disc(dur, 0.9) AS p90
+    FROM stats GROUP BY who, host
+), r AS (
+    SELECT s.host, s.n AS sampled_requests, a.n AS all_requests,
+           s.p50 AS sampled_p50_ns, a.p50 AS all_p50_ns, s.p90 AS sampled_p90_ns, a.p90 AS all_p90_ns,
+           CASE WHEN a.p50 > 0 THEN s.p50::DOUBLE / a.p50 END AS p50_ratio
+    FROM q s JOIN q a ON a.host = s.host AND s.who = 'sampled' AND a.who = 'all'
 )
-SELECT s.host, s.n AS sampled_requests, a.n AS all_requests,
-       s.p50 AS sampled_p50_ns, a.p50 AS all_p50_ns, s.p90 AS sampled_p90_ns, a.p90 AS all_p90_ns,
-       CASE WHEN a.p50 > 0 THEN s.p50::DOUBLE / a.p50 END AS p50_ratio,
-       CASE WHEN s.n < 100 OR a.p50 IS NULL OR a.p50 <= 0 THEN NULL
-            ELSE s.p50::DOUBLE / a.p50 BETWEEN 0.8 AND 1.25 END AS fair
-FROM s JOIN a USING (host);
+SELECT *, CASE WHEN sampled_requests >= 100 THEN p50_ratio BETWEEN 0.8 AND 1.25 END AS fair FROM r;
 
 -- sample_outside_completions: one row per sampled initiator: its nvme_complete_rq events that
 -- are not commands of the sample. A sampled capture records every completion on purpose (on

@@ -335,8 +335,8 @@ def check_sample(c, name, d, hosts, ev, sample_n, fio_ios, hi):
     c.check(ni > 0 and common >= 0.98 * ni and common >= 0.9 * nt,
             f"{name}: the same commands on both hosts: {common} of the initiator's {ni} and the target's {nt} sampled I/O "
             "submits share (qid, cid, opcode, cdw10)")
-    # A tag rule (before 0.2) kept only tags that are multiples of N, i.e. the commands issued
-    # while N requests were in flight; the counter rule keeps commands on every tag in use.
+    # A tag rule (before 0.2) kept only tags that are multiples of N, a share that follows how
+    # blk-mq walks its tags; the counter rule keeps commands on every tag in use.
     tags = collections.Counter(x & 0xfff for x in CIDS[f"{d}/initiator/trace.dat"]["nvme_setup_cmd"])
     off = sorted(x for x in tags if x % n)
     c.check(len(tags) >= 3 and off,
