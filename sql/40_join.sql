@@ -424,6 +424,9 @@ FROM n CROSS JOIN ref LEFT JOIN via v ON v.host = n.host;
 --                  'outside_target_trace', 'no_target_command'
 --   queue_key      the transport queue (= its TCP connection): '<initiator host>/c<ctrl_id>/q<qid>',
 --                  the one queue key of every report, export and interference view
+--   device_key, target_device_key   the initiator's block device and the target's backing
+--                  device (io_keys says how they are spelled); kept here so that io_keys, which
+--                  the timeline and the exports read several times, joins nothing
 CREATE OR REPLACE TABLE io AS
 WITH tw AS (
     SELECT h.host, h.first_ts, h.last_ts FROM hosts h WHERE h.role = 'target'
@@ -449,7 +452,10 @@ SELECT i.cmd_key AS io_id, i.host AS initiator_host, i.ctrl_id, m.cntlid, i.qid,
               OR i.complete_ts + o.offset_ns < (SELECT min(first_ts) FROM tw WHERE tw.host = m.target_host)
               THEN 'outside_target_trace'
             ELSE 'no_target_command' END AS match_state,
-       i.host || '/c' || i.ctrl_id || '/q' || i.qid AS queue_key
+       i.host || '/c' || i.ctrl_id || '/q' || i.qid AS queue_key,
+       i.host || '/' || coalesce(i.disk, '?') AS device_key,
+       CASE WHEN cm.t_cmd IS NOT NULL
+            THEN m.target_host || '/' || coalesce(regexp_replace(t.disk, '^/dev/', ''), '?') END AS target_device_key
 FROM nvme_commands i
 LEFT JOIN lba_shift ls ON ls.host = i.host
 LEFT JOIN host_block_link hb ON hb.host = i.host AND hb.submit_cpu = i.submit_cpu AND hb.submit_ts = i.submit_ts

@@ -9,13 +9,9 @@
 --   device_key         '<initiator host>/<disk>', the initiator's block device ('?' unknown)
 --   target_device_key  '<target host>/<disk>', the target's backing device as nvmet names it
 --                      ('/dev/' dropped, e.g. 'target/nullb0'); NULL when the io is unmatched
+-- (io computes them once: io_keys is read several times per report)
 CREATE OR REPLACE VIEW io_keys AS
-SELECT i.io_id,
-       i.queue_key,
-       i.initiator_host || '/' || coalesce(i.disk, '?') AS device_key,
-       CASE WHEN i.t_cmd IS NOT NULL
-            THEN i.target_host || '/' || coalesce(regexp_replace(t.disk, '^/dev/', ''), '?') END AS target_device_key
-FROM io i LEFT JOIN nvme_commands t ON t.cmd_key = i.t_cmd;
+SELECT io_id, queue_key, device_key, target_device_key FROM io;
 
 -- io_export: one row per io the report covers (io_selected: its filters applied), the
 -- columns of report/io.parquet before the milestone columns (io_export_milestones).
@@ -32,10 +28,10 @@ FROM io i LEFT JOIN nvme_commands t ON t.cmd_key = i.t_cmd;
 --                                (target clock - initiator clock, ns; with several
 --                                initiators: target clock - the reference initiator's)
 CREATE OR REPLACE VIEW io_export AS
-SELECT s.io_id, s.initiator_host, s.target_host, k.queue_key, k.device_key, k.target_device_key,
+SELECT s.io_id, s.initiator_host, s.target_host, s.queue_key, s.device_key, s.target_device_key,
        s.io_type, s.size_bytes, s.group_key, s.cpu, s.pid, s.comm, s.qid, s.cid, s.cntlid,
        s.match_state, s.status, s.offset_ns
-FROM io_selected s JOIN io_keys k USING (io_id);
+FROM io_selected s;
 
 -- io_export_milestones: one row per milestone column of report/io.parquet, in column order.
 --   milestone       an io_milestones.milestone some selected io has ('i:<event>' initiator,

@@ -76,8 +76,8 @@ FROM stages;
 --   sibling_rank   order under the parent (queues, then devices; io tracks, then counters)
 CREATE OR REPLACE VIEW timeline_tracks AS
 WITH s AS (
-    SELECT s.initiator_host, s.target_host, s.match_state, k.queue_key, k.device_key, k.target_device_key
-    FROM io_selected s JOIN io_keys k USING (io_id)
+    SELECT initiator_host, target_host, match_state, queue_key, device_key, target_device_key
+    FROM io_selected
 ), r AS (
     SELECT DISTINCT initiator_host AS host, 0 AS hr, 'queue' AS resource_kind, queue_key AS key FROM s
     UNION SELECT DISTINCT initiator_host, 0, 'device', device_key FROM s
@@ -135,16 +135,19 @@ CREATE OR REPLACE VIEW timeline_slices AS
 -- 1..): the grouping, windows and joins below run on integers instead of the io_id, stage
 -- and part strings (io_id: 9.8 -> 7.1 s for 204 k I/Os; stage and part: 48.0 -> 41.6 CPU-s
 -- for the sorted slices of 773 k I/Os); the strings are joined back at the end
-WITH ios AS MATERIALIZED (
+WITH tracks AS MATERIALIZED (
+    -- the fixed tracks once (the view scans the selected io four times)
+    SELECT uuid, kind, host, key FROM timeline_tracks
+), ios AS MATERIALIZED (
     SELECT s.io_id, s.io_type, s.size_bytes, s.cid, s.match_state,
            coalesce(s.i_bio_queue_ts, s.i_getrq_ts, s.i_setup_ts, s.i_complete_rq_ts) AS root_s,
            coalesce(s.i_rq_complete_ts, s.i_complete_rq_ts) AS root_e,
            q.uuid AS queue_track, tq.uuid AS target_queue_track,
            row_number() OVER (ORDER BY s.i_setup_ts, s.io_id) AS n
-    FROM io_selected s JOIN io_keys k USING (io_id)
-    JOIN timeline_tracks q ON q.kind = 'queue' AND q.host = s.initiator_host AND q.key = k.queue_key
-    LEFT JOIN timeline_tracks tq ON s.match_state = 'matched' AND tq.kind = 'queue'
-                                AND tq.host = s.target_host AND tq.key = k.queue_key
+    FROM io_selected s
+    JOIN tracks q ON q.kind = 'queue' AND q.host = s.initiator_host AND q.key = s.queue_key
+    LEFT JOIN tracks tq ON s.match_state = 'matched' AND tq.kind = 'queue'
+                                AND tq.host = s.target_host AND tq.key = s.queue_key
 ), lay0 AS (
     SELECT *, row_number() OVER (ORDER BY part, stage) AS slot FROM timeline_layout
 ), lay AS MATERIALIZED (
@@ -208,7 +211,7 @@ WITH ios AS MATERIALIZED (
     FROM drawn GROUP BY n
 )
 SELECT i.io_id, i.n, l.part, l.stage, l.parent_slice, l.depth, l.begin_pos, l.end_pos,
-       (SELECT max(uuid) FROM timeline_tracks) + 2 * i.n - 1 + f.part_no AS track_uuid,
+       (SELECT max(uuid) FROM tracks) + 2 * i.n - 1 + f.part_no AS track_uuid,
        CASE f.part_no WHEN 0 THEN i.queue_track ELSE i.target_queue_track END AS parent_uuid,
        f.s AS ts, f.e - f.s AS dur,
        CASE WHEN f.dur IS DISTINCT FROM f.e - f.s THEN f.dur END AS stage_dur_ns,
@@ -233,8 +236,8 @@ WITH x AS MATERIALIZED (
     -- the columns used below only: io_selected has 30 more
     SELECT s.initiator_host, s.target_host, s.match_state, s.size_bytes, s.offset_ns, s.i_setup_ts,
            s.i_complete_rq_ts, s.i_rq_issue_ts, s.i_rq_complete_ts, s.t_init_ts, s.t_complete_ts,
-           s.t_dev_issue_ts, s.t_dev_complete_ts, k.queue_key, k.device_key, k.target_device_key
-    FROM io_selected s JOIN io_keys k USING (io_id)
+           s.t_dev_issue_ts, s.t_dev_complete_ts, s.queue_key, s.device_key, s.target_device_key
+    FROM io_selected s
 ), iv AS MATERIALIZED (
     SELECT initiator_host AS host, 'queue' AS resource_kind, queue_key AS key,
            i_setup_ts AS s, i_complete_rq_ts AS e, size_bytes FROM x
@@ -246,7 +249,7 @@ WITH x AS MATERIALIZED (
     UNION ALL
     SELECT target_host, 'device', target_device_key, t_dev_issue_ts - offset_ns, t_dev_complete_ts - offset_ns, size_bytes
     FROM x WHERE match_state = 'matched' AND target_device_key IS NOT NULL
-), tracks AS (
+), tracks AS MATERIALIZED (
     SELECT * FROM timeline_tracks WHERE kind = 'counter'
 ), ok AS MATERIALIZED (
     -- each interval with its counter tracks' uuids: the steps, bins and windows below group

@@ -90,7 +90,10 @@ co AS (
     FROM unmatched_target_commands GROUP BY reason
     UNION ALL
     SELECT 32, 'non_io_commands:' || role || ':' || kind, 'info', to_json(count(*)),
-           'admin/fabrics commands (not I/O): counted, not analyzed'
+           CASE kind WHEN 'admin' THEN 'admin commands (queue 0, not I/O): counted, not analyzed'
+                     WHEN 'fabrics' THEN 'fabrics commands (connect, property get/set; not I/O): counted, not analyzed'
+                     ELSE 'completions on an I/O queue whose submit is not in the trace (submitted before '
+                          || 'tracing began, or lost), so their opcode is unknown: counted, not analyzed' END
     FROM nvme_commands WHERE kind <> 'io' GROUP BY role, kind
     UNION ALL
     SELECT 33, 'incomplete_commands:' || role || ':' || state, 'info', to_json(count(*)),

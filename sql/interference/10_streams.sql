@@ -8,7 +8,7 @@
 --   stream_id    '<comm>/<pid> <io_type> <size_bytes>B': one application stream; in a run
 --                with several initiators '<host>:<comm>/<pid> ...'
 --   queue_key    '<host>/c<ctrl_id>/q<qid>' (the transport queue = its TCP connection)
---   device_key   '<host>/<disk>'
+--   device_key   '<host>/<disk>' (io.device_key)
 --   start_ts     block_bio_queue (else nvme_setup_cmd), ns initiator clock
 --   submit_ts    nvme_setup_cmd (ns);  done_ts  nvme_complete_rq (ns)
 --   end_ts       block_rq_complete (else nvme_complete_rq) (ns)
@@ -20,11 +20,15 @@
 CREATE OR REPLACE TABLE intf_io AS
 WITH i AS (
     SELECT io_id, io_type, size_bytes, cpu, pid, comm, qid,
-           -- with several initiators, pids of different hosts are different processes
-           CASE WHEN count(DISTINCT initiator_host) OVER () > 1 THEN initiator_host || ':' ELSE '' END
+           -- with several initiators, pids of different hosts are different processes (counted
+           -- once, not as a window over every row: that held all 7.7 M I/Os of a 100 M-event run
+           -- in memory and failed at the 2 GB limit)
+           CASE WHEN (SELECT count(DISTINCT initiator_host) FROM io
+                      WHERE i_setup_ts IS NOT NULL AND i_complete_rq_ts IS NOT NULL) > 1
+                THEN initiator_host || ':' ELSE '' END
            || coalesce(comm, '?') || '/' || coalesce(pid::VARCHAR, '?') || ' ' || coalesce(io_type, '?') || ' ' || size_bytes || 'B' AS stream_id,
            queue_key,
-           initiator_host || '/' || coalesce(disk, '?') AS device_key,
+           device_key,
            coalesce(i_bio_queue_ts, i_setup_ts) AS start_ts, i_setup_ts AS submit_ts,
            i_complete_rq_ts AS done_ts, coalesce(i_rq_complete_ts, i_complete_rq_ts) AS end_ts,
            i_complete_rq_ts - i_setup_ts AS wait_ns, row_number() OVER (ORDER BY io_id) AS io_seq
@@ -87,18 +91,14 @@ SELECT a.io_id, a.stream_id, 'device', b.io_id, b.stream_id, b.cpu, b.size_bytes
 FROM intf_io a JOIN intf_io b
   ON a.device_key = b.device_key AND b.submit_ts <= a.submit_ts AND b.done_ts > a.submit_ts AND b.io_id <> a.io_id;
 
--- intf_io_ahead: one row per I/O: what was ahead of it when it was submitted.
---   io_id, stream_id
---   queue_ahead_cmds, queue_ahead_bytes     commands / bytes in flight on its queue (all streams)
---   queue_other_cmds, queue_other_bytes     of those, from other streams
---   queue_other_cpu_cmds                    of those, submitted from another CPU
---   device_ahead_cmds, device_other_bytes   in flight on its device (all / other streams' bytes)
--- A sweep, linear in the I/Os (sorts aside): in flight on a resource at time t = submits at
--- or before t minus completions at or before t (a RANGE window counts every event at t);
--- "other streams" = all minus the I/O's own stream, "other CPU" = all minus its own CPU;
--- the I/O itself is taken out when it is still in flight at its own submit (done > submit).
--- Per-stream and per-CPU sweeps run only on resources several streams (CPUs) share.
-CREATE OR REPLACE TABLE intf_io_ahead AS
+-- intf_sweep_events: one row per (I/O event, sweep it belongs to): the submits (d = 1, with
+-- the I/O's io_seq) and completions (d = -1, io_seq NULL) that intf_io_ahead's sweeps count.
+--   sweep    1 the queue, 2 the queue per stream, 3 the queue per CPU, 4 the device, 5 the
+--            device per stream (2, 3 and 5 only on resources several streams / CPUs share:
+--            elsewhere they equal 1 or 4)
+--   k1, k2   the sweep's partition (queue_no or device_no; stream_no, cpu or 0)
+--   io_seq, ts, d, b   intf_io.io_seq (submits), ns, +1 / -1, +bytes / -bytes
+CREATE OR REPLACE VIEW intf_sweep_events AS
 WITH ev AS (
     SELECT io_seq, stream_no, cpu, queue_no, device_no, submit_ts AS ts, 1 AS d, size_bytes AS b FROM intf_io
     UNION ALL
@@ -111,34 +111,65 @@ WITH ev AS (
     FROM intf_io GROUP BY queue_no
     UNION ALL
     SELECT 'device', device_no, count(DISTINCT stream_no) > 1, false FROM intf_io GROUP BY device_no
-), q AS (
-    SELECT io_seq, sum(d) OVER w AS n, sum(b) OVER w AS b FROM ev
-    WINDOW w AS (PARTITION BY queue_no ORDER BY ts RANGE UNBOUNDED PRECEDING)
-), qs AS (
-    SELECT io_seq, sum(d) OVER w AS n, sum(b) OVER w AS b
-    FROM ev SEMI JOIN shared ON shared.kind = 'queue' AND shared.rno = ev.queue_no AND shared.streams
-    WINDOW w AS (PARTITION BY queue_no, stream_no ORDER BY ts RANGE UNBOUNDED PRECEDING)
-), qc AS (
-    SELECT io_seq, sum(d) OVER w AS n
-    FROM ev SEMI JOIN shared ON shared.kind = 'queue' AND shared.rno = ev.queue_no AND shared.cpus
-    WINDOW w AS (PARTITION BY queue_no, cpu ORDER BY ts RANGE UNBOUNDED PRECEDING)
-), dv AS (
-    SELECT io_seq, sum(d) OVER w AS n, sum(b) OVER w AS b FROM ev
-    WINDOW w AS (PARTITION BY device_no ORDER BY ts RANGE UNBOUNDED PRECEDING)
-), ds AS (
-    SELECT io_seq, sum(b) OVER w AS b
-    FROM ev SEMI JOIN shared ON shared.kind = 'device' AND shared.rno = ev.device_no AND shared.streams
-    WINDOW w AS (PARTITION BY device_no, stream_no ORDER BY ts RANGE UNBOUNDED PRECEDING)
+)
+SELECT 1 AS sweep, queue_no AS k1, 0 AS k2, io_seq, ts, d, b FROM ev
+UNION ALL
+SELECT 2, queue_no, stream_no, io_seq, ts, d, b
+FROM ev SEMI JOIN shared ON shared.kind = 'queue' AND shared.rno = ev.queue_no AND shared.streams
+UNION ALL
+SELECT 3, queue_no, coalesce(cpu, -1), io_seq, ts, d, 0
+FROM ev SEMI JOIN shared ON shared.kind = 'queue' AND shared.rno = ev.queue_no AND shared.cpus
+UNION ALL
+SELECT 4, device_no, 0, io_seq, ts, d, b FROM ev
+UNION ALL
+SELECT 5, device_no, stream_no, io_seq, ts, d, b
+FROM ev SEMI JOIN shared ON shared.kind = 'device' AND shared.rno = ev.device_no AND shared.streams;
+
+-- intf_sweep(k): table macro: sweep k of intf_sweep_events, one row per submit: what its
+-- partition held right after it (n commands, b bytes; every event at that instant counted,
+-- the I/O itself included). A sweep, linear in the I/Os (sorts aside): in flight at time t =
+-- submits at or before t minus completions at or before t (a RANGE window).
+CREATE OR REPLACE MACRO intf_sweep(k) AS TABLE
+SELECT sweep, io_seq, n, b FROM (
+    SELECT sweep, io_seq, sum(d) OVER w AS n, sum(b) OVER w AS b
+    FROM intf_sweep_events WHERE sweep = k
+    WINDOW w AS (PARTITION BY k1, k2 ORDER BY ts RANGE UNBOUNDED PRECEDING))
+WHERE io_seq IS NOT NULL;
+
+-- intf_sweep_at_submit: one row per (I/O, sweep): intf_sweep(1..5), one statement per sweep:
+-- in one statement, at 100 M events (7.7 M I/Os), the five windows held more than the 2 GB
+-- memory limit at once and DuckDB failed instead of spilling.
+--   sweep, io_seq, n, b   as in intf_sweep
+CREATE OR REPLACE TABLE intf_sweep_at_submit AS FROM intf_sweep(1);
+INSERT INTO intf_sweep_at_submit FROM intf_sweep(2);
+INSERT INTO intf_sweep_at_submit FROM intf_sweep(3);
+INSERT INTO intf_sweep_at_submit FROM intf_sweep(4);
+INSERT INTO intf_sweep_at_submit FROM intf_sweep(5);
+
+-- intf_io_ahead: one row per I/O: what was ahead of it when it was submitted.
+--   io_id, stream_id
+--   queue_ahead_cmds, queue_ahead_bytes     commands / bytes in flight on its queue (all streams)
+--   queue_other_cmds, queue_other_bytes     of those, from other streams
+--   queue_other_cpu_cmds                    of those, submitted from another CPU
+--   device_ahead_cmds, device_other_bytes   in flight on its device (all / other streams' bytes)
+-- From the sweeps of intf_sweep_at_submit: "other streams" = all minus the I/O's own stream,
+-- "other CPU" = all minus its own CPU; the I/O itself is taken out when it is still in flight
+-- at its own submit (done > submit).
+CREATE OR REPLACE TABLE intf_io_ahead AS
+WITH i AS (
+    SELECT io_id, stream_id, io_seq, size_bytes, (done_ts > submit_ts)::INTEGER AS self_n FROM intf_io
 )
 SELECT i.io_id, i.stream_id,
-       (q.n - self.n)::BIGINT AS queue_ahead_cmds, (q.b - self.n * i.size_bytes)::BIGINT AS queue_ahead_bytes,
+       (q.n - i.self_n)::BIGINT AS queue_ahead_cmds, (q.b - i.self_n * i.size_bytes)::BIGINT AS queue_ahead_bytes,
        (q.n - coalesce(qs.n, q.n))::BIGINT AS queue_other_cmds, (q.b - coalesce(qs.b, q.b))::BIGINT AS queue_other_bytes,
        (q.n - coalesce(qc.n, q.n))::BIGINT AS queue_other_cpu_cmds,
-       (dv.n - self.n)::BIGINT AS device_ahead_cmds, (dv.b - coalesce(ds.b, dv.b))::BIGINT AS device_other_bytes
-FROM intf_io i
-CROSS JOIN LATERAL (SELECT CASE WHEN i.done_ts > i.submit_ts THEN 1 ELSE 0 END AS n) self
-JOIN q ON q.io_seq = i.io_seq JOIN dv ON dv.io_seq = i.io_seq
-LEFT JOIN qs ON qs.io_seq = i.io_seq LEFT JOIN qc ON qc.io_seq = i.io_seq LEFT JOIN ds ON ds.io_seq = i.io_seq;
+       (dv.n - i.self_n)::BIGINT AS device_ahead_cmds, (dv.b - coalesce(ds.b, dv.b))::BIGINT AS device_other_bytes
+FROM i
+JOIN intf_sweep_at_submit q ON q.io_seq = i.io_seq AND q.sweep = 1
+JOIN intf_sweep_at_submit dv ON dv.io_seq = i.io_seq AND dv.sweep = 4
+LEFT JOIN intf_sweep_at_submit qs ON qs.io_seq = i.io_seq AND qs.sweep = 2
+LEFT JOIN intf_sweep_at_submit qc ON qc.io_seq = i.io_seq AND qc.sweep = 3
+LEFT JOIN intf_sweep_at_submit ds ON ds.io_seq = i.io_seq AND ds.sweep = 5;
 
 -- intf_stream_sharing: one row per (stream, resource, other stream) that had commands in
 -- flight ahead of the stream's commands on that resource.
