@@ -341,18 +341,18 @@ def main(argv=None):
         return 130
     except Exception as e:  # noqa: BLE001 - every failure exits 2 with a message, never 1
         import duckdb
+        if os.environ.get("NTSCOPE_DEBUG"):   # the traceback the messages below offer
+            raise
         if isinstance(e, duckdb.OutOfMemoryException):
             from ntscope.sql import views
             first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
             return fail(f"DuckDB ran out of memory ({first}) at memory limit "
                         f"{views.memory_limit_setting(getattr(a, 'memory_limit', None))}; fix: a larger --memory-limit "
                         "(or NTSCOPE_MEMORY_LIMIT; below ~200MB DuckDB cannot run the views), and free space "
-                        "for its spill files under --temp-dir / TMPDIR")
+                        "for its spill files under --temp-dir / TMPDIR; NTSCOPE_DEBUG=1 shows where")
         if isinstance(e, duckdb.Error):
             first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
             return fail(f"DuckDB failed ({type(e).__name__}): {first}; fix: check the run's Parquet files "
                         "(convert it again) and the disk space; set NTSCOPE_DEBUG=1 for the traceback")
-        if os.environ.get("NTSCOPE_DEBUG"):
-            raise
         return fail(f"internal error ({type(e).__name__}: {e}); this is a bug: please report it with the "
                     "command line; set NTSCOPE_DEBUG=1 for the traceback")

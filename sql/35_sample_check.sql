@@ -32,8 +32,8 @@ WITH sampled_hosts AS (
     SELECT 'sampled' AS who, host, dur FROM linked
     UNION ALL SELECT 'all', host, dur FROM everyone
 ), q AS (
-    SELECT who, host, count(*) AS n, quantile_disc(dur, 0.5) AS p50, quantile_disc(dur, 0.9) AS p90
-    FROM stats GROUP BY who, host
+    SELECT who, host, n, p[1] AS p50, p[2] AS p90 FROM (
+        SELECT who, host, count(*) AS n, quantile_disc(dur, [0.5, 0.9]) AS p FROM stats GROUP BY who, host)
 ), r AS (
     SELECT s.host, s.n AS sampled_requests, a.n AS all_requests,
            s.p50 AS sampled_p50_ns, a.p50 AS all_p50_ns, s.p90 AS sampled_p90_ns, a.p90 AS all_p90_ns,
