@@ -147,7 +147,7 @@ WITH tracks AS MATERIALIZED (
     FROM io_selected s
     JOIN tracks q ON q.kind = 'queue' AND q.host = s.initiator_host AND q.key = s.queue_key
     LEFT JOIN tracks tq ON s.match_state = 'matched' AND tq.kind = 'queue'
-                                AND tq.host = s.target_host AND tq.key = s.queue_key
+                       AND tq.host = s.target_host AND tq.key = s.queue_key
 ), lay0 AS (
     SELECT *, row_number() OVER (ORDER BY part, stage) AS slot FROM timeline_layout
 ), lay AS MATERIALIZED (
