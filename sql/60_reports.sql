@@ -51,6 +51,31 @@ SELECT group_key, group_json, count, matched, bytes, time_start_ts, rate_dur_ns,
        round(count * sr.scale)::BIGINT AS est_count
 FROM g, sampling_run sr;
 
+-- report_stage_values: one row per (group, stage set, stage, distinct duration) over selected
+-- io whose stage duration is known: the distribution the statistics, the histogram and the
+-- CDF below read, as value counts. Percentiles come from it by rank (nearest rank: the value
+-- at position ceil(q * count) counted from the smallest, as quantile_disc picks it), never
+-- from a quantile aggregate: such an aggregate keeps every duration of its group in memory
+-- and cannot spill (at 100 M events one held 93 M durations, past the 2 GB limit), while this
+-- GROUP BY spills and holds one row per distinct value.
+--   group_key, stage_set, stage
+--   dur          ns
+--   n            selected io with this duration
+--   upto         io of the group and stage with a duration <= dur (its rank from the top of
+--                the run of equal values)
+--   total        io of the group and stage with a known duration
+CREATE OR REPLACE VIEW report_stage_values AS
+WITH v AS (
+    SELECT sel.group_key, s.stage_set, s.stage, s.dur, count(*) AS n
+    FROM io_stages s JOIN io_selected sel USING (io_id) WHERE s.dur IS NOT NULL
+    GROUP BY ALL
+)
+SELECT group_key, stage_set, stage, dur, n,
+       sum(n) OVER (PARTITION BY group_key, stage_set, stage ORDER BY dur
+                    ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)::BIGINT AS upto,
+       sum(n) OVER (PARTITION BY group_key, stage_set, stage)::BIGINT AS total
+FROM v;
+
 -- report_stage_stats: one row per (group, stage set, stage) over selected io whose stage
 -- duration is known. Percentiles are of that stage alone (they do not add up).
 --   group_key, stage_set, stage, seq, parent, direction   (see stage_definitions)
@@ -58,23 +83,28 @@ FROM g, sampling_run sr;
 --   mean_ns, min_ns, max_ns
 --   p10_ns p50_ns p70_ns p80_ns p90_ns p95_ns p99_ns p999_ns   (nearest-rank, ns)
 --   p9999_ns              p99.99 when count >= 10000, else NULL
--- The percentiles come from one quantile_disc over a list of fractions: each quantile
--- aggregate keeps every value of its group in memory, so nine of them held nine copies (at
--- 100 M events 9 x 93 M durations, far past the 2 GB limit; an aggregate's state cannot spill).
+-- A percentile q = k / 10000 is the smallest duration whose upto reaches ceil(q * total),
+-- i.e. upto * 10000 >= k * total: integers, no rounding of q * total.
 CREATE OR REPLACE VIEW report_stage_stats AS
-WITH q AS (
-    SELECT s.*, sel.group_key FROM io_stages s JOIN io_selected sel USING (io_id) WHERE s.dur IS NOT NULL
-), a AS (
-    SELECT group_key, stage_set, stage, any_value(seq) AS seq, any_value(parent) AS parent,
-           any_value(direction) AS direction, count(*) AS count,
-           round(avg(dur))::BIGINT AS mean_ns, min(dur) AS min_ns, max(dur) AS max_ns,
-           quantile_disc(dur, [0.10, 0.50, 0.70, 0.80, 0.90, 0.95, 0.99, 0.999, 0.9999]) AS p
-    FROM q GROUP BY group_key, stage_set, stage
+WITH a AS (
+    SELECT group_key, stage_set, stage, any_value(total) AS count,
+           round(sum(dur::HUGEINT * n) / any_value(total))::BIGINT AS mean_ns,
+           min(dur) AS min_ns, max(dur) AS max_ns,
+           min(dur) FILTER (WHERE upto * 10000 >= 1000 * total) AS p10_ns,
+           min(dur) FILTER (WHERE upto * 10000 >= 5000 * total) AS p50_ns,
+           min(dur) FILTER (WHERE upto * 10000 >= 7000 * total) AS p70_ns,
+           min(dur) FILTER (WHERE upto * 10000 >= 8000 * total) AS p80_ns,
+           min(dur) FILTER (WHERE upto * 10000 >= 9000 * total) AS p90_ns,
+           min(dur) FILTER (WHERE upto * 10000 >= 9500 * total) AS p95_ns,
+           min(dur) FILTER (WHERE upto * 10000 >= 9900 * total) AS p99_ns,
+           min(dur) FILTER (WHERE upto * 10000 >= 9990 * total) AS p999_ns,
+           min(dur) FILTER (WHERE upto * 10000 >= 9999 * total) AS p9999_ns
+    FROM report_stage_values GROUP BY group_key, stage_set, stage
 )
-SELECT group_key, stage_set, stage, seq, parent, direction, count, mean_ns, min_ns, max_ns,
-       p[1] AS p10_ns, p[2] AS p50_ns, p[3] AS p70_ns, p[4] AS p80_ns, p[5] AS p90_ns, p[6] AS p95_ns,
-       p[7] AS p99_ns, p[8] AS p999_ns, CASE WHEN count >= 10000 THEN p[9] END AS p9999_ns
-FROM a;
+SELECT a.group_key, a.stage_set, a.stage, d.seq, d.parent, d.direction, a.count, a.mean_ns, a.min_ns,
+       a.max_ns, a.p10_ns, a.p50_ns, a.p70_ns, a.p80_ns, a.p90_ns, a.p95_ns, a.p99_ns, a.p999_ns,
+       CASE WHEN a.count >= 10000 THEN a.p9999_ns END AS p9999_ns
+FROM a JOIN stage_definitions d USING (stage_set, stage);
 
 -- report_stage_histogram: one row per (group, stage set, stage, log2 bucket), bcc style.
 --   group_key, stage_set, stage, seq
@@ -84,33 +114,35 @@ FROM a;
 --   count       io in the bucket
 CREATE OR REPLACE VIEW report_stage_histogram AS
 WITH q AS (
-    SELECT s.stage_set, s.stage, s.seq, sel.group_key,
-           CASE WHEN s.dur < 0 THEN -2 WHEN s.dur < 1000 THEN -1
-                ELSE floor(log2(s.dur / 1000.0))::INTEGER END AS bucket
-    FROM io_stages s JOIN io_selected sel USING (io_id) WHERE s.dur IS NOT NULL
+    SELECT group_key, stage_set, stage, n,
+           CASE WHEN dur < 0 THEN -2 WHEN dur < 1000 THEN -1
+                ELSE floor(log2(dur / 1000.0))::INTEGER END AS bucket
+    FROM report_stage_values
+), b AS (
+    SELECT group_key, stage_set, stage, bucket, sum(n)::BIGINT AS count FROM q GROUP BY ALL
 )
-SELECT group_key, stage_set, stage, any_value(seq) AS seq, bucket,
+SELECT b.group_key, b.stage_set, b.stage, d.seq, b.bucket,
        CASE WHEN bucket = -2 THEN NULL WHEN bucket = -1 THEN 0 ELSE (1000 * 2 ^ bucket)::BIGINT END AS lo_ns,
        CASE WHEN bucket = -2 THEN 0 WHEN bucket = -1 THEN 1000 ELSE (1000 * 2 ^ (bucket + 1))::BIGINT END AS hi_ns,
-       count(*) AS count
-FROM q GROUP BY group_key, stage_set, stage, bucket;
+       b.count
+FROM b JOIN stage_definitions d USING (stage_set, stage);
 
 -- report_stage_cdf: one row per (group, stage set, stage, percent 1..100): the points of
 -- each stage's cumulative distribution, for plotting.
 --   group_key, stage_set, stage, seq
 --   pct        1..100 (percent of io at or below dur_ns)
 --   dur_ns     that percentile (nearest-rank, ns)
+-- Each distinct duration holds the percents whose rank ceil(pct * total / 100) falls in its
+-- run of equal values (upto - n, upto]: pct from 100 * (upto - n) // total + 1 to
+-- 100 * upto // total; every percent lands on exactly one duration.
 CREATE OR REPLACE VIEW report_stage_cdf AS
-WITH q AS (
-    SELECT s.stage_set, s.stage, s.seq, sel.group_key, s.dur
-    FROM io_stages s JOIN io_selected sel USING (io_id) WHERE s.dur IS NOT NULL
-), l AS (
-    SELECT group_key, stage_set, stage, any_value(seq) AS seq,
-           quantile_disc(dur, list_transform(range(1, 101), lambda i: i / 100)) AS qs  -- 1st..100th percentile
-    FROM q GROUP BY group_key, stage_set, stage
+WITH p AS (
+    SELECT group_key, stage_set, stage, dur,
+           unnest(range(100 * (upto - n) // total + 1, 100 * upto // total + 1)) AS pct
+    FROM report_stage_values
 )
-SELECT group_key, stage_set, stage, seq, pct, qs[pct] AS dur_ns
-FROM l, range(1, 101) r(pct);
+SELECT p.group_key, p.stage_set, p.stage, d.seq, p.pct, p.dur AS dur_ns
+FROM p JOIN stage_definitions d USING (stage_set, stage);
 
 -- inflight_bins(VIEW): the in-flight time per (resource, time bin) of the intervals in VIEW,
 -- the one sweep both time series use (report_timeseries here, intf_timeseries in
