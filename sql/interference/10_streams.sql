@@ -66,14 +66,28 @@ FROM intf_io GROUP BY stream_id;
 --   stream_id, stage_set, stage, seq, parent
 --   n            I/Os with a known duration
 --   mean_ns, p50_ns, p99_ns   (ns, nearest-rank percentiles)
--- (one quantile_disc over both fractions: one copy of the durations in memory, not two)
+-- Percentiles by rank over the distinct durations, as report_stage_values (sql/60_reports.sql)
+-- computes them: a quantile aggregate held every duration of a stream in memory.
 CREATE OR REPLACE VIEW intf_stream_breakdown AS
-SELECT stream_id, stage_set, stage, seq, parent, n, mean_ns, p[1] AS p50_ns, p[2] AS p99_ns FROM (
-    SELECT i.stream_id, s.stage_set, s.stage, any_value(s.seq) AS seq, any_value(s.parent) AS parent,
-           count(*) AS n, avg(s.dur) AS mean_ns, quantile_disc(s.dur, [0.5, 0.99]) AS p
+WITH v AS (
+    SELECT i.stream_id, s.stage_set, s.stage, s.dur, count(*) AS n
     FROM intf_io i JOIN io_stages s USING (io_id)
     WHERE s.dur IS NOT NULL
-    GROUP BY i.stream_id, s.stage_set, s.stage);
+    GROUP BY ALL
+), r AS (
+    SELECT *, sum(n) OVER (PARTITION BY stream_id, stage_set, stage ORDER BY dur
+                           ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS upto,
+           sum(n) OVER (PARTITION BY stream_id, stage_set, stage) AS total
+    FROM v
+), a AS (
+    SELECT stream_id, stage_set, stage, any_value(total)::BIGINT AS n,
+           sum(dur::HUGEINT * n) / any_value(total) AS mean_ns,
+           min(dur) FILTER (WHERE upto * 2 >= total) AS p50_ns,
+           min(dur) FILTER (WHERE upto * 100 >= 99 * total) AS p99_ns
+    FROM r GROUP BY stream_id, stage_set, stage
+)
+SELECT a.stream_id, a.stage_set, a.stage, d.seq, d.parent, a.n, a.mean_ns, a.p50_ns, a.p99_ns
+FROM a JOIN stage_definitions d USING (stage_set, stage);
 
 -- intf_io_ahead_pairs: one row per (I/O, resource, other I/O ahead of it): another command
 -- submitted earlier (nvme_setup_cmd) on the same queue, or the same device, and still not

@@ -82,3 +82,19 @@ def test_histogram_counts_every_duration_once(con, durations):
     got = {(g, ss, st, b): n for g, ss, st, b, n in
            con.execute("SELECT group_key, stage_set, stage, bucket, count FROM report_stage_histogram").fetchall()}
     assert got == dict(want)
+
+
+def test_stream_breakdown_is_the_sorted_durations(fixture_run):
+    """intf_stream_breakdown (interference) computes its p50 / p99 the same way, per stream."""
+    con = views.connect(fixture_run("lab-6.1-stock-interference-c1"), interference=True)
+    per_stream = collections.defaultdict(list)
+    for sid, ss, st, dur in con.execute("SELECT i.stream_id, s.stage_set, s.stage, s.dur FROM intf_io i "
+                                        "JOIN io_stages s USING (io_id) WHERE s.dur IS NOT NULL").fetchall():
+        per_stream[(sid, ss, st)].append(dur)
+    rows = con.execute("SELECT stream_id, stage_set, stage, n, mean_ns, p50_ns, p99_ns "
+                       "FROM intf_stream_breakdown").fetchall()
+    assert len(rows) == len(per_stream) and len({r[0] for r in rows}) == 2
+    for sid, ss, st, n, mean, p50, p99 in rows:
+        v = sorted(per_stream[(sid, ss, st)])
+        assert (n, p50, p99) == (len(v), nearest_rank(v, 1, 2), nearest_rank(v, 99, 100))
+        assert mean == pytest.approx(sum(v) / len(v), rel=1e-12)
