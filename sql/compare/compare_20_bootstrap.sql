@@ -33,12 +33,23 @@ FROM cmp_sample_vals v JOIN cmp_sample_parts p ON p.part_id = v.sample_key >> 32
 --   run, group_key, stage_set, stage, seq, parent, direction
 --   n                       io with a known duration
 --   mean_ns, p50_ns, p99_ns (nearest-rank percentiles, ns)
+-- Percentiles by rank over the distinct durations (as sql/60_reports.sql report_stage_values):
+-- a quantile aggregate holds every duration of a part in memory and cannot spill.
 CREATE OR REPLACE TABLE cmp_stage_stats AS
-SELECT run, group_key, stage_set, stage, seq, parent, direction, n, mean_ns, p[1] AS p50_ns, p[2] AS p99_ns
-FROM (SELECT run, group_key, stage_set, stage, any_value(seq) AS seq, any_value(parent) AS parent,
-             any_value(direction) AS direction, count(*) AS n,
-             avg(dur) AS mean_ns, quantile_disc(dur, [0.5, 0.99]) AS p   -- one quantile state for both
-      FROM cmp_io_stage GROUP BY run, group_key, stage_set, stage);
+WITH v AS (
+    SELECT run, group_key, stage_set, stage, dur, count(*) AS c FROM cmp_io_stage GROUP BY ALL
+), r AS (
+    SELECT *, sum(c) OVER (PARTITION BY run, group_key, stage_set, stage ORDER BY dur
+                           ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)::BIGINT AS upto
+    FROM v
+)
+SELECT r.run, r.group_key, r.stage_set, r.stage, any_value(p.seq) AS seq, any_value(p.parent) AS parent,
+       any_value(p.direction) AS direction, any_value(p.n) AS n,
+       sum(r.dur::HUGEINT * r.c) / any_value(p.n) AS mean_ns,
+       min(r.dur) FILTER (WHERE r.upto * 2 >= p.n) AS p50_ns,
+       min(r.dur) FILTER (WHERE r.upto * 100 >= 99 * p.n) AS p99_ns
+FROM r JOIN cmp_sample_parts p USING (run, group_key, stage_set, stage)
+GROUP BY r.run, r.group_key, r.stage_set, r.stage;
 
 -- cmp_bootstrap (cmp_bootstrap_batch(b): the rows of one batch): one row per (run, group,
 -- stage set, stage, resample): the statistics of

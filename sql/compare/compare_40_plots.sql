@@ -7,14 +7,24 @@
 --   group_key, stage_set, stage, seq, parent   (as in cmp_io_stage)
 --   pct          1..100 (percent of the run's I/Os at or below dur_ns)
 --   dur_ns       that percentile (nearest-rank, ns)
+-- Each distinct duration holds the percents whose rank ceil(pct * n / 100) falls in its run of
+-- equal values, as report_stage_cdf (sql/60_reports.sql) computes them: no quantile aggregate
+-- holding every duration.
 CREATE OR REPLACE VIEW cmp_plot_cdf AS
-WITH l AS (
-    SELECT run, group_key, stage_set, stage, any_value(seq) AS seq, any_value(parent) AS parent,
-           quantile_disc(dur, list_transform(range(1, 101), lambda i: i / 100)) AS qs  -- 1st..100th percentile
-    FROM cmp_io_stage GROUP BY run, group_key, stage_set, stage
+WITH v AS (
+    SELECT run, group_key, stage_set, stage, dur, count(*) AS c FROM cmp_io_stage GROUP BY ALL
+), r AS (
+    SELECT *, sum(c) OVER (PARTITION BY run, group_key, stage_set, stage ORDER BY dur
+                           ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)::BIGINT AS upto,
+           sum(c) OVER (PARTITION BY run, group_key, stage_set, stage)::BIGINT AS total
+    FROM v
+), p AS (
+    SELECT run, group_key, stage_set, stage, dur,
+           unnest(range(100 * (upto - c) // total + 1, 100 * upto // total + 1)) AS pct
+    FROM r
 )
-SELECT run, group_key, stage_set, stage, seq, parent, pct, qs[pct] AS dur_ns
-FROM l, range(1, 101) r(pct);
+SELECT p.run, p.group_key, p.stage_set, p.stage, s.seq, s.parent, p.pct, p.dur AS dur_ns
+FROM p JOIN cmp_sample_parts s USING (run, group_key, stage_set, stage);
 
 -- cmp_plot_presence: one row per (group, stage set, stage) of either run: what a log time
 -- axis can show of the stage in each run, and why not.

@@ -1,8 +1,9 @@
 """The report's statistics come from report_stage_values (each distinct duration's count and
 rank), not from quantile aggregates (which hold every duration in memory and cannot spill).
-Checked against the durations themselves, sorted in Python, on a real capture with several
+Checked against the durations themselves, sorted in Python, on real captures with several
 groups and stage sets: count, mean, min, max, the nearest-rank percentiles (the value at
-position ceil(q * n), integers only), every point of the CDF and the log2 histogram."""
+position ceil(q * n), integers only), every point of the CDF and the log2 histogram; the same for the interference breakdown per stream and for
+compare's statistics and CDF points per side."""
 import collections
 import math
 
@@ -98,3 +99,28 @@ def test_stream_breakdown_is_the_sorted_durations(fixture_run):
         v = sorted(per_stream[(sid, ss, st)])
         assert (n, p50, p99) == (len(v), nearest_rank(v, 1, 2), nearest_rank(v, 99, 100))
         assert mean == pytest.approx(sum(v) / len(v), rel=1e-12)
+
+
+def test_compare_statistics_are_the_sorted_durations(fixture_run):
+    """compare's point statistics (cmp_stage_stats) and CDF points (cmp_plot_cdf), per side."""
+    from ntscope.compare import load
+    con = load.compare_connection([fixture_run("stock-randread-4k-qd8")], [fixture_run(RUN)])
+    parts = collections.defaultdict(list)
+    for run, g, ss, st, dur in con.execute("SELECT run, group_key, stage_set, stage, dur FROM cmp_io_stage "
+                                           "WHERE dur IS NOT NULL").fetchall():
+        parts[(run, g, ss, st)].append(dur)
+    parts = {k: sorted(v) for k, v in parts.items()}
+    stats = con.execute("SELECT run, group_key, stage_set, stage, n, mean_ns, p50_ns, p99_ns "
+                        "FROM cmp_stage_stats").fetchall()
+    assert len(stats) == len(parts) and {s[0] for s in stats} == {"base", "run"}
+    for run, g, ss, st, n, mean, p50, p99 in stats:
+        v = parts[(run, g, ss, st)]
+        assert (n, p50, p99) == (len(v), nearest_rank(v, 1, 2), nearest_rank(v, 99, 100))
+        assert mean == pytest.approx(sum(v) / len(v), rel=1e-12)
+    cdf = collections.defaultdict(dict)
+    for run, g, ss, st, pct, dur in con.execute("SELECT run, group_key, stage_set, stage, pct, dur_ns "
+                                                "FROM cmp_plot_cdf").fetchall():
+        cdf[(run, g, ss, st)][pct] = dur
+    assert cdf.keys() == parts.keys()
+    for key, points in cdf.items():
+        assert points == {p: nearest_rank(parts[key], p, 100) for p in range(1, 101)}, key
