@@ -61,8 +61,8 @@ FROM g, sampling_run sr;
 --   group_key, stage_set, stage
 --   dur          ns
 --   n            selected io with this duration
---   upto         io of the group and stage with a duration <= dur (its rank from the top of
---                the run of equal values)
+--   upto         io of the group and stage with a duration <= dur (the rank, counted from the
+--                smallest, of the last of the n equal values)
 --   total        io of the group and stage with a known duration
 CREATE OR REPLACE VIEW report_stage_values AS
 WITH v AS (
