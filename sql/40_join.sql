@@ -425,8 +425,8 @@ FROM n CROSS JOIN ref LEFT JOIN via v ON v.host = n.host;
 --   queue_key      the transport queue (= its TCP connection): '<initiator host>/c<ctrl_id>/q<qid>',
 --                  the one queue key of every report, export and interference view
 --   device_key, target_device_key   the initiator's block device and the target's backing
---                  device (io_keys says how they are spelled); kept here so that io_keys, which
---                  the timeline and the exports read several times, joins nothing
+--                  device (io_keys says how they are spelled); kept here so that the timeline,
+--                  the exports and the interference views read them without a join
 CREATE OR REPLACE TABLE io AS
 WITH tw AS (
     SELECT h.host, h.first_ts, h.last_ts FROM hosts h WHERE h.role = 'target'

@@ -9,7 +9,7 @@
 --   device_key         '<initiator host>/<disk>', the initiator's block device ('?' unknown)
 --   target_device_key  '<target host>/<disk>', the target's backing device as nvmet names it
 --                      ('/dev/' dropped, e.g. 'target/nullb0'); NULL when the io is unmatched
--- (io computes them once: io_keys is read several times per report)
+-- (a projection of io, which computes them once; the reports read them from io directly)
 CREATE OR REPLACE VIEW io_keys AS
 SELECT io_id, queue_key, device_key, target_device_key FROM io;
 
