@@ -2,8 +2,9 @@
 -- selected io as slices on per-io tracks under its host and transport queue, stages nested,
 -- flows between the initiator and the target part, counters per queue and device. All times
 -- are ns on the INITIATOR clock (target times minus io.offset_ns, as in io_milestones).
--- Views only: the writer reads timeline_tracks, timeline_names, timeline_slice_packets and
--- timeline_counters once.
+-- Views and table macros only: the writer reads timeline_tracks, timeline_names and
+-- timeline_counters once, and timeline_slice_packets_part once per part of the I/Os (a long run's
+-- slices are sorted in parts of a bounded number of I/Os, so that no statement holds them all).
 
 -- timeline_stage_set: one row: the stage set the timeline draws, primary_stage_set (the
 -- report replaces this view when its --stage-set leaves the primary set out).
@@ -112,42 +113,39 @@ SELECT n.uuid,
             WHEN n.counter = 'in_flight' THEN 2 WHEN n.counter = 'mb_s' THEN 3 ELSE 0 END AS sibling_rank
 FROM n;
 
--- timeline_slices: one row per slice: each selected io's two roots (the target's when it has
--- target points) and every stage of the timeline's set whose duration it has (io_stages.dur
--- known), clamped so that slices nest on their track: a
--- child within its parent, siblings one after the other (only offset-based stages can
--- need it, by up to the clock uncertainty).
---   io_id, n       the io and its number (1.. by nvme_setup_cmd time)
---   part, stage, parent_slice, depth, begin_pos, end_pos   as in timeline_layout
---   track_uuid     the io's own track for this part: it sits under parent_uuid, the queue's
---                  track on that part's host (per-io tracks share the name 'io', which the
---                  Perfetto UI draws as one track per queue)
---   parent_uuid    timeline_tracks.uuid of that queue track
---   ts, dur        the drawn slice (ns, initiator clock)
---   stage_dur_ns   the stage's own duration (io_stages.dur) where it differs from dur
---                  (clock-free stages, clamped slices); NULL otherwise and on roots
---   flow_out, flow_in   flow ids leaving / ending at this slice: 2n-1 from the 'out' slice
---                  to the target root, 2n from the target root to the 'back' slice
---   io_type, size_bytes, cid, match_state   the io (args of the roots; io_type is every
---                  slice's category)
-CREATE OR REPLACE VIEW timeline_slices AS
+-- timeline_ios: one row per selected io the timeline draws (it has its initiator queue's track),
+-- with what its slices need. An io's number n (timeline_slices) is its rank by (order_ts, io_id).
+--   io_id, io_type, size_bytes, cid, match_state   the io
+--   order_ts       nvme_setup_cmd time (ns, initiator clock); 2^63 - 1 when unknown (last)
+--   root_s, root_e the initiator root's span: first and last initiator point (ns)
+--   queue_track, target_queue_track   timeline_tracks.uuid of its queue on each host (target:
+--                  NULL unless matched)
+CREATE OR REPLACE VIEW timeline_ios AS
+WITH tracks AS MATERIALIZED (
+    SELECT uuid, kind, host, key FROM timeline_tracks WHERE kind = 'queue'
+)
+SELECT s.io_id, s.io_type, s.size_bytes, s.cid, s.match_state,
+       coalesce(s.i_setup_ts, 9223372036854775807) AS order_ts,
+       coalesce(s.i_bio_queue_ts, s.i_getrq_ts, s.i_setup_ts, s.i_complete_rq_ts) AS root_s,
+       coalesce(s.i_rq_complete_ts, s.i_complete_rq_ts) AS root_e,
+       q.uuid AS queue_track, tq.uuid AS target_queue_track
+FROM io_selected s
+JOIN tracks q ON q.host = s.initiator_host AND q.key = s.queue_key
+LEFT JOIN tracks tq ON s.match_state = 'matched' AND tq.host = s.target_host AND tq.key = s.queue_key;
+
+-- timeline_slices_part(lo_ts, hi_ts, n_before): the rows of timeline_slices for the io with
+-- lo_ts <= order_ts < hi_ts (hi_ts NULL: no upper bound), numbered from n_before + 1, n_before
+-- being the count of timeline_ios with order_ts < lo_ts: any split of the io into such ranges
+-- gives, together, the rows of the whole. The writer sorts a long run's slices a part at a
+-- time; a part's io, stages and clamping windows are all a statement holds.
+CREATE OR REPLACE MACRO timeline_slices_part(lo_ts, hi_ts, n_before) AS TABLE
 -- inside, an io is its number n (BIGINT) and a slice kind its slot (timeline_layout's row,
 -- 1..): the grouping, windows and joins below run on integers instead of the io_id, stage
 -- and part strings (io_id: 9.8 -> 7.1 s for 204 k I/Os; stage and part: 48.0 -> 41.6 CPU-s
 -- for the sorted slices of 773 k I/Os); the strings are joined back at the end
-WITH tracks AS MATERIALIZED (
-    -- the fixed tracks once (the view scans the selected io four times)
-    SELECT uuid, kind, host, key FROM timeline_tracks
-), ios AS MATERIALIZED (
-    SELECT s.io_id, s.io_type, s.size_bytes, s.cid, s.match_state,
-           coalesce(s.i_bio_queue_ts, s.i_getrq_ts, s.i_setup_ts, s.i_complete_rq_ts) AS root_s,
-           coalesce(s.i_rq_complete_ts, s.i_complete_rq_ts) AS root_e,
-           q.uuid AS queue_track, tq.uuid AS target_queue_track,
-           row_number() OVER (ORDER BY s.i_setup_ts, s.io_id) AS n
-    FROM io_selected s
-    JOIN tracks q ON q.kind = 'queue' AND q.host = s.initiator_host AND q.key = s.queue_key
-    LEFT JOIN tracks tq ON s.match_state = 'matched' AND tq.kind = 'queue'
-                       AND tq.host = s.target_host AND tq.key = s.queue_key
+WITH ios AS MATERIALIZED (
+    SELECT *, n_before + row_number() OVER (ORDER BY order_ts, io_id) AS n
+    FROM timeline_ios WHERE order_ts >= lo_ts AND (hi_ts IS NULL OR order_ts < hi_ts)
 ), lay0 AS (
     SELECT *, row_number() OVER (ORDER BY part, stage) AS slot FROM timeline_layout
 ), lay AS MATERIALIZED (
@@ -211,7 +209,7 @@ WITH tracks AS MATERIALIZED (
     FROM drawn GROUP BY n
 )
 SELECT i.io_id, i.n, l.part, l.stage, l.parent_slice, l.depth, l.begin_pos, l.end_pos,
-       (SELECT max(uuid) FROM tracks) + 2 * i.n - 1 + f.part_no AS track_uuid,
+       (SELECT max(uuid) FROM timeline_tracks) + 2 * i.n - 1 + f.part_no AS track_uuid,
        CASE f.part_no WHEN 0 THEN i.queue_track ELSE i.target_queue_track END AS parent_uuid,
        f.s AS ts, f.e - f.s AS dur,
        CASE WHEN f.dur IS DISTINCT FROM f.e - f.s THEN f.dur END AS stage_dur_ns,
@@ -223,6 +221,27 @@ SELECT i.io_id, i.n, l.part, l.stage, l.parent_slice, l.depth, l.begin_pos, l.en
 FROM drawn f JOIN io_flows g USING (n) JOIN ios i USING (n) JOIN lay l USING (slot)
 WHERE f.depth = 0 OR f.dur IS NOT NULL;
 
+-- timeline_slices: one row per slice: each selected io's two roots (the target's when it has
+-- target points) and every stage of the timeline's set whose duration it has (io_stages.dur
+-- known), clamped so that slices nest on their track: a
+-- child within its parent, siblings one after the other (only offset-based stages can
+-- need it, by up to the clock uncertainty).
+--   io_id, n       the io and its number (1.. by nvme_setup_cmd time)
+--   part, stage, parent_slice, depth, begin_pos, end_pos   as in timeline_layout
+--   track_uuid     the io's own track for this part: it sits under parent_uuid, the queue's
+--                  track on that part's host (per-io tracks share the name 'io', which the
+--                  Perfetto UI draws as one track per queue)
+--   parent_uuid    timeline_tracks.uuid of that queue track
+--   ts, dur        the drawn slice (ns, initiator clock)
+--   stage_dur_ns   the stage's own duration (io_stages.dur) where it differs from dur
+--                  (clock-free stages, clamped slices); NULL otherwise and on roots
+--   flow_out, flow_in   flow ids leaving / ending at this slice: 2n-1 from the 'out' slice
+--                  to the target root, 2n from the target root to the 'back' slice
+--   io_type, size_bytes, cid, match_state   the io (args of the roots; io_type is every
+--                  slice's category)
+CREATE OR REPLACE VIEW timeline_slices AS
+FROM timeline_slices_part(-9223372036854775808, NULL, 0);
+
 -- timeline_counters: one row per counter value (the value holds until the counter's next row).
 --   uuid     timeline_tracks.uuid of the counter track
 --   ts       ns, initiator clock
@@ -231,58 +250,86 @@ WHERE f.depth = 0 OR f.dur IS NOT NULL;
 --                 on the device (block_rq_issue .. block_rq_complete) from ts on
 --   double_value  mb_s tracks: 10^6 bytes per second completed in the 10 ms bin starting at
 --                 ts (bins from report_window.start_ts; a last 0 after the last bin)
-CREATE OR REPLACE VIEW timeline_counters AS
-WITH x AS MATERIALIZED (
-    -- the columns used below only: io_selected has 30 more
-    SELECT s.initiator_host, s.target_host, s.match_state, s.size_bytes, s.offset_ns, s.i_setup_ts,
-           s.i_complete_rq_ts, s.i_rq_issue_ts, s.i_rq_complete_ts, s.t_init_ts, s.t_complete_ts,
-           s.t_dev_issue_ts, s.t_dev_complete_ts, s.queue_key, s.device_key, s.target_device_key
-    FROM io_selected s
-), iv AS MATERIALIZED (
-    SELECT initiator_host AS host, 'queue' AS resource_kind, queue_key AS key,
-           i_setup_ts AS s, i_complete_rq_ts AS e, size_bytes FROM x
-    UNION ALL
-    SELECT initiator_host, 'device', device_key, i_rq_issue_ts, i_rq_complete_ts, size_bytes FROM x
-    UNION ALL
-    SELECT target_host, 'queue', queue_key, t_init_ts - offset_ns, t_complete_ts - offset_ns, size_bytes
-    FROM x WHERE match_state = 'matched'
-    UNION ALL
-    SELECT target_host, 'device', target_device_key, t_dev_issue_ts - offset_ns, t_dev_complete_ts - offset_ns, size_bytes
-    FROM x WHERE match_state = 'matched' AND target_device_key IS NOT NULL
-), tracks AS MATERIALIZED (
+-- timeline_counters_part(lo_ts, hi_ts): its rows with lo_ts <= ts < hi_ts (hi_ts NULL: no upper
+-- bound). The writer reads the counters in the time ranges of its slice parts: a statement
+-- groups and sorts one range's changes, and each in-flight counter starts from its value at
+-- lo_ts (the intervals begun before it minus those ended before it: one small aggregate).
+CREATE OR REPLACE MACRO timeline_counters_part(lo_ts, hi_ts) AS TABLE
+WITH tracks AS MATERIALIZED (
     SELECT * FROM timeline_tracks WHERE kind = 'counter'
-), ok AS MATERIALIZED (
+), iv AS (
     -- each interval with its counter tracks' uuids: the steps, bins and windows below group
     -- and sort on them instead of (host, resource_kind, key) strings (773 k I/Os: 13.0 -> 9.5
-    -- CPU-s for the counters, same rows)
+    -- CPU-s for the counters, same rows). Not materialized: each use below reads what it needs
+    -- of it (a materialized copy of every interval of a 100 M-event run is 1 GB).
     SELECT f.uuid AS in_flight_uuid, m.uuid AS mb_s_uuid, iv.s, iv.e, iv.size_bytes
-    FROM iv JOIN tracks f ON f.counter = 'in_flight' AND f.host = iv.host
-                         AND f.resource_kind = iv.resource_kind AND f.key = iv.key
+    FROM (
+        SELECT initiator_host AS host, 'queue' AS resource_kind, queue_key AS key,
+               i_setup_ts AS s, i_complete_rq_ts AS e, size_bytes FROM io_selected
+        UNION ALL
+        SELECT initiator_host, 'device', device_key, i_rq_issue_ts, i_rq_complete_ts, size_bytes FROM io_selected
+        UNION ALL
+        SELECT target_host, 'queue', queue_key, t_init_ts - offset_ns, t_complete_ts - offset_ns, size_bytes
+        FROM io_selected WHERE match_state = 'matched'
+        UNION ALL
+        SELECT target_host, 'device', target_device_key, t_dev_issue_ts - offset_ns, t_dev_complete_ts - offset_ns,
+               size_bytes
+        FROM io_selected WHERE match_state = 'matched' AND target_device_key IS NOT NULL
+    ) iv
+    JOIN tracks f ON f.counter = 'in_flight' AND f.host = iv.host
+                 AND f.resource_kind = iv.resource_kind AND f.key = iv.key
     LEFT JOIN tracks m ON m.counter = 'mb_s' AND m.host = iv.host
                       AND m.resource_kind = iv.resource_kind AND m.key = iv.key
     WHERE iv.s IS NOT NULL AND iv.e IS NOT NULL AND iv.e >= iv.s
+), at_start AS (
+    -- each in-flight track's value at lo_ts (v) and at hi_ts (v_end: 0 at the end of the run),
+    -- and the sum of v_end over the tracks before it (by uuid): see the running sum below
+    SELECT uuid, v, coalesce(sum(v_end) OVER (ORDER BY uuid ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0)
+           AS v_before
+    FROM (SELECT in_flight_uuid AS uuid,
+                 (count(*) FILTER (WHERE s < lo_ts) - count(*) FILTER (WHERE e < lo_ts))::BIGINT AS v,
+                 (count(*) FILTER (WHERE hi_ts IS NULL OR s < hi_ts)
+                  - count(*) FILTER (WHERE hi_ts IS NULL OR e < hi_ts))::BIGINT AS v_end
+          FROM iv GROUP BY 1)
 ), steps AS (
     SELECT uuid, ts, sum(d) AS d FROM (
-        SELECT in_flight_uuid AS uuid, s AS ts, 1 AS d FROM ok
-        UNION ALL SELECT in_flight_uuid, e, -1 FROM ok) GROUP BY ALL
+        SELECT in_flight_uuid AS uuid, s AS ts, 1 AS d FROM iv WHERE s >= lo_ts AND (hi_ts IS NULL OR s < hi_ts)
+        UNION ALL
+        SELECT in_flight_uuid, e, -1 FROM iv WHERE e >= lo_ts AND (hi_ts IS NULL OR e < hi_ts)) GROUP BY ALL
+    UNION ALL
+    -- the track's value at lo_ts, as a step there that the output leaves out (below)
+    SELECT uuid, NULL, v FROM at_start
+), bin_range AS (
+    SELECT mb_s_uuid AS uuid, min((e - w.start_ts) // 10000000) AS lo, max((e - w.start_ts) // 10000000) AS hi
+    FROM iv, report_window w WHERE mb_s_uuid IS NOT NULL GROUP BY ALL
+), part_bins AS (
+    -- the part's bins of each track: those starting in [lo_ts, hi_ts), from the track's first
+    -- bin to the one after its last (a last 0)
+    SELECT uuid, bin FROM (SELECT uuid, unnest(range(lo, hi + 2)) AS bin FROM bin_range), report_window w
+    WHERE w.start_ts + bin * 10000000 >= lo_ts AND (hi_ts IS NULL OR w.start_ts + bin * 10000000 < hi_ts)
 ), bins AS (
     SELECT mb_s_uuid AS uuid, (e - w.start_ts) // 10000000 AS bin, sum(size_bytes) AS bytes
-    FROM ok, report_window w WHERE mb_s_uuid IS NOT NULL GROUP BY ALL
-), every_bin AS (
-    SELECT uuid, unnest(range(lo, hi + 2)) AS bin
-    FROM (SELECT uuid, min(bin) AS lo, max(bin) AS hi FROM bins GROUP BY ALL)
+    FROM iv, report_window w
+    WHERE mb_s_uuid IS NOT NULL AND w.start_ts + (e - w.start_ts) // 10000000 * 10000000 >= lo_ts
+      AND (hi_ts IS NULL OR w.start_ts + (e - w.start_ts) // 10000000 * 10000000 < hi_ts)
+    GROUP BY ALL
 )
--- a running sum per track, computed as one running sum over the tracks in turn: every track's
--- steps add up to 0 (each interval has its start and its end), so each track starts from 0.
--- A window partitioned by track sorts a few huge partitions: 22.7 s against 12 s for 6.6 M
--- steps (773 k I/Os), the same rows.
-SELECT uuid, ts,
-       (sum(d) OVER (ORDER BY uuid, ts ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW))::BIGINT AS int_value,
-       NULL::DOUBLE AS double_value
-FROM steps
+-- a running sum per track, computed as one running sum over the tracks in turn: each track's
+-- rows, its value at lo_ts first, add up to its value at hi_ts (v_end), so subtracting the
+-- v_end of the tracks before it (v_before) leaves the track's own. A window partitioned by track sorts a few huge
+-- partitions: 22.7 s against 12 s for 6.6 M steps (773 k I/Os), the same rows.
+SELECT uuid, ts, int_value, NULL::DOUBLE AS double_value FROM (
+    SELECT s.uuid, s.ts,
+           ((sum(s.d) OVER (ORDER BY s.uuid, s.ts NULLS FIRST ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW))
+            - a.v_before)::BIGINT AS int_value
+    FROM steps s JOIN at_start a USING (uuid))
+WHERE ts IS NOT NULL
 UNION ALL
 SELECT e.uuid, w.start_ts + e.bin * 10000000, NULL, coalesce(b.bytes, 0) * 1e3 / 10000000
-FROM every_bin e LEFT JOIN bins b USING (uuid, bin), report_window w;
+FROM part_bins e LEFT JOIN bins b USING (uuid, bin), report_window w;
+
+CREATE OR REPLACE VIEW timeline_counters AS
+FROM timeline_counters_part(-9223372036854775808, NULL);
 
 -- timeline_names: one row per interned string of the trace.
 --   kind    'event' (slice names: the stages of timeline_layout) or 'category' (io types)
@@ -310,7 +357,9 @@ FROM (SELECT DISTINCT coalesce(io_type, 'unknown') AS io_type FROM io_selected);
 --   flow_out, flow_in        flow ids (timeline_slices)
 --   io_id, size_bytes, cid, match_state   args: io_id on both roots, the rest on end_to_end
 --   stage_dur_ns      see timeline_slices
-CREATE OR REPLACE VIEW timeline_slice_packets AS
+-- timeline_slice_packets_part(lo_ts, hi_ts, n_before): the same for a part of the io, as
+-- timeline_slices_part (the writer's parts); the view is the whole.
+CREATE OR REPLACE MACRO timeline_slice_packets_part(lo_ts, hi_ts, n_before) AS TABLE
 WITH ev AS (SELECT name, iid FROM timeline_names WHERE kind = 'event'),
 cat AS (SELECT name, iid FROM timeline_names WHERE kind = 'category')
 SELECT s.ts, s.ts + s.dur AS end_ts, s.track_uuid, s.begin_pos, s.end_pos,
@@ -322,4 +371,8 @@ SELECT s.ts, s.ts + s.dur AS end_ts, s.track_uuid, s.begin_pos, s.end_pos,
        CASE WHEN s.stage = 'end_to_end' THEN s.cid END AS cid,
        CASE WHEN s.stage = 'end_to_end' THEN s.match_state END AS match_state,
        s.stage_dur_ns
-FROM timeline_slices s JOIN ev ON ev.name = s.stage JOIN cat ON cat.name = coalesce(s.io_type, 'unknown');
+FROM timeline_slices_part(lo_ts, hi_ts, n_before) s
+JOIN ev ON ev.name = s.stage JOIN cat ON cat.name = coalesce(s.io_type, 'unknown');
+
+CREATE OR REPLACE VIEW timeline_slice_packets AS
+FROM timeline_slice_packets_part(-9223372036854775808, NULL, 0);

@@ -26,13 +26,16 @@ enum Command {
     /// Synthetic traces for tests and benchmarks
     #[command(subcommand)]
     Synth(SynthCommand),
-    /// The Perfetto timeline's packets: its slices and counters (two Parquet files, sorted) ->
+    /// The Perfetto timeline's packets: its slices and counters (Parquet files, each sorted) ->
     /// TracePackets in time order appended to a file (used by `ntscope analyze`)
     TimelineEncode {
-        /// Parquet file, one row per slice (sql/66_timeline.sql timeline_slice_packets, sorted)
-        slices: PathBuf,
-        /// Parquet file, one row per counter value (timeline_counters, sorted)
-        counters: PathBuf,
+        /// Parquet files, one row per slice (sql/66_timeline.sql timeline_slice_packets, each
+        /// sorted; several are merged)
+        #[arg(required = true)]
+        slices: Vec<PathBuf>,
+        /// Parquet file, one row per counter value (timeline_counters, sorted); repeated: merged
+        #[arg(long, value_name = "FILE", required = true)]
+        counters: Vec<PathBuf>,
         /// An existing file the packets are appended to (it holds the trace's first packets)
         #[arg(long, value_name = "FILE")]
         append_to: PathBuf,

@@ -1,12 +1,13 @@
-//! The packet stream of the Perfetto timeline (`ntscope timeline-encode`): two Parquet files
-//! -> the bytes of a perfetto.protos.Trace (each packet one `Trace.packet`), appended to a
-//! file. Knows Perfetto's protobuf field numbers and nothing of NVMe: what the packets say
-//! comes from the SQL views `timeline_slice_packets` and `timeline_counters`
-//! (sql/66_timeline.sql), and the packets before them (interned names, fixed tracks) are
-//! written by reports/report/timeline.py.
+//! The packet stream of the Perfetto timeline (`ntscope timeline-encode`): Parquet files of
+//! slices and of counters -> the bytes of a perfetto.protos.Trace (each packet one
+//! `Trace.packet`), appended to a file. Knows Perfetto's protobuf field numbers and nothing of
+//! NVMe: what the packets say comes from the SQL views `timeline_slice_packets` and
+//! `timeline_counters` (sql/66_timeline.sql), and the packets before them (interned names,
+//! fixed tracks) are written by reports/report/timeline.py.
 //!
-//! Inputs (every column required; integers BIGINT, `double_value` DOUBLE, `opens_track`
-//! BOOLEAN, strings VARCHAR):
+//! Inputs, each one or more Parquet files, each file sorted, merged as they are read (the
+//! writer sorts a long run in parts); every column required; integers BIGINT, `double_value`
+//! DOUBLE, `opens_track` BOOLEAN, strings VARCHAR:
 //! - slices, one row per slice, in (ts, track_uuid, begin_pos) order: ts, end_ts, track_uuid,
 //!   begin_pos, end_pos, opens_track, parent_uuid, name_iid, category_iid, flow_out, flow_in,
 //!   and the slice arguments io_id, size_bytes, cid, match_state, stage_dur_ns (debug
@@ -29,7 +30,7 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::fs::{File, OpenOptions};
 use std::io::{BufWriter, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 // Field numbers (perfetto/protos/perfetto/trace/...: trace.proto, trace_packet.proto,
 // track_event/track_event.proto, track_event/track_descriptor.proto, debug_annotation.proto).
@@ -219,6 +220,8 @@ struct Cursor<'p, C> {
     len: usize,
     row: usize,
     rows_before: u64,
+    /// The reader has returned its last batch (asking it again costs microseconds per call).
+    done: bool,
 }
 
 impl<'p, C> Cursor<'p, C> {
@@ -227,14 +230,16 @@ impl<'p, C> Cursor<'p, C> {
         let reader = ParquetRecordBatchReaderBuilder::try_new(input)
             .and_then(|b| b.with_batch_size(BATCH_ROWS).build())
             .map_err(|e| TimelineError(format!("{}: not a readable Parquet file: {}", path.display(), e)))?;
-        Ok(Cursor { path, reader, of, batch: None, len: 0, row: 0, rows_before: 0 })
+        Ok(Cursor { path, reader, of, batch: None, len: 0, row: 0, rows_before: 0, done: false })
     }
 
     /// The current row (its batch and index in it), or None at the end of the input.
     fn peek(&mut self) -> Result<Option<(&C, usize)>, TimelineError> {
         while self.batch.is_none() || self.row >= self.len {
-            let Some(b) = self.reader.next() else {
+            let next = if self.done { None } else { self.reader.next() };
+            let Some(b) = next else {
                 self.batch = None;
+                self.done = true;
                 return Ok(None);
             };
             let b = b.map_err(|e| TimelineError(format!("{}: {}", self.path.display(), e)))?;
@@ -361,13 +366,40 @@ pub const SEQUENCE_ID: i64 = 1;
 type Key = (i64, i64, i64);
 const COUNTER_POS: i64 = 0;
 
-/// Encodes the slices and counters (Parquet files, sorted as the module doc says) into one
-/// packet stream in (ts, track, pos) order and appends it to `out`. Returns the number of
-/// packets. Memory: a batch of each input, the ends of the slices still open, and the bytes
-/// not yet written.
-pub fn encode_files(slices: &Path, counters: &Path, out: &Path) -> Result<u64, TimelineError> {
-    let mut slice_rows = Cursor::open(slices, SliceColumns::of)?;
-    let mut counter_rows = Cursor::open(counters, CounterColumns::of)?;
+/// The input among `inputs` whose current row has the smallest key (few inputs: a linear scan),
+/// with that key; None when all are at their end.
+fn first_of<C>(inputs: &mut [Cursor<'_, C>], key_of: fn(&C, usize, &Position) -> Result<Key, TimelineError>)
+               -> Result<Option<(Key, usize)>, TimelineError> {
+    let mut first: Option<(Key, usize)> = None;
+    for (k, input) in inputs.iter_mut().enumerate() {
+        let at = input.position();
+        if let Some((c, i)) = input.peek()? {
+            let key = key_of(c, i, &at)?;
+            if first.is_none_or(|(f, _)| key < f) {
+                first = Some((key, k));
+            }
+        }
+    }
+    Ok(first)
+}
+
+fn begin_key(c: &SliceColumns, i: usize, at: &Position) -> Result<Key, TimelineError> {
+    Ok((required(&c.ts, i, at, "ts")?, required(&c.track_uuid, i, at, "track_uuid")?, required(&c.begin_pos, i, at, "begin_pos")?))
+}
+
+fn counter_key(c: &CounterColumns, i: usize, at: &Position) -> Result<Key, TimelineError> {
+    Ok((required(&c.ts, i, at, "ts")?, required(&c.uuid, i, at, "uuid")?, COUNTER_POS))
+}
+
+/// Encodes the slices and counters (Parquet files, each sorted as the module doc says) into
+/// one packet stream in (ts, track, pos) order and appends it to `out`. Several files of each
+/// are merged as they are read (the writer sorts a long run's slices and counters in parts, so
+/// that no one sort holds them all). Returns the number of packets. Memory: a batch of each
+/// input, the ends of the slices still open, and the bytes not yet written.
+pub fn encode_files(slices: &[PathBuf], counters: &[PathBuf], out: &Path) -> Result<u64, TimelineError> {
+    let mut slice_inputs = slices.iter().map(|p| Cursor::open(p, SliceColumns::of)).collect::<Result<Vec<_>, _>>()?;
+    let mut counter_inputs =
+        counters.iter().map(|p| Cursor::open(p, CounterColumns::of)).collect::<Result<Vec<_>, _>>()?;
     let file = OpenOptions::new()
         .append(true)
         .open(out)
@@ -380,34 +412,30 @@ pub fn encode_files(slices: &Path, counters: &Path, out: &Path) -> Result<u64, T
     let mut packets = 0u64;
     let mut last: Option<Key> = None;
     loop {
-        let at = slice_rows.position();
-        let begin = match slice_rows.peek()? {
-            Some((c, i)) => Some((required(&c.ts, i, &at, "ts")?, required(&c.track_uuid, i, &at, "track_uuid")?,
-                                  required(&c.begin_pos, i, &at, "begin_pos")?)),
-            None => None,
-        };
-        let at_counter = counter_rows.position();
-        let counter = match counter_rows.peek()? {
-            Some((c, i)) => Some((required(&c.ts, i, &at_counter, "ts")?,
-                                  required(&c.uuid, i, &at_counter, "uuid")?, COUNTER_POS)),
-            None => None,
-        };
+        let begin = first_of(&mut slice_inputs, begin_key)?;
+        let counter = first_of(&mut counter_inputs, counter_key)?;
         let end = ends.peek().map(|Reverse(k)| *k);
         // the smallest key goes next (an end before a begin or counter at the same key)
-        let next = [end, begin, counter].into_iter().flatten().min();
+        let next = [end, begin.map(|(b, _)| b), counter.map(|(c, _)| c)].into_iter().flatten().min();
         let Some(key) = next else { break };
         if last.is_some_and(|l| key < l) {
-            let (input, row) = if Some(key) == begin { (slices, at.row) } else { (counters, at_counter.row) };
+            let at = match (begin, counter) {
+                (Some((b, k)), _) if b == key => slice_inputs[k].position(),
+                (_, Some((_, k))) => counter_inputs[k].position(),
+                _ => unreachable!("an end key is never below the last key: it is pushed above its begin"),
+            };
             return Err(TimelineError(format!(
-                "{} row {}: (ts, track, pos) {:?} comes after {:?}: the input is not sorted as the encoder needs",
-                input.display(), row, key, last.unwrap())));
+                "{}: (ts, track, pos) {:?} comes after {:?}: the input is not sorted as the encoder needs",
+                at, key, last.unwrap())));
         }
         last = Some(key);
         if Some(key) == end {
             ends.pop();
             enc.slice_end(key.0, key.1, &mut bytes);
-        } else if Some(key) == begin {
-            let (c, i) = slice_rows.peek()?.expect("peeked above");
+        } else if let Some((_, k)) = begin.filter(|(b, _)| *b == key) {
+            let input = &mut slice_inputs[k];
+            let at = input.position();
+            let (c, i) = input.peek()?.expect("peeked above");
             let end_key = (required(&c.end_ts, i, &at, "end_ts")?, key.1, required(&c.end_pos, i, &at, "end_pos")?);
             if end_key <= key {
                 return Err(TimelineError(format!("{}: the slice ends ({:?}) before it begins ({:?})", at, end_key, key)));
@@ -421,11 +449,13 @@ pub fn encode_files(slices: &Path, counters: &Path, out: &Path) -> Result<u64, T
             }
             enc.slice_begin(c, i, key.0, key.1, &mut bytes);
             ends.push(Reverse(end_key));
-            slice_rows.advance();
+            input.advance();
         } else {
-            let (c, i) = counter_rows.peek()?.expect("peeked above");
+            let (_, k) = counter.expect("the key is a counter's");
+            let input = &mut counter_inputs[k];
+            let (c, i) = input.peek()?.expect("peeked above");
             enc.counter(c, i, key.0, key.1, &mut bytes);
-            counter_rows.advance();
+            input.advance();
         }
         packets += 1;
         if bytes.len() >= 1 << 22 {

@@ -9,11 +9,12 @@ Layout of the file (a perfetto.protos.Trace, i.e. a stream of TracePackets):
      block device under it, counter tracks under those;
   3. in time order: per-io track descriptors, slice begins and ends, counter values.
 Packets 1-2 are built here with Perfetto's generated classes (perfetto.protos). The stream of
-step 3 (tens of millions of packets at real rates) comes from two Parquet files that DuckDB
-sorts, spilling under its memory limit: one row per slice, one per counter value; the
-converter binary (analyzer/src/timeline.rs) merges them into packets in time order, one batch
-of rows at a time: memory stays bounded whatever the number of I/Os. Every number comes from
-the views; this module and the binary only encode."""
+step 3 (tens of millions of packets at real rates) comes from Parquet files that DuckDB sorts,
+spilling under its memory limit: the slices, one row each, in parts of at most PART_IOS I/Os,
+and the counter values in the same parts' time ranges (one sort per part: a statement holds
+one part, whatever the run's length); the converter binary (analyzer/src/timeline.rs) merges them into packets in
+time order, one batch of rows at a time: memory stays bounded whatever the number of I/Os.
+Every number comes from the views; this module and the binary only encode."""
 import os
 import shutil
 import subprocess
@@ -24,6 +25,11 @@ from ntscope import converter
 from ntscope.errors import NtscopeError
 from ntscope.sql.views import private_dir, sql_str
 
+# I/Os per sorted part of the slices (about 13 slices each). The 100 M-event run (7.7 M I/Os)
+# ran out of its 2 GB memory limit sorting all its slices in one statement; a part of 1 M I/Os
+# is the size of the 10 M-event benchmark run, where the whole timeline takes a fraction of it
+PART_IOS = 1_000_000
+INT64_MIN = -2**63
 SEQUENCE_ID = 1            # one writer, one packet sequence (also analyzer/src/timeline.rs)
 PACKETS_COMPRESSION = "uncompressed"   # the sorted packets live seconds, in the spill folder
 # debug annotations (slice args) -> their interned ids (1.. in this order, as
@@ -80,22 +86,52 @@ COUNTER_COLUMNS = "uuid::BIGINT AS uuid, ts::BIGINT AS ts, int_value::BIGINT AS 
 COUNTER_ORDER = "ts, uuid"
 
 
-def encode(con, slices_query, counters_query, path, work):
-    """The rows of the two queries (already in the encoder's order), written to Parquet files in
+def parts(con, part_ios):
+    """The parts the slices and counters are sorted in: (lo_ts, hi_ts, n_before) per part, ranges of
+    timeline_ios.order_ts of about part_ios I/Os each (cut at approximate quantiles: any
+    increasing cuts are right, timeline_slices_part numbers each part's I/Os from n_before)."""
+    total = con.execute("SELECT count(*) FROM timeline_ios").fetchall()[0][0]
+    k = -(-total // part_ios)
+    if k <= 1:
+        return [(INT64_MIN, None, 0)]
+    fractions = ", ".join(repr(i / k) for i in range(1, k))   # a constant: the aggregate's argument
+    cuts = con.execute(f"SELECT approx_quantile(order_ts, [{fractions}]) FROM timeline_ios").fetchall()[0][0]
+    cuts = sorted({int(c) for c in cuts})
+    # each io's part: the number of cuts at or below its order_ts
+    counts = dict(con.execute("SELECT len(list_filter(?::BIGINT[], lambda c: c <= order_ts)) AS part, count(*) "
+                              "FROM timeline_ios GROUP BY part", [cuts]).fetchall())
+    bounds = [INT64_MIN] + cuts + [None]
+    out, before = [], 0
+    for j in range(len(cuts) + 1):
+        out.append((bounds[j], bounds[j + 1], before))
+        before += counts.get(j, 0)
+    return out
+
+
+def encode(con, slice_queries, counter_queries, path, work):
+    """The rows of the queries (each already in the encoder's order), written to Parquet files in
     the folder work and encoded by the converter binary, appended to path."""
-    files = [os.path.join(work, "slices.parquet"), os.path.join(work, "counters.parquet")]
-    for query, file in zip((slices_query, counters_query), files):
+    slice_files = [os.path.join(work, f"slices-{k}.parquet") for k in range(len(slice_queries))]
+    counter_files = [os.path.join(work, f"counters-{k}.parquet") for k in range(len(counter_queries))]
+    for query, file in zip(slice_queries + counter_queries, slice_files + counter_files):
         con.execute(f"COPY ({query}) TO {sql_str(file)} (FORMAT parquet, COMPRESSION {PACKETS_COMPRESSION})")
-    r = subprocess.run([converter.path(), "timeline-encode", *files, "--append-to", path],
+    counters = [a for f in counter_files for a in ("--counters", f)]
+    r = subprocess.run([converter.path(), "timeline-encode", *slice_files, *counters, "--append-to", path],
                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     if r.returncode != 0:
         raise NtscopeError(f"encoding the timeline failed: {r.stderr.strip() or f'exit {r.returncode}'}")
 
 
-def write(con, path):
+def sql_int(v):
+    """An integer (or None) as SQL text: the part bounds come from our own queries."""
+    return "NULL" if v is None else str(int(v))
+
+
+def write(con, path, part_ios=PART_IOS):
     """Writes the timeline of the selected I/Os (io_selected) at path. Returns (fixed tracks, I/Os).
-    The header comes from here; DuckDB sorts the slices (timeline_slice_packets, one row per
-    slice) and the counters into Parquet files in a private folder (spilling under its memory
+    The header comes from here; DuckDB sorts the slices (timeline_slice_packets_part, one row per
+    slice, a part of at most about part_ios I/Os at a time) and the counters (timeline_counters_part,
+    the same parts' time ranges) into Parquet files in a private folder (spilling under its memory
     limit) and the converter binary merges them into packets in time order and appends them
     (`ntscope timeline-encode`: a Python object or numpy pass per packet took a quarter of
     analyze's time at 200 k I/Os)."""
@@ -104,8 +140,13 @@ def write(con, path):
         f.write(head)
     work = private_dir(con, "ntscope-timeline-")
     try:
-        encode(con, f"SELECT {SLICE_COLUMNS} FROM timeline_slice_packets ORDER BY {SLICE_ORDER}",
-               f"SELECT {COUNTER_COLUMNS} FROM timeline_counters ORDER BY {COUNTER_ORDER}", path, work)
+        ranges = parts(con, part_ios)
+        slice_queries = [f"SELECT {SLICE_COLUMNS} FROM timeline_slice_packets_part("
+                         f"{sql_int(lo)}, {sql_int(hi)}, {sql_int(before)}) ORDER BY {SLICE_ORDER}"
+                         for lo, hi, before in ranges]
+        counter_queries = [f"SELECT {COUNTER_COLUMNS} FROM timeline_counters_part({sql_int(lo)}, {sql_int(hi)}) "
+                           f"ORDER BY {COUNTER_ORDER}" for lo, hi, _ in ranges]
+        encode(con, slice_queries, counter_queries, path, work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return n_tracks, con.execute("SELECT count(*) FROM io_selected").fetchall()[0][0]

@@ -142,6 +142,32 @@ def test_stock_timeline(stock):
     assert os.path.getsize(stock["path"]) < 1000 * 6389
 
 
+def test_slices_sorted_in_parts_give_the_same_trace(stock, tmp_path):
+    """A long run's slices are sorted a part of at most timeline.PART_IOS I/Os at a time (a
+    statement holds one part, whatever the run's length): written in 13 parts of about 500
+    I/Os, and in one, the trace is the one analyze wrote, byte for byte."""
+    from ntscope.report import selection, spec, timeline
+    from ntscope.sql import views
+    con = views.connect(stock["run"])
+    selection.apply(con, spec.Spec())
+    timeline.stage_set_of(con, stock["doc"])
+    parts = timeline.parts(con, 500)
+    assert 10 <= len(parts) <= 14 and parts[0][:1] == (timeline.INT64_MIN,) and parts[-1][1] is None
+    assert all(a[1] == b[0] and a[2] < b[2] for a, b in zip(parts, parts[1:]))
+    assert timeline.parts(con, 10**9) == [(timeline.INT64_MIN, None, 0)]
+    # every io in exactly one part, numbered after those before it
+    sizes = [con.execute(f"SELECT count(DISTINCT io_id), min(n), max(n) FROM timeline_slices_part("
+                         f"{timeline.sql_int(lo)}, {timeline.sql_int(hi)}, {before})").fetchall()[0]
+             for lo, hi, before in parts]
+    assert [(lo_n, hi_n) for _, lo_n, hi_n in sizes] == [(b + 1, b + c) for (c, _, _), (_, _, b) in zip(sizes, parts)]
+    assert sum(c for c, _, _ in sizes) == 6389
+    want = open(stock["path"], "rb").read()
+    for part_ios in (500, 10**9):
+        path = str(tmp_path / f"parts-{part_ios}.perfetto-trace")
+        timeline.write(con, path, part_ios=part_ios)
+        assert open(path, "rb").read() == want, part_ios
+
+
 def test_patched_timeline_uses_ntprof_stages(patched):
     t = check_common(patched, "ntprof")
     names = set(Counter(s.name for s in t.slices))

@@ -49,19 +49,30 @@ def to_parquet(con, name, cols, rows, path, columns):
                 f"TO {sql_str(path)} (FORMAT parquet, COMPRESSION {timeline.PACKETS_COMPRESSION})")
 
 
-def encode(tmp_path, slices, counters, slice_columns=None, counter_columns=None):
+def parquet_files(con, tmp_path, kind, parts, cols, columns):
+    """Row lists -> Parquet files named kind.parquet (one part) or kind-0.parquet, kind-1.parquet..."""
+    names = [f"{kind}.parquet"] if len(parts) == 1 else [f"{kind}-{k}.parquet" for k in range(len(parts))]
+    files = [str(tmp_path / n) for n in names]
+    for k, (rows, file) in enumerate(zip(parts, files)):
+        to_parquet(con, f"{kind}{k}", cols, [[int64(v) for v in row] for row in rows], file, columns)
+    return files
+
+
+def encode(tmp_path, slices, counters, slice_columns=None, counter_columns=None, slice_parts=None,
+           counter_parts=None):
     """rows -> Parquet (DuckDB, timeline.py's column types) -> the binary -> (packets, the run).
-    BIGINT holds values >= 2^63 (flow ids) as their two's complement."""
+    BIGINT holds values >= 2^63 (flow ids) as their two's complement. slice_parts, counter_parts:
+    the rows as several files (lists of rows), instead of slices, counters in one."""
     con = duckdb.connect()
-    files = [str(tmp_path / "slices.parquet"), str(tmp_path / "counters.parquet")]
-    to_parquet(con, "s", SLICE_COLS, [[int64(v) for v in row] for row in slices], files[0],
-               slice_columns or timeline.SLICE_COLUMNS)
-    to_parquet(con, "c", COUNTER_COLS, [[int64(v) for v in row] for row in counters], files[1],
-               counter_columns or timeline.COUNTER_COLUMNS)
+    slice_files = parquet_files(con, tmp_path, "slices", slice_parts or [slices], SLICE_COLS,
+                                slice_columns or timeline.SLICE_COLUMNS)
+    counter_files = parquet_files(con, tmp_path, "counters", counter_parts or [counters], COUNTER_COLS,
+                                  counter_columns or timeline.COUNTER_COLUMNS)
     out = str(tmp_path / "out.pftrace")
     with open(out, "wb") as f:
         f.write(b"")
-    r = subprocess.run([converter.path(), "timeline-encode", *files, "--append-to", out],
+    r = subprocess.run([converter.path(), "timeline-encode", *slice_files,
+                        *[a for f in counter_files for a in ("--counters", f)], "--append-to", out],
                        capture_output=True, text=True)
     with open(out, "rb") as f:
         return pb.Trace.FromString(f.read()).packet, r
@@ -139,6 +150,25 @@ def test_rows_parse_back_with_protobuf_in_time_order(tmp_path):
     assert [a.name_iid for a in packets[1].track_event.debug_annotations] == [1, 2, 3, 4]
 
 
+def test_several_files_are_merged_into_the_same_stream(tmp_path):
+    """timeline.write sorts the slices in parts of a bounded number of I/Os (a track's slices
+    all in one part, parts overlapping in time) and the counters in parts of time: merged, the
+    packets are those of one file each."""
+    (tmp_path / "one").mkdir()
+    whole, r = encode(tmp_path / "one", SLICES, COUNTERS)
+    assert r.returncode == 0, r.stderr
+    by_track = [[s for s in SLICES if s[2] == 41], [s for s in SLICES if s[2] == 40], []]
+    parts, r = encode(tmp_path, None, None, slice_parts=by_track, counter_parts=[COUNTERS[:2], [], COUNTERS[2:]])
+    assert r.returncode == 0, r.stderr
+    assert len(parts) == len(whole) == 3 * len(SLICES) - 3 + len(COUNTERS)
+    assert [p.SerializeToString() for p in parts] == [p.SerializeToString() for p in whole]
+    # a part out of order is still refused, naming its file
+    _, r = encode(tmp_path, None, [], slice_parts=[[SLICES[0]], [SLICES[3], SLICES[2]]])
+    assert r.returncode == 2 and "slices-1.parquet row 1" in r.stderr and "not sorted" in r.stderr, r.stderr
+    _, r = encode(tmp_path, [], None, counter_parts=[[COUNTERS[0]], [COUNTERS[2], COUNTERS[1]]])
+    assert r.returncode == 2 and "counters-1.parquet row 1" in r.stderr and "not sorted" in r.stderr, r.stderr
+
+
 def test_appends_after_what_the_file_holds(tmp_path):
     head = pb.Trace(packet=[pb.TracePacket(trusted_packet_sequence_id=1, first_packet_on_sequence=True)])
     con = duckdb.connect()
@@ -148,7 +178,8 @@ def test_appends_after_what_the_file_holds(tmp_path):
     out = str(tmp_path / "t.pftrace")
     with open(out, "wb") as f:
         f.write(head.SerializeToString())
-    subprocess.run([converter.path(), "timeline-encode", *files, "--append-to", out], check=True)
+    subprocess.run([converter.path(), "timeline-encode", files[0], "--counters", files[1], "--append-to", out],
+                   check=True)
     with open(out, "rb") as f:
         got = pb.Trace.FromString(f.read()).packet
     assert [p.first_packet_on_sequence for p in got] == [True, False]
@@ -183,5 +214,6 @@ def test_a_slice_that_ends_before_it_begins_is_refused(tmp_path):
 
 def test_a_missing_input_is_named(tmp_path):
     r = subprocess.run([converter.path(), "timeline-encode", str(tmp_path / "none.parquet"),
-                        str(tmp_path / "none2.parquet"), "--append-to", os.devnull], capture_output=True, text=True)
+                        "--counters", str(tmp_path / "none2.parquet"), "--append-to", os.devnull],
+                       capture_output=True, text=True)
     assert r.returncode == 2 and "none.parquet" in r.stderr
