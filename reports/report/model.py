@@ -32,16 +32,23 @@ def build(con, spec):
                                     "ORDER BY host, queue_key, cpu"),
     }
     window = rows(con, "SELECT start_ts, end_ts, dur AS dur_ns FROM report_window")[0]
+    # each view read once for every group (a query per group computed report_stage_values again
+    # for each: 3 x groups passes over io_stages), its rows then handed to their group
+    stats_of, hist_of, cdf_of = ({} for _ in range(3))
+    for into, query in (
+            (stats_of, "SELECT group_key, stage_set, stage, parent, direction, " + ", ".join(STAT_COLS) +
+             " FROM report_stage_stats ORDER BY group_key, stage_set, seq"),
+            (hist_of, "SELECT group_key, stage_set, stage, bucket, lo_ns, hi_ns, count FROM report_stage_histogram "
+                      "ORDER BY group_key, stage_set, seq, bucket"),
+            (cdf_of, "SELECT group_key, stage_set, stage, list(dur_ns ORDER BY pct) AS dur_ns FROM report_stage_cdf "
+                     "GROUP BY group_key, stage_set, stage, seq ORDER BY group_key, stage_set, seq")):
+        for r in rows(con, query):
+            into.setdefault(r.pop("group_key"), []).append(r)
     groups = []
     for g in rows(con, "SELECT * FROM report_groups ORDER BY time_start_ts, count DESC, group_key"):
-        stages = rows(con, "SELECT stage_set, stage, parent, direction, " + ", ".join(STAT_COLS) +
-                      " FROM report_stage_stats WHERE group_key = ? ORDER BY stage_set, seq", [g["group_key"]])
-        stages = [s for s in stages if s["stage_set"] in stage_sets]
-        hist = rows(con, "SELECT stage_set, stage, bucket, lo_ns, hi_ns, count FROM report_stage_histogram "
-                         "WHERE group_key = ? ORDER BY stage_set, seq, bucket", [g["group_key"]])
-        cdf = rows(con, "SELECT stage_set, stage, list(dur_ns ORDER BY pct) AS dur_ns FROM report_stage_cdf "
-                        "WHERE group_key = ? GROUP BY stage_set, stage, seq ORDER BY stage_set, seq",
-                   [g["group_key"]])
+        stages = [s for s in stats_of.get(g["group_key"], []) if s["stage_set"] in stage_sets]
+        hist = hist_of.get(g["group_key"], [])
+        cdf = cdf_of.get(g["group_key"], [])
         groups.append({
             "key": json.loads(g["group_json"]), "key_text": g["group_key"],
             "count": g["count"], "est_count": g["est_count"], "matched": g["matched"], "bytes": g["bytes"],
