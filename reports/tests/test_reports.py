@@ -133,6 +133,15 @@ def test_group_by_time_rates_per_bucket_in_time_order(tmp_path, analyze):
     counts = [g["count"] for g in doc["groups"]]
     assert len(times) >= 10 and times == sorted(times) and counts != sorted(counts, reverse=True)
     assert sum(counts) == 6389
+    # each group's own statistics, histogram and CDF (read for every group at once, handed out by key)
+    for g in doc["groups"]:
+        e2e = [s for s in g["stages"] if s["stage"] == "end_to_end"]
+        assert len(e2e) == 1 and e2e[0]["count"] == g["count"]
+        assert sum(h["count"] for h in g["histograms"] if h["stage"] == "end_to_end") == g["count"]
+        cdf = [c["dur_ns"] for c in g["cdf_pct_1_to_100"] if c["stage"] == "end_to_end"]
+        assert len(cdf) == 1 and (cdf[0][49], cdf[0][98], cdf[0][99]) == (e2e[0]["p50_ns"], e2e[0]["p99_ns"],
+                                                                        e2e[0]["max_ns"])
+    assert len({g["stages"][0]["mean_ns"] for g in doc["groups"]}) > 1
     w = doc["window"]
     for g in doc["groups"][:-1]:    # whole buckets (the first starts with the run's first I/O)
         assert g["iops"] == pytest.approx(g["count"] / 0.5)
