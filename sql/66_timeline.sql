@@ -2,9 +2,9 @@
 -- selected io as slices on per-io tracks under its host and transport queue, stages nested,
 -- flows between the initiator and the target part, counters per queue and device. All times
 -- are ns on the INITIATOR clock (target times minus io.offset_ns, as in io_milestones).
--- Views and table macros only: the writer reads timeline_tracks, timeline_names and
--- timeline_counters once, and timeline_slice_packets_part once per part of the I/Os (a long run's
--- slices are sorted in parts of a bounded number of I/Os, so that no statement holds them all).
+-- Views and table macros only: the writer reads timeline_tracks and timeline_names once, and
+-- timeline_slice_packets_part and timeline_counters_part once per part of the I/Os (a long run
+-- is sorted in parts of a bounded number of I/Os, so that no statement holds all of it).
 
 -- timeline_stage_set: one row: the stage set the timeline draws, primary_stage_set (the
 -- report replaces this view when its --stage-set leaves the primary set out).
@@ -316,8 +316,9 @@ WITH tracks AS MATERIALIZED (
 )
 -- a running sum per track, computed as one running sum over the tracks in turn: each track's
 -- rows, its value at lo_ts first, add up to its value at hi_ts (v_end), so subtracting the
--- v_end of the tracks before it (v_before) leaves the track's own. A window partitioned by track sorts a few huge
--- partitions: 22.7 s against 12 s for 6.6 M steps (773 k I/Os), the same rows.
+-- v_end of the tracks before it (v_before) leaves the track's own. A window partitioned by
+-- track sorts a few huge partitions: 22.7 s against 12 s for 6.6 M steps (773 k I/Os), the
+-- same rows.
 SELECT uuid, ts, int_value, NULL::DOUBLE AS double_value FROM (
     SELECT s.uuid, s.ts,
            ((sum(s.d) OVER (ORDER BY s.uuid, s.ts NULLS FIRST ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW))

@@ -29,11 +29,11 @@ enum Command {
     /// The Perfetto timeline's packets: its slices and counters (Parquet files, each sorted) ->
     /// TracePackets in time order appended to a file (used by `ntscope analyze`)
     TimelineEncode {
-        /// Parquet files, one row per slice (sql/66_timeline.sql timeline_slice_packets, each
+        /// Parquet files, one row per slice (sql/66_timeline.sql timeline_slice_packets_part, each
         /// sorted; several are merged)
         #[arg(required = true)]
         slices: Vec<PathBuf>,
-        /// Parquet file, one row per counter value (timeline_counters, sorted); repeated: merged
+        /// Parquet file, one row per counter value (timeline_counters_part, sorted); repeated: merged
         #[arg(long, value_name = "FILE", required = true)]
         counters: Vec<PathBuf>,
         /// An existing file the packets are appended to (it holds the trace's first packets)

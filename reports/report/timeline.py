@@ -12,9 +12,9 @@ Packets 1-2 are built here with Perfetto's generated classes (perfetto.protos). 
 step 3 (tens of millions of packets at real rates) comes from Parquet files that DuckDB sorts,
 spilling under its memory limit: the slices, one row each, in parts of at most PART_IOS I/Os,
 and the counter values in the same parts' time ranges (one sort per part: a statement holds
-one part, whatever the run's length); the converter binary (analyzer/src/timeline.rs) merges them into packets in
-time order, one batch of rows at a time: memory stays bounded whatever the number of I/Os.
-Every number comes from the views; this module and the binary only encode."""
+one part, whatever the run's length); the converter binary (analyzer/src/timeline.rs) merges
+them into packets in time order, one batch of rows at a time: memory stays bounded whatever
+the number of I/Os. Every number comes from the views; this module and the binary only encode."""
 import os
 import shutil
 import subprocess
@@ -25,9 +25,9 @@ from ntscope import converter
 from ntscope.errors import NtscopeError
 from ntscope.sql.views import private_dir, sql_str
 
-# I/Os per sorted part of the slices (about 13 slices each). The 100 M-event run (7.7 M I/Os)
-# ran out of its 2 GB memory limit sorting all its slices in one statement; a part of 1 M I/Os
-# is the size of the 10 M-event benchmark run, where the whole timeline takes a fraction of it
+# I/Os per sorted part (about 13 slices each). The 100 M-event run (7.7 M I/Os) ran out of its
+# 2 GB memory limit sorting all its slices in one statement. 1 M I/Os is about the 10 M-event
+# benchmark run, whose whole timeline passes even under 250 MB in parts of 100 k I/Os
 PART_IOS = 1_000_000
 INT64_MIN = -2**63
 SEQUENCE_ID = 1            # one writer, one packet sequence (also analyzer/src/timeline.rs)
@@ -87,9 +87,9 @@ COUNTER_ORDER = "ts, uuid"
 
 
 def parts(con, part_ios):
-    """The parts the slices and counters are sorted in: (lo_ts, hi_ts, n_before) per part, ranges of
-    timeline_ios.order_ts of about part_ios I/Os each (cut at approximate quantiles: any
-    increasing cuts are right, timeline_slices_part numbers each part's I/Os from n_before)."""
+    """The parts the slices and counters are sorted in: (lo_ts, hi_ts, n_before) per part,
+    ranges of timeline_ios.order_ts of about part_ios I/Os each (cut at approximate quantiles:
+    any increasing cuts are right, timeline_slices_part numbers each part's I/Os from n_before)."""
     total = con.execute("SELECT count(*) FROM timeline_ios").fetchall()[0][0]
     k = -(-total // part_ios)
     if k <= 1:
@@ -129,12 +129,12 @@ def sql_int(v):
 
 def write(con, path, part_ios=PART_IOS):
     """Writes the timeline of the selected I/Os (io_selected) at path. Returns (fixed tracks, I/Os).
-    The header comes from here; DuckDB sorts the slices (timeline_slice_packets_part, one row per
-    slice, a part of at most about part_ios I/Os at a time) and the counters (timeline_counters_part,
-    the same parts' time ranges) into Parquet files in a private folder (spilling under its memory
-    limit) and the converter binary merges them into packets in time order and appends them
-    (`ntscope timeline-encode`: a Python object or numpy pass per packet took a quarter of
-    analyze's time at 200 k I/Os)."""
+    The header comes from here; DuckDB sorts the slices (timeline_slice_packets_part, one row
+    per slice, a part of at most about part_ios I/Os at a time) and the counters
+    (timeline_counters_part, the same parts' time ranges) into Parquet files in a private folder
+    (spilling under its memory limit) and the converter binary merges them into packets in time
+    order and appends them (`ntscope timeline-encode`: a Python object or numpy pass per packet
+    took a quarter of analyze's time at 200 k I/Os)."""
     head, n_tracks = header(con)
     with open(path, "wb") as f:
         f.write(head)
