@@ -59,7 +59,7 @@ def cmd_convert(a):
 
 
 # ------------------------------------------------------------------ analyze
-ANALYZE_STEPS = ["convert", "views", "interference", "report model", "timeline", "write"]
+ANALYZE_STEPS = ["convert", "views", "interference", "report model", "interference report", "write"]
 
 
 def spec_from_args(a):
@@ -97,9 +97,10 @@ def cmd_analyze(a):
         files.add("report.html", render_html.render(doc, plot_data.build(con, doc)))
         files.add("io.parquet", lambda path: export.write_io(con, path))
         files.add("io_stages.parquet", lambda path: export.write_stages(con, path, doc["stage_sets"]))
-        p.step("timeline", con)
         timeline.stage_set_of(con, doc)
         files.add("timeline.perfetto-trace", lambda path: timeline.write(con, path))
+        p.step("interference report: skipped (--no-interference)" if a.no_interference else
+               "interference report (streams, plots, the input a later compare reads)", con)
         if not a.no_interference:
             m = imodel.interference_model(con, run)
             itxt = itext.interference_text(m)
@@ -111,7 +112,7 @@ def cmd_analyze(a):
             if keep_side:   # a later compare of this run reads its side from there (side_cache)
                 compare_load.keep_analyzed_side(con, run, run_key, m, iplots)
         files.add("report.txt", text)
-        p.step("writing the report set")
+        p.step("writing the report set (per-I/O Parquet, timeline)")
         written = files.commit()
     if not a.quiet:
         sys.stdout.write(text)

@@ -34,7 +34,8 @@ def test_progress_on_a_terminal_and_not_in_a_pipe(fresh_run, ntscope_bin):
     assert code == 0, err
     # each step named with its number, the conversion of each host, elapsed seconds
     for step in ("[1/6] converting hosts not converted yet", "converting initiator/trace.dat (1/2)",
-                 "loading the views", "interference", "report model", "[6/6] writing the report set"):
+                 "loading the views", "interference", "report model", "[5/6] interference report (streams",
+                 "[6/6] writing the report set (per-I/O Parquet, timeline)"):
         assert step in err, (step, err[-2000:])
     assert " s" in err and "\r" in err
     r = subprocess.run([sys.executable, "-m", "ntscope", "analyze", run, "--quiet"], env=env,
