@@ -159,7 +159,8 @@ def test_slices_sorted_in_parts_give_the_same_trace(stock, tmp_path):
     sizes = [con.execute(f"SELECT count(DISTINCT io_id), min(n), max(n) FROM timeline_slices_part("
                          f"{timeline.sql_int(lo)}, {timeline.sql_int(hi)}, {before})").fetchall()[0]
              for lo, hi, before in parts]
-    assert [(lo_n, hi_n) for _, lo_n, hi_n in sizes] == [(b + 1, b + c) for (c, _, _), (_, _, b) in zip(sizes, parts)]
+    assert [(lo_n, hi_n) for _, lo_n, hi_n in sizes] == \
+        [(before + 1, before + count) for (count, _, _), (_, _, before) in zip(sizes, parts)]
     assert sum(c for c, _, _ in sizes) == 6389
     want = open(stock["path"], "rb").read()
     for part_ios in (500, 10**9):
