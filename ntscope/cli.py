@@ -95,10 +95,11 @@ def cmd_analyze(a):
         files = ReportSet(out)
         files.add("report.json", json.dumps(doc, indent=1, default=str) + "\n")
         files.add("report.html", render_html.render(doc, plot_data.build(con, doc)))
+        timeline.stage_set_of(con, doc)
+        # before the per-I/O Parquet: its encoder runs in the background while DuckDB writes them
+        files.add("timeline.perfetto-trace", lambda path: timeline.start(con, path))
         files.add("io.parquet", lambda path: export.write_io(con, path))
         files.add("io_stages.parquet", lambda path: export.write_stages(con, path, doc["stage_sets"]))
-        timeline.stage_set_of(con, doc)
-        files.add("timeline.perfetto-trace", lambda path: timeline.write(con, path))
         p.step("interference report: skipped (--no-interference)" if a.no_interference else
                "interference report (streams, plots, the input a later compare reads)", con)
         if not a.no_interference:

@@ -112,6 +112,12 @@ class OutputLock:
         return False
 
 
+def abort_all(pending):
+    """Stops the background writers of a report set that failed (ReportSet.commit)."""
+    for _, running in pending:
+        running.abort()
+
+
 class ReportSet:
     """Files written together, visible together: add() them, then commit() swaps them into
     out_dir in one rename. Use under an OutputLock."""
@@ -124,16 +130,27 @@ class ReportSet:
 
     def add(self, filename, content):
         """content: the text, or a function that writes the file at the path it is given
-        (for outputs streamed to disk)."""
+        (for outputs streamed to disk). The function may return an object whose finish()
+        completes the file later (work running in the background, e.g. the timeline's
+        encoder) and abort() stops it: commit writes the other files meanwhile."""
         if os.sep in filename or filename.startswith("."):
             raise ValueError(f"report file name {filename!r}")
         self.files[filename] = content
+
+    def written(self, path):
+        """A file of the set is complete: on disk before the set is swapped in."""
+        with open(path, "rb") as f:
+            os.fsync(f.fileno())
+        # fault injection (tests): kill -9 mid-set, in the set whose folder has this name
+        if os.environ.get("NTSCOPE_TEST_KILL_DURING_COMMIT") == self.name:
+            os.kill(os.getpid(), signal.SIGKILL)
 
     def commit(self):
         clean_stale(self.parent, self.name)
         pid = os.getpid()
         tmp = os.path.join(self.parent, f".{self.name}.tmp-{pid}")
         old = os.path.join(self.parent, f".{self.name}.old-{pid}")
+        pending = []   # (path, running) of files still being written in the background
         try:
             os.makedirs(tmp)
             if os.path.isdir(self.out_dir):
@@ -144,15 +161,18 @@ class ReportSet:
             for filename, content in self.files.items():
                 path = os.path.join(tmp, filename)
                 if callable(content):
-                    content(path)
+                    running = content(path)
+                    if running is not None:
+                        pending.append((path, running))
+                        continue
                 else:
                     with open(path, "w") as f:
                         f.write(content)
-                with open(path, "rb") as f:
-                    os.fsync(f.fileno())
-                # fault injection (tests): kill -9 mid-set, in the set whose folder has this name
-                if os.environ.get("NTSCOPE_TEST_KILL_DURING_COMMIT") == self.name:
-                    os.kill(os.getpid(), signal.SIGKILL)
+                self.written(path)
+            while pending:
+                path, running = pending.pop(0)   # a finish() that fails has stopped on its own
+                running.finish()
+                self.written(path)
             if os.path.lexists(self.out_dir):
                 if not os.path.isdir(self.out_dir) or os.path.islink(self.out_dir):
                     raise NtscopeError(f"{self.out_dir} exists and is not a directory; fix: move it away or pass --out DIR")
@@ -164,11 +184,13 @@ class ReportSet:
             else:
                 os.rename(tmp, self.out_dir)
         except OSError as e:
+            abort_all(pending)
             shutil.rmtree(tmp, ignore_errors=True)
             if os.path.isdir(old) and not os.path.exists(self.out_dir):
                 os.rename(old, self.out_dir)
             fail_on_os_error("cannot write the report set into", self.out_dir, e)
         except BaseException:
+            abort_all(pending)
             shutil.rmtree(tmp, ignore_errors=True)
             raise
         shutil.rmtree(old, ignore_errors=True)

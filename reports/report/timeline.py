@@ -47,7 +47,7 @@ def stage_set_of(con, doc):
 
 
 def header(con):
-    """Packets 1 and 2 (see the module doc), serialized; and the number of fixed tracks."""
+    """Packets 1 and 2 (see the module doc), serialized."""
     first = pb.TracePacket(trusted_packet_sequence_id=SEQUENCE_ID, first_packet_on_sequence=True,
                            sequence_flags=pb.TracePacket.SEQ_INCREMENTAL_STATE_CLEARED
                            | pb.TracePacket.SEQ_NEEDS_INCREMENTAL_STATE)
@@ -70,7 +70,7 @@ def header(con):
             d.counter.unit_name = unit
         if kind != "counter":
             d.child_ordering = pb.TrackDescriptor.EXPLICIT
-    return trace.SerializeToString(), len(tracks)
+    return trace.SerializeToString()
 
 
 # the two inputs' columns as the encoder reads them (analyzer/src/timeline.rs: integers BIGINT,
@@ -108,18 +108,39 @@ def parts(con, part_ios):
     return out
 
 
+class Encoding:
+    """The converter binary encoding a timeline in the background (start): finish() waits for it
+    and raises if it failed, abort() stops it; either removes the working folder."""
+
+    def __init__(self, proc, work):
+        self.proc, self.work = proc, work
+
+    def finish(self):
+        try:
+            _, err = self.proc.communicate()
+            if self.proc.returncode != 0:
+                raise NtscopeError(f"encoding the timeline failed: {err.strip() or f'exit {self.proc.returncode}'}")
+        finally:
+            shutil.rmtree(self.work, ignore_errors=True)
+
+    def abort(self):
+        self.proc.kill()
+        self.proc.communicate()
+        shutil.rmtree(self.work, ignore_errors=True)
+
+
 def encode(con, slice_queries, counter_queries, path, work):
     """The rows of the queries (each already in the encoder's order), written to Parquet files in
-    the folder work and encoded by the converter binary, appended to path."""
+    the folder work, then the converter binary started on them, appending to path: an Encoding
+    (the binary reads only those files, so DuckDB may go on with other work meanwhile)."""
     slice_files = [os.path.join(work, f"slices-{k}.parquet") for k in range(len(slice_queries))]
     counter_files = [os.path.join(work, f"counters-{k}.parquet") for k in range(len(counter_queries))]
     for query, file in zip(slice_queries + counter_queries, slice_files + counter_files):
         con.execute(f"COPY ({query}) TO {sql_str(file)} (FORMAT parquet, COMPRESSION {PACKETS_COMPRESSION})")
     counters = [a for f in counter_files for a in ("--counters", f)]
-    r = subprocess.run([converter.path(), "timeline-encode", *slice_files, *counters, "--append-to", path],
-                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    if r.returncode != 0:
-        raise NtscopeError(f"encoding the timeline failed: {r.stderr.strip() or f'exit {r.returncode}'}")
+    proc = subprocess.Popen([converter.path(), "timeline-encode", *slice_files, *counters, "--append-to", path],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    return Encoding(proc, work)
 
 
 def sql_int(v):
@@ -127,17 +148,17 @@ def sql_int(v):
     return "NULL" if v is None else str(int(v))
 
 
-def write(con, path, part_ios=PART_IOS):
-    """Writes the timeline of the selected I/Os (io_selected) at path. Returns (fixed tracks, I/Os).
-    The header comes from here; DuckDB sorts the slices (timeline_slice_packets_part, one row
-    per slice, a part of at most about part_ios I/Os at a time) and the counters
-    (timeline_counters_part, the same parts' time ranges) into Parquet files in a private folder
-    (spilling under its memory limit) and the converter binary merges them into packets in time
-    order and appends them (`ntscope timeline-encode`: a Python object or numpy pass per packet
-    took a quarter of analyze's time at 200 k I/Os)."""
-    head, n_tracks = header(con)
+def start(con, path, part_ios=PART_IOS):
+    """Starts writing the timeline of the selected I/Os (io_selected) at path: returns an
+    Encoding, whose finish() completes the file. The header comes from here; DuckDB sorts the
+    slices (timeline_slice_packets_part, one row per slice, a part of at most about part_ios
+    I/Os at a time) and the counters (timeline_counters_part, the same parts' time ranges) into
+    Parquet files in a private folder (spilling under its memory limit), and the converter
+    binary merges them into packets in time order and appends them (`ntscope timeline-encode`:
+    a Python object or numpy pass per packet took a quarter of analyze's time at 200 k I/Os)
+    while the caller goes on (analyze writes the per-I/O Parquet meanwhile)."""
     with open(path, "wb") as f:
-        f.write(head)
+        f.write(header(con))
     work = private_dir(con, "ntscope-timeline-")
     try:
         ranges = parts(con, part_ios)
@@ -146,7 +167,12 @@ def write(con, path, part_ios=PART_IOS):
                          for lo, hi, before in ranges]
         counter_queries = [f"SELECT {COUNTER_COLUMNS} FROM timeline_counters_part({sql_int(lo)}, {sql_int(hi)}) "
                            f"ORDER BY {COUNTER_ORDER}" for lo, hi, _ in ranges]
-        encode(con, slice_queries, counter_queries, path, work)
-    finally:
+        return encode(con, slice_queries, counter_queries, path, work)
+    except BaseException:
         shutil.rmtree(work, ignore_errors=True)
-    return n_tracks, con.execute("SELECT count(*) FROM io_selected").fetchall()[0][0]
+        raise
+
+
+def write(con, path, part_ios=PART_IOS):
+    """Writes the timeline of the selected I/Os at path: start, then finish."""
+    start(con, path, part_ios).finish()

@@ -1,0 +1,104 @@
+"""ReportSet (ntscope/output.py) with a file written in the background (analyze's timeline: its
+encoder runs while DuckDB writes the per-I/O Parquet): the other files are written meanwhile,
+the set appears only once every file is complete, and a failure on either side leaves the
+previous set as it was and no process behind."""
+import os
+import subprocess
+import sys
+
+import pytest
+
+from ntscope.errors import NtscopeError
+from ntscope.output import ReportSet
+
+# a real child process that writes its file after a while (the stand-in for the encoder)
+SLOW_WRITER = "import sys, time; time.sleep(float(sys.argv[2])); open(sys.argv[1], 'w').write('slow')"
+
+
+class Background:
+    """What a background writer returns (timeline.Encoding's interface), with a log."""
+
+    def __init__(self, path, log, seconds=0.2, fail=False):
+        self.proc = subprocess.Popen([sys.executable, "-c", SLOW_WRITER, path, str(seconds)])
+        self.log, self.fail = log, fail
+
+    def finish(self):
+        self.proc.wait()
+        self.log.append("finish")
+        if self.fail:
+            raise NtscopeError("the background writer failed")
+
+    def abort(self):
+        self.proc.kill()
+        self.proc.wait()
+        self.log.append("abort")
+
+
+def previous_set(tmp_path):
+    out = tmp_path / "report"
+    s = ReportSet(str(out))
+    s.add("a.txt", "old a\n")
+    s.add("slow.bin", "old slow\n")
+    s.commit()
+    return out
+
+
+def contents(out):
+    return {e: open(os.path.join(out, e)).read() for e in sorted(os.listdir(out))}
+
+
+def test_other_files_are_written_while_the_background_one_runs(tmp_path):
+    out, log, started = tmp_path / "report", [], []
+
+    def slow(path):
+        started.append(Background(path, log))
+        return started[0]
+
+    def later(path):
+        log.append(f"later, background running: {started[0].proc.poll() is None}")
+        with open(path, "w") as f:
+            f.write("later")
+
+    s = ReportSet(str(out))
+    s.add("slow.bin", slow)
+    s.add("later.txt", later)
+    s.add("text.txt", "text")
+    written = s.commit()
+    assert log == ["later, background running: True", "finish"]
+    assert contents(out) == {"later.txt": "later", "slow.bin": "slow", "text.txt": "text"}
+    assert sorted(os.path.basename(w) for w in written) == ["later.txt", "slow.bin", "text.txt"]
+    assert [e for e in os.listdir(tmp_path) if e.startswith(".")] == []
+
+
+def test_a_failed_background_writer_leaves_the_previous_set(tmp_path):
+    out = previous_set(tmp_path)
+    before, log = contents(out), []
+    s = ReportSet(str(out))
+    s.add("a.txt", "new a\n")
+    s.add("slow.bin", lambda path: Background(path, log, fail=True))
+    with pytest.raises(NtscopeError, match="background writer failed"):
+        s.commit()
+    assert log == ["finish"]
+    assert contents(out) == before
+    assert [e for e in os.listdir(tmp_path) if e.startswith(".")] == []
+
+
+def test_a_failure_while_it_runs_stops_it_and_leaves_the_previous_set(tmp_path):
+    out = previous_set(tmp_path)
+    before, log, started = contents(out), [], []
+
+    def slow(path):
+        started.append(Background(path, log, seconds=30))
+        return started[0]
+
+    def broken(path):
+        raise NtscopeError("a later file failed")
+
+    s = ReportSet(str(out))
+    s.add("slow.bin", slow)
+    s.add("a.txt", broken)
+    with pytest.raises(NtscopeError, match="a later file failed"):
+        s.commit()
+    assert log == ["abort"] and started[0].proc.returncode is not None   # killed, not left running
+    assert contents(out) == before
+    assert [e for e in os.listdir(tmp_path) if e.startswith(".")] == []
