@@ -1,6 +1,6 @@
 -- The stage table and the closed vocabularies it uses: the single source of what a stage
 -- is, where its time goes, and which causes a verdict can name. Every other place reads
--- these tables: io_stages evaluates the rows, the reports list them, the compare verdict
+-- these tables: io_stage_durations evaluates the rows, the reports list them, the compare verdict
 -- joins them (it names no stage itself), kernel-patches/EVENTS.md's stage table is
 -- generated from them (tools/stage_table.py; a test keeps the two equal). Tables.
 
@@ -60,7 +60,8 @@ SELECT * FROM (VALUES
 ) AS t(stage_set, preference, meaning);
 
 -- stage_definitions: one row per stage of one stage set. Users add their own rows
--- (INSERT INTO stage_definitions ...), then re-create io_stages (a table, 50_stages.sql).
+-- (INSERT INTO stage_definitions ...), then re-run 50_stages.sql (its io_stage_definitions,
+-- io_stage_durations and io_stage_check are tables; io_stages is a view over them).
 --   stage_set    'stock' (events of unpatched kernels), 'ntprof' (ntprof's names),
 --                's_notation' (the paper's S1..S9 (S)/(C) stages); patched-kernel sets
 --                use the nvme_tcp / nvmet_tcp events of kernel-patches/

@@ -427,6 +427,9 @@ FROM n CROSS JOIN ref LEFT JOIN via v ON v.host = n.host;
 --   device_key, target_device_key   the initiator's block device and the target's backing
 --                  device (io_keys says how they are spelled); kept here so that the timeline,
 --                  the exports and the interference views read them without a join
+--   io_n           the io's number, 1.. in (initiator host, submit time) order: the integer key
+--                  io_milestones and io_stage_durations carry (joins on it are cheaper than
+--                  on io_id); it may change when the analysis changes, io_id does not
 CREATE OR REPLACE TABLE io AS
 WITH tw AS (
     SELECT h.host, h.first_ts, h.last_ts FROM hosts h WHERE h.role = 'target'
@@ -455,7 +458,9 @@ SELECT i.cmd_key AS io_id, i.host AS initiator_host, i.ctrl_id, m.cntlid, i.qid,
        i.host || '/c' || i.ctrl_id || '/q' || i.qid AS queue_key,
        i.host || '/' || coalesce(i.disk, '?') AS device_key,
        CASE WHEN cm.t_cmd IS NOT NULL
-            THEN m.target_host || '/' || coalesce(regexp_replace(t.disk, '^/dev/', ''), '?') END AS target_device_key
+            THEN m.target_host || '/' || coalesce(regexp_replace(t.disk, '^/dev/', ''), '?') END AS target_device_key,
+       -- by initiator and submit time: the same numbers each time a run is analyzed
+       row_number() OVER (ORDER BY i.host, coalesce(i.submit_ts, i.complete_ts), i.ctrl_id, i.qid, i.cid) AS io_n
 FROM nvme_commands i
 LEFT JOIN lba_shift ls ON ls.host = i.host
 LEFT JOIN host_block_link hb ON hb.host = i.host AND hb.submit_cpu = i.submit_cpu AND hb.submit_ts = i.submit_ts

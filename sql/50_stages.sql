@@ -8,7 +8,7 @@ FROM events e LEFT JOIN initiator_clock c ON c.host = e.host
 WHERE e.system = 'nvme_tcp';
 
 -- io_milestones: one row per (matched or not) io and point in its life.
---   io_id      io.io_id
+--   io_id      io.io_id;  io_n  io.io_n (the integer key io_stage_durations is built on)
 --   milestone  'i:<event>' on the initiator, 't:<event>' on the target; for NVMe/TCP
 --              events seen several times per command, '<event>' is the first
 --              occurrence and '<event>#last' the last; 't:nvmet_tcp_exec_req' is the
@@ -18,13 +18,13 @@ WHERE e.system = 'nvme_tcp';
 --              clock uncertainty)
 CREATE OR REPLACE TABLE io_milestones AS
 WITH base AS (
-    SELECT io_id, offset_ns,
+    SELECT io_id, io_n, offset_ns,
            i_bio_queue_ts, i_getrq_ts, i_setup_ts, i_rq_issue_ts, i_complete_rq_ts, i_rq_complete_ts,
            t_init_ts, t_dev_queue_ts, t_dev_issue_ts, t_dev_complete_ts, t_complete_ts
     FROM io
 ), stock AS (
     UNPIVOT (
-        SELECT io_id,
+        SELECT io_id, io_n,
                i_bio_queue_ts AS "i:block_bio_queue", i_getrq_ts AS "i:block_getrq",
                i_setup_ts AS "i:nvme_setup_cmd", i_rq_issue_ts AS "i:block_rq_issue",
                i_complete_rq_ts AS "i:nvme_complete_rq", i_rq_complete_ts AS "i:block_rq_complete",
@@ -32,19 +32,19 @@ WITH base AS (
                t_dev_issue_ts - offset_ns AS "t:block_rq_issue", t_dev_complete_ts - offset_ns AS "t:block_rq_complete",
                t_complete_ts - offset_ns AS "t:nvmet_req_complete"
         FROM base)
-    ON COLUMNS(* EXCLUDE (io_id)) INTO NAME milestone VALUE ts
+    ON COLUMNS(* EXCLUDE (io_id, io_n)) INTO NAME milestone VALUE ts
 ), istart AS (
-    SELECT io_id, initiator_host, ctrl_id, qid, cid, coalesce(i_getrq_ts, i_setup_ts) AS start_ts FROM io
+    SELECT io_id, io_n, initiator_host, ctrl_id, qid, cid, coalesce(i_getrq_ts, i_setup_ts) AS start_ts FROM io
 ), itcp AS (
     -- initiator NVMe/TCP events: the command whose tag was allocated last before the event
     -- (of the event's controller when it names one: two ASOF joins, since an OR in the
     -- condition would make it a nested loop)
-    SELECT i.io_id, e.event, e.ts
+    SELECT i.io_id, i.io_n, e.event, e.ts
     FROM (SELECT * FROM initiator_tcp_events WHERE ctrl_id IS NOT NULL) e
     ASOF JOIN istart i
       ON i.initiator_host = e.host AND i.qid = e.qid AND i.cid = e.cid AND i.ctrl_id = e.ctrl_id AND i.start_ts <= e.ts
     UNION ALL
-    SELECT i.io_id, e.event, e.ts
+    SELECT i.io_id, i.io_n, e.event, e.ts
     FROM (SELECT * FROM initiator_tcp_events WHERE ctrl_id IS NULL) e
     ASOF JOIN istart i
       ON i.initiator_host = e.host AND i.qid = e.qid AND i.cid = e.cid AND i.start_ts <= e.ts
@@ -53,7 +53,7 @@ WITH base AS (
     -- from its submit (- the offset's uncertainty) until the next submit of that cid, or for
     -- the cid's last use until the initiator's trace ends (+ the uncertainty): a target that
     -- records longer sees later commands with this cid (say, an unmount's writes)
-    SELECT io_id, initiator_host, ctrl_id, qid, cid, target_host, cntlid, i_setup_ts, offset_ns,
+    SELECT io_id, io_n, initiator_host, ctrl_id, qid, cid, target_host, cntlid, i_setup_ts, offset_ns,
            offset_uncertainty_ns, next_ts, pos,
            i_setup_ts + offset_ns - offset_uncertainty_ns AS start_t,
            next_ts + offset_ns AS end_t
@@ -85,82 +85,99 @@ WITH base AS (
     -- its trace ends):
     -- send-side target events fire after the bytes are in the socket, so they may be
     -- stamped after the initiator already processed the response
-    SELECT i.io_id, s.event, s.ts - i.offset_ns AS ts
+    SELECT i.io_id, i.io_n, s.event, s.ts - i.offset_ns AS ts
     FROM (SELECT *, unnest(range(least(first_pos, last_pos), last_pos + 1)) AS pos FROM span) s
     JOIN ios i USING (initiator_host, ctrl_id, qid, cid, pos)
     WHERE i.target_host = s.host AND i.cntlid = s.cntlid
       AND s.ts - i.offset_ns >= i.i_setup_ts - i.offset_uncertainty_ns
       AND s.ts - i.offset_ns < i.next_ts
 ), tcp AS (
-    SELECT io_id, 'i:' || event AS milestone, min(ts) AS first_ts, max(ts) AS last_ts FROM itcp GROUP BY ALL
+    SELECT io_id, io_n, 'i:' || event AS milestone, min(ts) AS first_ts, max(ts) AS last_ts FROM itcp GROUP BY ALL
     UNION ALL
-    SELECT io_id, 't:' || event, min(ts), max(ts) FROM ttcp GROUP BY ALL
+    SELECT io_id, io_n, 't:' || event, min(ts), max(ts) FROM ttcp GROUP BY ALL
     UNION ALL
     -- one name for "the target executes the command", read or write
-    SELECT io_id, 't:nvmet_tcp_exec_req', min(ts), max(ts) FROM ttcp
-    WHERE event IN ('nvmet_tcp_exec_read_req', 'nvmet_tcp_exec_write_req') GROUP BY io_id
+    SELECT io_id, io_n, 't:nvmet_tcp_exec_req', min(ts), max(ts) FROM ttcp
+    WHERE event IN ('nvmet_tcp_exec_read_req', 'nvmet_tcp_exec_write_req') GROUP BY io_id, io_n
     UNION ALL
     -- where the R2T round trip of a large write starts (R2T built); commands without one
     -- (reads, in-capsule writes) start it at execution, a zero-length wait
-    SELECT io_id, 't:nvmet_tcp_r2t_wait_start',
+    SELECT io_id, io_n, 't:nvmet_tcp_r2t_wait_start',
            coalesce(min(ts) FILTER (WHERE event = 'nvmet_tcp_setup_r2t_pdu'),
                     min(ts) FILTER (WHERE event IN ('nvmet_tcp_exec_read_req', 'nvmet_tcp_exec_write_req'))), NULL
-    FROM ttcp GROUP BY io_id
+    FROM ttcp GROUP BY io_id, io_n
 )
-SELECT io_id, milestone, ts FROM stock
-UNION ALL SELECT io_id, milestone, first_ts FROM tcp
-UNION ALL SELECT io_id, milestone || '#last', last_ts FROM tcp WHERE last_ts IS NOT NULL;
+SELECT io_id, io_n, milestone, ts FROM stock
+UNION ALL SELECT io_id, io_n, milestone, first_ts FROM tcp
+UNION ALL SELECT io_id, io_n, milestone || '#last', last_ts FROM tcp WHERE last_ts IS NOT NULL;
 
--- io_stages: one row per (io, stage definition) of every stage set whose initiator
--- milestones the trace has (sets that need patched events vanish on stock kernels).
+-- io_stage_definitions: one row per stage definition of every stage set whose initiator
+-- milestones the trace has (sets that need patched events vanish on stock kernels): the
+-- sets io_stages reports. A table.
+--   def_no     the definition's number (1.., by stage_set, stage): io_stage_durations' key
+--   stage_set, stage, seq, parent, side, from_ms, to_ms, minus_from_ms, minus_to_ms,
+--   direction, category   as in stage_definitions
+CREATE OR REPLACE TABLE io_stage_definitions AS
+WITH present AS (SELECT DISTINCT milestone FROM io_milestones),
+used AS (
+    SELECT stage_set, unnest([from_ms, to_ms, minus_from_ms, minus_to_ms]) AS ms FROM stage_definitions
+)
+-- a set is reported when the trace has every initiator milestone it uses (patched sets
+-- need nvme_tcp events); its target stages stay NULL (missing) without a target trace
+SELECT row_number() OVER (ORDER BY d.stage_set, d.stage) AS def_no,
+       d.stage_set, d.stage, d.seq, d.parent, d.side, d.from_ms, d.to_ms, d.minus_from_ms,
+       d.minus_to_ms, d.direction, d.category
+FROM stage_definitions d
+WHERE d.stage_set NOT IN (SELECT stage_set FROM used
+                          WHERE ms LIKE 'i:%' AND ms NOT IN (SELECT milestone FROM present));
+
+-- io_stage_durations: one row per (io, io_stage_definitions row): io_stages keyed by two
+-- integers, what the reports group and join on (strings cost: building the rows on the
+-- io_id, stage_set, stage ... strings took 8.3 s for 773 k I/Os, on these 6.5 s). A table.
+--   io_n       io.io_n
+--   def_no     io_stage_definitions.def_no
+--   dur, from_ts, to_ts   as in io_stages
+--   missing_no which milestone of the definition is the first missing one: 1 from_ms,
+--              2 to_ms, 3 minus_from_ms, 4 minus_to_ms; NULL when dur is known
+CREATE OR REPLACE TABLE io_stage_durations AS
+WITH ends AS (
+    -- each milestone of each io, once per stage endpoint it is (aggregation, not 4 joins)
+    SELECT m.io_n, d.def_no,
+           max(m.ts) FILTER (WHERE m.milestone = d.from_ms) AS f,
+           max(m.ts) FILTER (WHERE m.milestone = d.to_ms) AS t,
+           max(m.ts) FILTER (WHERE m.milestone = d.minus_from_ms) AS mf,
+           max(m.ts) FILTER (WHERE m.milestone = d.minus_to_ms) AS mt
+    FROM io_milestones m
+    JOIN (SELECT def_no, from_ms, to_ms, minus_from_ms, minus_to_ms,
+                 unnest([from_ms, to_ms, minus_from_ms, minus_to_ms]) AS ms FROM io_stage_definitions) d
+      ON d.ms = m.milestone
+    GROUP BY m.io_n, d.def_no
+)
+SELECT i.io_n, d.def_no,
+       (e.t - e.f) - CASE WHEN d.minus_from_ms IS NULL THEN 0 ELSE e.mt - e.mf END AS dur,
+       e.f AS from_ts, e.t AS to_ts,
+       CASE WHEN e.f IS NULL THEN 1 WHEN e.t IS NULL THEN 2
+            WHEN d.minus_from_ms IS NOT NULL AND e.mf IS NULL THEN 3
+            WHEN d.minus_to_ms IS NOT NULL AND e.mt IS NULL THEN 4 END::UTINYINT AS missing_no
+FROM (SELECT io_n FROM io) i CROSS JOIN io_stage_definitions d
+LEFT JOIN ends e ON e.io_n = i.io_n AND e.def_no = d.def_no;
+
+-- io_stages: one row per (io, stage definition) of every stage set io_stage_definitions
+-- holds: io_stage_durations with the names joined back. A view.
 --   io_id, stage_set, stage, seq, parent, direction   as in stage_definitions
 --   dur        ns; NULL when a milestone of this io is missing
 --   from_ts, to_ts   when the stage's from and to milestones happened (io_milestones: ns,
 --              initiator clock); NULL when missing. For a clock-free stage (minus_from_ms)
 --              dur is not to_ts - from_ts: the target's time inside the span is taken out
 --   missing    the first missing milestone, NULL when dur is known
-CREATE OR REPLACE TABLE io_stages AS
-WITH present AS (SELECT DISTINCT milestone FROM io_milestones),
-used AS (
-    SELECT stage_set, unnest([from_ms, to_ms, minus_from_ms, minus_to_ms]) AS ms FROM stage_definitions
-),
-defs AS (
-    -- a set is reported when the trace has every initiator milestone it uses (patched sets
-    -- need nvme_tcp events); its target stages stay NULL (missing) without a target trace
-    SELECT d.* FROM stage_definitions d
-    WHERE d.stage_set NOT IN (SELECT stage_set FROM used
-                              WHERE ms LIKE 'i:%' AND ms NOT IN (SELECT milestone FROM present))
-)
-, defs_n AS (
-    SELECT *, row_number() OVER (ORDER BY stage_set, stage) AS def_no FROM defs
-), io_n AS (
-    SELECT io_id, row_number() OVER () AS n FROM io
-), ends AS (
-    -- each milestone of each io, once per stage endpoint it is (aggregation, not 4 joins),
-    -- grouped on two integers (the io's number, the stage's) instead of three strings:
-    -- 15 -> 6 s for 773 k I/Os
-    SELECT i.n, d.def_no,
-           max(m.ts) FILTER (WHERE m.milestone = d.from_ms) AS f,
-           max(m.ts) FILTER (WHERE m.milestone = d.to_ms) AS t,
-           max(m.ts) FILTER (WHERE m.milestone = d.minus_from_ms) AS mf,
-           max(m.ts) FILTER (WHERE m.milestone = d.minus_to_ms) AS mt
-    FROM io_milestones m JOIN io_n i USING (io_id)
-    JOIN (SELECT def_no, from_ms, to_ms, minus_from_ms, minus_to_ms,
-                 unnest([from_ms, to_ms, minus_from_ms, minus_to_ms]) AS ms FROM defs_n) d
-      ON d.ms = m.milestone
-    GROUP BY i.n, d.def_no
-)
-SELECT i.io_id, d.stage_set, d.stage, d.seq, d.parent, d.direction,
-       (e.t - e.f) - CASE WHEN d.minus_from_ms IS NULL THEN 0 ELSE e.mt - e.mf END AS dur,
-       e.f AS from_ts, e.t AS to_ts,
-       CASE WHEN e.f IS NULL THEN d.from_ms WHEN e.t IS NULL THEN d.to_ms
-            WHEN d.minus_from_ms IS NOT NULL AND e.mf IS NULL THEN d.minus_from_ms
-            WHEN d.minus_to_ms IS NOT NULL AND e.mt IS NULL THEN d.minus_to_ms END AS missing
-FROM io_n i CROSS JOIN defs_n d
-LEFT JOIN ends e ON e.n = i.n AND e.def_no = d.def_no;
+CREATE OR REPLACE VIEW io_stages AS
+SELECT i.io_id, d.stage_set, d.stage, d.seq, d.parent, d.direction, s.dur, s.from_ts, s.to_ts,
+       CASE s.missing_no WHEN 1 THEN d.from_ms WHEN 2 THEN d.to_ms WHEN 3 THEN d.minus_from_ms
+                         WHEN 4 THEN d.minus_to_ms END AS missing
+FROM io_stage_durations s JOIN io i USING (io_n) JOIN io_stage_definitions d USING (def_no);
 
 -- io_stage_check: one row per (io, stage set): do the top-level stages sum to end_to_end,
--- and do the children of each stage sum to it?
+-- and do the children of each stage sum to it? A table.
 --   io_id, stage_set
 --   end_to_end_ns     measured end-to-end (ns)
 --   top_sum_ns        sum of the top-level stages (ns)
@@ -168,19 +185,21 @@ LEFT JOIN ends e ON e.n = i.n AND e.def_no = d.def_no;
 --   reason            NULL when ok; else 'missing <milestone>' or 'sum differs by N ns'
 CREATE OR REPLACE TABLE io_stage_check AS
 WITH s AS (
-    SELECT io_id, stage_set,
-           max(dur) FILTER (WHERE stage = 'end_to_end') AS end_to_end_ns,
-           sum(dur) FILTER (WHERE parent IS NULL AND stage <> 'end_to_end')::BIGINT AS top_sum_ns,
-           count(*) FILTER (WHERE parent IS NULL AND stage <> 'end_to_end' AND dur IS NULL) AS top_missing,
-           min(missing) FILTER (WHERE parent IS NULL) AS first_missing
-    FROM io_stages GROUP BY ALL
+    SELECT s.io_n, d.stage_set,
+           max(s.dur) FILTER (WHERE d.stage = 'end_to_end') AS end_to_end_ns,
+           sum(s.dur) FILTER (WHERE d.parent IS NULL AND d.stage <> 'end_to_end')::BIGINT AS top_sum_ns,
+           count(*) FILTER (WHERE d.parent IS NULL AND d.stage <> 'end_to_end' AND s.dur IS NULL) AS top_missing,
+           min(CASE s.missing_no WHEN 1 THEN d.from_ms WHEN 2 THEN d.to_ms WHEN 3 THEN d.minus_from_ms
+                                 WHEN 4 THEN d.minus_to_ms END) FILTER (WHERE d.parent IS NULL) AS first_missing
+    FROM io_stage_durations s JOIN io_stage_definitions d USING (def_no)
+    GROUP BY s.io_n, d.stage_set
 )
-SELECT io_id, stage_set, end_to_end_ns, top_sum_ns,
-       (top_missing = 0 AND end_to_end_ns IS NOT NULL AND top_sum_ns = end_to_end_ns) AS ok,
-       CASE WHEN first_missing IS NOT NULL THEN 'missing ' || first_missing
-            WHEN top_sum_ns <> end_to_end_ns THEN 'sum differs by ' || (top_sum_ns - end_to_end_ns) || ' ns'
+SELECT i.io_id, s.stage_set, s.end_to_end_ns, s.top_sum_ns,
+       (s.top_missing = 0 AND s.end_to_end_ns IS NOT NULL AND s.top_sum_ns = s.end_to_end_ns) AS ok,
+       CASE WHEN s.first_missing IS NOT NULL THEN 'missing ' || s.first_missing
+            WHEN s.top_sum_ns <> s.end_to_end_ns THEN 'sum differs by ' || (s.top_sum_ns - s.end_to_end_ns) || ' ns'
        END AS reason
-FROM s;
+FROM s JOIN io i USING (io_n);
 
 -- primary_stage_set: one row: the stage set every report leads with (the one rule: the
 -- most preferred set of stage_sets that io_stages reports, i.e. ntprof on patched kernels,
@@ -188,5 +207,5 @@ FROM s;
 -- (cmp_stage_set, the same rule over two runs) use it.
 --   stage_set
 CREATE OR REPLACE VIEW primary_stage_set AS
-SELECT s.stage_set FROM (SELECT DISTINCT stage_set FROM io_stages) p JOIN stage_sets s USING (stage_set)
+SELECT s.stage_set FROM (SELECT DISTINCT stage_set FROM io_stage_definitions) p JOIN stage_sets s USING (stage_set)
 ORDER BY s.preference LIMIT 1;

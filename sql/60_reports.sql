@@ -66,15 +66,15 @@ FROM g, sampling_run sr;
 --   total        io of the group and stage with a known duration
 CREATE OR REPLACE VIEW report_stage_values AS
 WITH v AS (
-    SELECT sel.group_key, s.stage_set, s.stage, s.dur, count(*) AS n
-    FROM io_stages s JOIN io_selected sel USING (io_id) WHERE s.dur IS NOT NULL
+    SELECT sel.group_key, s.def_no, s.dur, count(*) AS n
+    FROM io_stage_durations s JOIN io_selected sel USING (io_n) WHERE s.dur IS NOT NULL
     GROUP BY ALL
 )
-SELECT group_key, stage_set, stage, dur, n,
-       sum(n) OVER (PARTITION BY group_key, stage_set, stage ORDER BY dur
-                    ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)::BIGINT AS upto,
-       sum(n) OVER (PARTITION BY group_key, stage_set, stage)::BIGINT AS total
-FROM v;
+SELECT v.group_key, d.stage_set, d.stage, v.dur, v.n,
+       sum(v.n) OVER (PARTITION BY v.group_key, v.def_no ORDER BY v.dur
+                      ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)::BIGINT AS upto,
+       sum(v.n) OVER (PARTITION BY v.group_key, v.def_no)::BIGINT AS total
+FROM v JOIN io_stage_definitions d USING (def_no);
 
 -- report_stage_stats: one row per (group, stage set, stage) over selected io whose stage
 -- duration is known. Percentiles are of that stage alone (they do not add up).

@@ -51,7 +51,9 @@ GROUP BY m.milestone;
 --   dur_ns      the stage's duration (ns); NULL when a milestone of this io is missing
 --   missing     that first missing milestone, NULL when dur_ns is known
 CREATE OR REPLACE VIEW io_stage_export AS
-SELECT s.io_id, s.stage_set, s.stage, s.seq, s.parent,
-       s.direction,
-       s.dur AS dur_ns, s.missing
-FROM io_stages s SEMI JOIN io_selected sel ON sel.io_id = s.io_id;
+SELECT sel.io_id, d.stage_set, d.stage, d.seq, d.parent,
+       d.direction,
+       s.dur AS dur_ns,
+       CASE s.missing_no WHEN 1 THEN d.from_ms WHEN 2 THEN d.to_ms WHEN 3 THEN d.minus_from_ms
+                         WHEN 4 THEN d.minus_to_ms END AS missing
+FROM io_stage_durations s JOIN io_selected sel USING (io_n) JOIN io_stage_definitions d USING (def_no);

@@ -13,18 +13,20 @@
 --                 'all_zero' (every duration is 0: the two events coincide), or
 --                 'not_positive' (durations, but none > 0)
 CREATE OR REPLACE VIEW plot_stage_presence AS
-WITH sets AS (SELECT DISTINCT stage_set FROM io_stages),
+WITH sets AS (SELECT DISTINCT stage_set FROM io_stage_definitions),
 d AS (
     SELECT g.group_key, d.stage_set, d.stage, d.seq, d.parent
     FROM report_groups g, stage_definitions d JOIN sets USING (stage_set)
 ), s AS (
-    SELECT sel.group_key, s.stage_set, s.stage, count(*) AS ios,
-           count(*) FILTER (WHERE s.dur > 0) AS positive,
-           count(*) FILTER (WHERE s.dur = 0) AS zero,
-           count(*) FILTER (WHERE s.dur < 0) AS negative
-    FROM io_stages s JOIN io_selected sel USING (io_id)
-    WHERE s.dur IS NOT NULL
-    GROUP BY ALL
+    SELECT c.group_key, d.stage_set, d.stage, c.ios, c.positive, c.zero, c.negative
+    FROM (SELECT sel.group_key, s.def_no, count(*) AS ios,
+                 count(*) FILTER (WHERE s.dur > 0) AS positive,
+                 count(*) FILTER (WHERE s.dur = 0) AS zero,
+                 count(*) FILTER (WHERE s.dur < 0) AS negative
+          FROM io_stage_durations s JOIN io_selected sel USING (io_n)
+          WHERE s.dur IS NOT NULL
+          GROUP BY ALL) c
+    JOIN io_stage_definitions d USING (def_no)
 )
 SELECT d.group_key, d.stage_set, d.stage, d.seq, d.parent,
        coalesce(s.ios, 0) AS ios, coalesce(s.positive, 0) AS positive,
@@ -48,9 +50,10 @@ FROM d LEFT JOIN s USING (group_key, stage_set, stage);
 --   share         mean_ns / the cohort's mean end_to_end (fraction; NULL when that is 0)
 CREATE OR REPLACE VIEW plot_tail_breakdown AS
 WITH e AS (
-    SELECT s.io_id, s.stage_set, sel.group_key, s.dur
-    FROM io_stages s JOIN io_selected sel USING (io_id)
-    WHERE s.stage = 'end_to_end' AND s.dur IS NOT NULL
+    SELECT s.io_n, d.stage_set, sel.group_key, s.dur
+    FROM io_stage_durations s JOIN io_selected sel USING (io_n)
+    JOIN io_stage_definitions d ON d.def_no = s.def_no AND d.stage = 'end_to_end'
+    WHERE s.dur IS NOT NULL
 ), q AS (
     SELECT group_key, stage_set, p[1] AS p45, p[2] AS p55, p[3] AS p99 FROM (
         -- one quantile state (a copy of the durations) for the three fractions
@@ -58,19 +61,20 @@ WITH e AS (
 ), members AS MATERIALIZED (
     -- a few per cent of the I/Os: materialized, so that the stages are joined to them before
     -- grouping (DuckDB otherwise groups every io_stages row first: 7.5 of 10.5 CPU-s at 773 k I/Os)
-    SELECT e.io_id, e.group_key, e.stage_set, 'median' AS cohort, e.dur
+    SELECT e.io_n, e.group_key, e.stage_set, 'median' AS cohort, e.dur
     FROM e JOIN q USING (group_key, stage_set) WHERE e.dur BETWEEN q.p45 AND q.p55
     UNION ALL
-    SELECT e.io_id, e.group_key, e.stage_set, 'tail', e.dur
+    SELECT e.io_n, e.group_key, e.stage_set, 'tail', e.dur
     FROM e JOIN q USING (group_key, stage_set) WHERE e.dur >= q.p99
 ), bounds AS (
     SELECT group_key, stage_set, cohort, count(*) AS cohort_ios,
            min(dur) AS e2e_lo_ns, max(dur) AS e2e_hi_ns, avg(dur) AS e2e_mean_ns
     FROM members GROUP BY ALL
 ), st AS (
-    SELECT m.group_key, m.stage_set, m.cohort, s.stage, any_value(s.seq) AS seq,
-           any_value(s.parent) AS parent, count(*) AS n, avg(s.dur) AS mean_ns
-    FROM members m JOIN io_stages s ON s.io_id = m.io_id AND s.stage_set = m.stage_set
+    SELECT m.group_key, m.stage_set, m.cohort, d.stage, any_value(d.seq) AS seq,
+           any_value(d.parent) AS parent, count(*) AS n, avg(s.dur) AS mean_ns
+    FROM members m JOIN io_stage_durations s ON s.io_n = m.io_n
+    JOIN io_stage_definitions d ON d.def_no = s.def_no AND d.stage_set = m.stage_set
     WHERE s.dur IS NOT NULL
     GROUP BY ALL
 )
@@ -95,12 +99,13 @@ CREATE OR REPLACE VIEW plot_latency_heatmap AS
 WITH w AS (
     SELECT start_ts, greatest(dur // 100, 1000000) AS bin_ns FROM report_window
 ), q AS (
-    SELECT sel.group_key, s.stage_set, s.stage,
+    SELECT sel.group_key, d.stage_set, d.stage,
            (coalesce(sel.i_rq_complete_ts, sel.i_complete_rq_ts) - w.start_ts) // w.bin_ns AS bin, w.bin_ns,
            CASE WHEN s.dur < 0 THEN -2 WHEN s.dur < 1000 THEN -1
                 ELSE floor(log2(s.dur / 1000.0))::INTEGER END AS bucket
-    FROM io_stages s JOIN io_selected sel USING (io_id), w
-    WHERE s.stage = 'end_to_end' AND s.dur IS NOT NULL
+    FROM io_stage_durations s JOIN io_selected sel USING (io_n)
+    JOIN io_stage_definitions d ON d.def_no = s.def_no AND d.stage = 'end_to_end', w
+    WHERE s.dur IS NOT NULL
       AND coalesce(sel.i_rq_complete_ts, sel.i_complete_rq_ts) IS NOT NULL
 )
 SELECT group_key, stage_set, stage, bin, bin * any_value(bin_ns) AS bin_start_ns,

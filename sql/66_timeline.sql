@@ -124,7 +124,7 @@ CREATE OR REPLACE VIEW timeline_ios AS
 WITH tracks AS MATERIALIZED (
     SELECT uuid, kind, host, key FROM timeline_tracks WHERE kind = 'queue'
 )
-SELECT s.io_id, s.io_type, s.size_bytes, s.cid, s.match_state,
+SELECT s.io_id, s.io_n, s.io_type, s.size_bytes, s.cid, s.match_state,
        coalesce(s.i_setup_ts, 9223372036854775807) AS order_ts,
        coalesce(s.i_bio_queue_ts, s.i_getrq_ts, s.i_setup_ts, s.i_complete_rq_ts) AS root_s,
        coalesce(s.i_rq_complete_ts, s.i_complete_rq_ts) AS root_e,
@@ -160,10 +160,11 @@ WITH ios AS MATERIALIZED (
     -- each drawn stage's span and own duration, as io_stages has them (one scan: the span is
     -- its from_ts..to_ts, which a clock-free stage's dur is not)
     SELECT i.n, l.part_no, l.slot, l.parent_slot, l.depth, l.sib, st.from_ts AS s, st.to_ts AS e, st.dur
-    FROM io_stages st JOIN ios i ON i.io_id = st.io_id
-    JOIN lay l ON l.stage = st.stage AND l.depth > 0
-    WHERE st.stage_set = (SELECT stage_set FROM timeline_stage_set)
-      AND st.from_ts IS NOT NULL AND st.to_ts IS NOT NULL
+    FROM io_stage_durations st JOIN ios i ON i.io_n = st.io_n
+    JOIN io_stage_definitions d ON d.def_no = st.def_no
+     AND d.stage_set = (SELECT stage_set FROM timeline_stage_set)
+    JOIN lay l ON l.stage = d.stage AND l.depth > 0
+    WHERE st.from_ts IS NOT NULL AND st.to_ts IS NOT NULL
 ), roots AS (
     SELECT n, 0 AS part_no, (SELECT initiator FROM root_slot) AS slot, root_s AS s,
            greatest(coalesce(root_e, root_s), root_s) AS e, NULL::BIGINT AS dur

@@ -17,17 +17,18 @@ CREATE OR REPLACE TABLE slo_objectives (
     stage_set VARCHAR, stage VARCHAR, statistic VARCHAR, quantile DOUBLE, limit_ns BIGINT);
 
 -- slo_io: one row per (objective, selected I/O it applies to) with the judged duration.
---   slo_id, io_id
+--   slo_id, io_id, io_n
 --   dur         the stage's duration for this I/O (ns)
 --   second      whole seconds from the first selected I/O to this one's submit (0, 1, ...)
 CREATE OR REPLACE VIEW slo_io AS
-SELECT o.slo_id, s.io_id, s.dur,
+SELECT o.slo_id, i.io_id, i.io_n, s.dur,
        ((i.i_setup_ts - (SELECT start_ts FROM report_window)) // 1000000000)::BIGINT AS second
 FROM slo_objectives o
 JOIN io_selected i ON (o.io_type IS NULL OR i.io_type = o.io_type)
                   AND (o.size_lo IS NULL OR i.size_bytes BETWEEN o.size_lo AND o.size_hi)
                   AND (o.comm IS NULL OR i.comm = o.comm)
-JOIN io_stages s ON s.io_id = i.io_id AND s.stage_set = o.stage_set AND s.stage = o.stage
+JOIN io_stage_definitions d ON d.stage_set = o.stage_set AND d.stage = o.stage
+JOIN io_stage_durations s ON s.io_n = i.io_n AND s.def_no = d.def_no
 WHERE s.dur IS NOT NULL;
 
 -- slo_value: one row per (objective, second or the whole run): the statistic's value.
@@ -97,7 +98,7 @@ FROM slo_value v JOIN slo_objectives o USING (slo_id) WHERE v.second IS NOT NULL
 --   stages          its top-level stages of the objective's set, in order: [{stage, dur_ns}]
 CREATE OR REPLACE VIEW slo_worst_ios AS
 WITH w AS (
-    SELECT slo_id, io_id, dur, row_number() OVER (PARTITION BY slo_id ORDER BY dur DESC, io_id) AS rank
+    SELECT slo_id, io_id, io_n, dur, row_number() OVER (PARTITION BY slo_id ORDER BY dur DESC, io_id) AS rank
     FROM slo_io
     QUALIFY rank <= 10
 )
@@ -105,7 +106,8 @@ SELECT w.slo_id, w.rank, w.io_id, w.dur AS dur_ns,
        (i.i_setup_ts - (SELECT start_ts FROM report_window)) / 1e9 AS at_s,
        i.io_type, i.size_bytes, i.queue_key,
        i.cpu, i.comm, i.pid,
-       (SELECT list({'stage': s.stage, 'dur_ns': s.dur} ORDER BY s.seq)
-        FROM io_stages s JOIN slo_objectives o ON o.slo_id = w.slo_id
-        WHERE s.io_id = w.io_id AND s.stage_set = o.stage_set AND s.parent IS NULL AND s.stage <> 'end_to_end') AS stages
+       (SELECT list({'stage': d.stage, 'dur_ns': s.dur} ORDER BY d.seq)
+        FROM io_stage_durations s JOIN io_stage_definitions d USING (def_no)
+        JOIN slo_objectives o ON o.slo_id = w.slo_id
+        WHERE s.io_n = w.io_n AND d.stage_set = o.stage_set AND d.parent IS NULL AND d.stage <> 'end_to_end') AS stages
 FROM w JOIN io_selected i ON i.io_id = w.io_id;

@@ -158,7 +158,7 @@ co AS (
     UNION ALL
     SELECT 61, 'negative_stage:' || stage_set || ':' || stage, 'warning', to_json(count(*)),
            'io with a negative duration here: a clock-offset stage beyond the uncertainty, or a send-side event stamped after the peer received the bytes'
-    FROM io_stages WHERE dur < 0 GROUP BY stage_set, stage
+    FROM io_stage_durations s JOIN io_stage_definitions d USING (def_no) WHERE s.dur < 0 GROUP BY d.stage_set, d.stage
     UNION ALL
     SELECT 62, 'host_block_unlinked', 'warning', to_json(count(*)),
            'initiator I/O commands without their block request (block events not traced?)'

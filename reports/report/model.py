@@ -9,7 +9,7 @@ STAT_COLS = ["count", "mean_ns", "p10_ns", "p50_ns", "p70_ns", "p80_ns", "p90_ns
 
 
 def build(con, spec):
-    stage_sets = [r["stage_set"] for r in rows(con, "SELECT DISTINCT stage_set FROM io_stages ORDER BY 1")]
+    stage_sets = [r["stage_set"] for r in rows(con, "SELECT DISTINCT stage_set FROM io_stage_definitions ORDER BY 1")]
     if spec.stage_sets:
         stage_sets = [s for s in stage_sets if s in spec.stage_sets]
     mode = rows(con, "SELECT mode FROM analysis_mode")[0]["mode"]

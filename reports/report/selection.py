@@ -44,7 +44,7 @@ def apply(con, spec: Spec):
         if unknown:
             raise NtscopeError(f"--process {','.join(unknown)} matches no process of this run; "
                                f"fix: use a name or pid among: {listing(comms)}")
-    sets = [r[0] for r in con.execute("SELECT DISTINCT stage_set FROM io_stages ORDER BY 1").fetchall()]
+    sets = [r[0] for r in con.execute("SELECT DISTINCT stage_set FROM io_stage_definitions ORDER BY 1").fetchall()]
     unknown = [s for s in spec.stage_sets if s not in sets]
     if unknown:
         raise NtscopeError(f"--stage-set {','.join(unknown)} is not reported for this run; "

@@ -56,7 +56,7 @@ def load(con, texts):
     if not texts:
         return 0
     primary = con.execute("SELECT stage_set FROM primary_stage_set").fetchone()[0]
-    stages = set(con.execute("SELECT DISTINCT stage_set, stage FROM io_stages").fetchall())
+    stages = set(con.execute("SELECT stage_set, stage FROM io_stage_definitions").fetchall())
     rows = [parse(t, i + 1, primary, stages) for i, t in enumerate(texts)]
     cols = ["slo_id", "text", "io_type", "size_lo", "size_hi", "comm", "stage_set", "stage", "statistic",
             "quantile", "limit_ns"]

@@ -19,7 +19,7 @@
 --                their text order): the sweeps below partition on these integers
 CREATE OR REPLACE TABLE intf_io AS
 WITH i AS (
-    SELECT io_id, io_type, size_bytes, cpu, pid, comm, qid,
+    SELECT io_id, io_n, io_type, size_bytes, cpu, pid, comm, qid,
            -- with several initiators, pids of different hosts are different processes (counted
            -- once, not as a window over every row: that held all 7.7 M I/Os of a 100 M-event run
            -- in memory and failed at the 2 GB limit)
@@ -70,8 +70,8 @@ FROM intf_io GROUP BY stream_id;
 -- computes them: a quantile aggregate held every duration of a stream in memory.
 CREATE OR REPLACE VIEW intf_stream_breakdown AS
 WITH v AS (
-    SELECT i.stream_id, s.stage_set, s.stage, s.dur, count(*) AS n
-    FROM intf_io i JOIN io_stages s USING (io_id)
+    SELECT i.stream_id, d.stage_set, d.stage, s.dur, count(*) AS n
+    FROM intf_io i JOIN io_stage_durations s USING (io_n) JOIN io_stage_definitions d USING (def_no)
     WHERE s.dur IS NOT NULL
     GROUP BY ALL
 ), r AS (
