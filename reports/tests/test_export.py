@@ -92,6 +92,20 @@ def test_polars_reproduces_the_report(mixed):
         assert (r["p50_ns"], r["p99_ns"]) == (s["p50_ns"], s["p99_ns"])
 
 
+def test_io_stages_rows_are_sorted(mixed):
+    # by io (initiator, submit time), then stage_set, seq: each io's rows together, as written
+    st = pl.read_parquet(os.path.join(mixed, "report", "io_stages.parquet"))
+    io = data.io(mixed).collect()
+    ios = st["io_id"].unique(maintain_order=True)
+    runs = st.select((pl.col("io_id") != pl.col("io_id").shift()).fill_null(True).sum()).item()
+    assert runs == ios.len()   # each io's rows in one run
+    submit = dict(zip(io["io_id"], io["i:nvme_setup_cmd"]))
+    order = [submit[i] for i in ios]
+    assert order == sorted(order) and len(set(order)) > 100
+    within = st.with_columns(pl.int_range(pl.len()).alias("row"))
+    assert within.sort("io_id", "stage_set", "seq")["row"].to_list() == within.sort("io_id", "row")["row"].to_list()
+
+
 def test_filters_apply_to_the_files(mixed, ntscope_cli):
     r = ntscope_cli("analyze", mixed, "--quiet", "--no-interference", "--type", "write", "--out",
                     os.path.join(mixed, "writes"))
