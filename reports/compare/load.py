@@ -28,12 +28,12 @@ def compare_files():
 # whatever the file's row order).
 SOURCE_QUERY = """
 WITH i AS (
-    SELECT io_id, i.io_n, i.io_type, i.size_bytes, i.qid, i.cpu, i.pid, i.comm,
+    SELECT i.io_id, i.io_n, i.io_type, i.size_bytes, i.qid, i.cpu, i.pid, i.comm,
            coalesce(a.queue_ahead_cmds, 0) AS queue_ahead_cmds,
            coalesce(a.queue_other_cpu_cmds, 0) AS queue_other_cpu_cmds,
            coalesce(a.queue_other_bytes, 0) AS queue_other_bytes,
            coalesce(a.device_other_bytes, 0) AS device_other_bytes
-    FROM io i LEFT JOIN intf_io_ahead a USING (io_id)
+    FROM io i LEFT JOIN intf_io_ahead a USING (io_n)
 )
 SELECT i.io_id, i.io_type, i.size_bytes, i.qid, i.cpu, i.pid, i.comm,
        d.stage_set, d.stage, d.seq, d.parent, d.direction, s.dur,

@@ -4,7 +4,8 @@
 -- A device is the initiator's namespace block device (host, disk), one target namespace.
 
 -- intf_io: one row per initiator I/O with both submit and completion on the initiator.
---   io_id, io_type, size_bytes, cpu, pid, comm, qid   as in io
+--   io_id, io_n, io_type, size_bytes, cpu, pid, comm, qid   as in io (io_n: the integer key
+--                the sweeps below join on)
 --   stream_id    '<comm>/<pid> <io_type> <size_bytes>B': one application stream; in a run
 --                with several initiators '<host>:<comm>/<pid> ...'
 --   queue_key    '<host>/c<ctrl_id>/q<qid>' (the transport queue = its TCP connection)
@@ -14,7 +15,6 @@
 --   end_ts       block_rq_complete (else nvme_complete_rq) (ns)
 --   wait_ns      done_ts - submit_ts: the time the command spent in the transport, the
 --                network and the target, where it can wait behind other commands
---   io_seq       1..n in io_id order (an integer key for the sweeps' joins)
 --   stream_no, queue_no, device_no   1..n numbers of stream_id, queue_key, device_key (in
 --                their text order): the sweeps below partition on these integers
 CREATE OR REPLACE TABLE intf_io AS
@@ -31,7 +31,7 @@ WITH i AS (
            device_key,
            coalesce(i_bio_queue_ts, i_setup_ts) AS start_ts, i_setup_ts AS submit_ts,
            i_complete_rq_ts AS done_ts, coalesce(i_rq_complete_ts, i_complete_rq_ts) AS end_ts,
-           i_complete_rq_ts - i_setup_ts AS wait_ns, row_number() OVER (ORDER BY io_id) AS io_seq
+           i_complete_rq_ts - i_setup_ts AS wait_ns
     FROM io
     WHERE i_setup_ts IS NOT NULL AND i_complete_rq_ts IS NOT NULL
 ), s AS (
@@ -108,15 +108,15 @@ FROM intf_io a JOIN intf_io b
   ON a.device_key = b.device_key AND b.submit_ts <= a.submit_ts AND b.done_ts > a.submit_ts AND b.io_id <> a.io_id;
 
 -- intf_sweep_events: one row per (I/O event, sweep it belongs to): the submits (d = 1, with
--- the I/O's io_seq) and completions (d = -1, io_seq NULL) that intf_io_ahead's sweeps count.
+-- the I/O's io_n) and completions (d = -1, io_n NULL) that intf_io_ahead's sweeps count.
 --   sweep    1 the queue, 2 the queue per stream, 3 the queue per CPU, 4 the device, 5 the
 --            device per stream (2, 3 and 5 only on resources several streams / CPUs share:
 --            elsewhere they equal 1 or 4)
 --   k1, k2   the sweep's partition (queue_no or device_no; stream_no, cpu or 0)
---   io_seq, ts, d, b   intf_io.io_seq (submits), ns, +1 / -1, +bytes / -bytes
+--   io_n, ts, d, b   intf_io.io_n (submits), ns, +1 / -1, +bytes / -bytes
 CREATE OR REPLACE VIEW intf_sweep_events AS
 WITH ev AS (
-    SELECT io_seq, stream_no, cpu, queue_no, device_no, submit_ts AS ts, 1 AS d, size_bytes AS b FROM intf_io
+    SELECT io_n, stream_no, cpu, queue_no, device_no, submit_ts AS ts, 1 AS d, size_bytes AS b FROM intf_io
     UNION ALL
     SELECT NULL, stream_no, cpu, queue_no, device_no, done_ts, -1, -size_bytes FROM intf_io
 ), shared AS (
@@ -128,17 +128,17 @@ WITH ev AS (
     UNION ALL
     SELECT 'device', device_no, count(DISTINCT stream_no) > 1, false FROM intf_io GROUP BY device_no
 )
-SELECT 1 AS sweep, queue_no AS k1, 0 AS k2, io_seq, ts, d, b FROM ev
+SELECT 1 AS sweep, queue_no AS k1, 0 AS k2, io_n, ts, d, b FROM ev
 UNION ALL
-SELECT 2, queue_no, stream_no, io_seq, ts, d, b
+SELECT 2, queue_no, stream_no, io_n, ts, d, b
 FROM ev SEMI JOIN shared ON shared.kind = 'queue' AND shared.rno = ev.queue_no AND shared.streams
 UNION ALL
-SELECT 3, queue_no, coalesce(cpu, -1), io_seq, ts, d, 0
+SELECT 3, queue_no, coalesce(cpu, -1), io_n, ts, d, 0
 FROM ev SEMI JOIN shared ON shared.kind = 'queue' AND shared.rno = ev.queue_no AND shared.cpus
 UNION ALL
-SELECT 4, device_no, 0, io_seq, ts, d, b FROM ev
+SELECT 4, device_no, 0, io_n, ts, d, b FROM ev
 UNION ALL
-SELECT 5, device_no, stream_no, io_seq, ts, d, b
+SELECT 5, device_no, stream_no, io_n, ts, d, b
 FROM ev SEMI JOIN shared ON shared.kind = 'device' AND shared.rno = ev.device_no AND shared.streams;
 
 -- intf_sweep(k): table macro: sweep k of intf_sweep_events, one row per submit: what its
@@ -146,16 +146,16 @@ FROM ev SEMI JOIN shared ON shared.kind = 'device' AND shared.rno = ev.device_no
 -- the I/O itself included). A sweep, linear in the I/Os (sorts aside): in flight at time t =
 -- submits at or before t minus completions at or before t (a RANGE window).
 CREATE OR REPLACE MACRO intf_sweep(k) AS TABLE
-SELECT sweep, io_seq, n, b FROM (
-    SELECT sweep, io_seq, sum(d) OVER w AS n, sum(b) OVER w AS b
+SELECT sweep, io_n, n, b FROM (
+    SELECT sweep, io_n, sum(d) OVER w AS n, sum(b) OVER w AS b
     FROM intf_sweep_events WHERE sweep = k
     WINDOW w AS (PARTITION BY k1, k2 ORDER BY ts RANGE UNBOUNDED PRECEDING))
-WHERE io_seq IS NOT NULL;
+WHERE io_n IS NOT NULL;
 
 -- intf_sweep_at_submit: one row per (I/O, sweep): intf_sweep(1..5), one statement per sweep:
 -- in one statement, at 100 M events (7.7 M I/Os), the five windows held more than the 2 GB
 -- memory limit at once and DuckDB failed instead of spilling.
---   sweep, io_seq, n, b   as in intf_sweep
+--   sweep, io_n, n, b   as in intf_sweep
 CREATE OR REPLACE TABLE intf_sweep_at_submit AS FROM intf_sweep(1);
 INSERT INTO intf_sweep_at_submit FROM intf_sweep(2);
 INSERT INTO intf_sweep_at_submit FROM intf_sweep(3);
@@ -163,7 +163,7 @@ INSERT INTO intf_sweep_at_submit FROM intf_sweep(4);
 INSERT INTO intf_sweep_at_submit FROM intf_sweep(5);
 
 -- intf_io_ahead: one row per I/O: what was ahead of it when it was submitted.
---   io_id, stream_id
+--   io_id, io_n, stream_id
 --   queue_ahead_cmds, queue_ahead_bytes     commands / bytes in flight on its queue (all streams)
 --   queue_other_cmds, queue_other_bytes     of those, from other streams
 --   queue_other_cpu_cmds                    of those, submitted from another CPU
@@ -173,19 +173,19 @@ INSERT INTO intf_sweep_at_submit FROM intf_sweep(5);
 -- at its own submit (done > submit).
 CREATE OR REPLACE TABLE intf_io_ahead AS
 WITH i AS (
-    SELECT io_id, stream_id, io_seq, size_bytes, (done_ts > submit_ts)::INTEGER AS self_n FROM intf_io
+    SELECT io_id, stream_id, io_n, size_bytes, (done_ts > submit_ts)::INTEGER AS self_n FROM intf_io
 )
-SELECT i.io_id, i.stream_id,
+SELECT i.io_id, i.io_n, i.stream_id,
        (q.n - i.self_n)::BIGINT AS queue_ahead_cmds, (q.b - i.self_n * i.size_bytes)::BIGINT AS queue_ahead_bytes,
        (q.n - coalesce(qs.n, q.n))::BIGINT AS queue_other_cmds, (q.b - coalesce(qs.b, q.b))::BIGINT AS queue_other_bytes,
        (q.n - coalesce(qc.n, q.n))::BIGINT AS queue_other_cpu_cmds,
        (dv.n - i.self_n)::BIGINT AS device_ahead_cmds, (dv.b - coalesce(ds.b, dv.b))::BIGINT AS device_other_bytes
 FROM i
-JOIN intf_sweep_at_submit q ON q.io_seq = i.io_seq AND q.sweep = 1
-JOIN intf_sweep_at_submit dv ON dv.io_seq = i.io_seq AND dv.sweep = 4
-LEFT JOIN intf_sweep_at_submit qs ON qs.io_seq = i.io_seq AND qs.sweep = 2
-LEFT JOIN intf_sweep_at_submit qc ON qc.io_seq = i.io_seq AND qc.sweep = 3
-LEFT JOIN intf_sweep_at_submit ds ON ds.io_seq = i.io_seq AND ds.sweep = 5;
+JOIN intf_sweep_at_submit q ON q.io_n = i.io_n AND q.sweep = 1
+JOIN intf_sweep_at_submit dv ON dv.io_n = i.io_n AND dv.sweep = 4
+LEFT JOIN intf_sweep_at_submit qs ON qs.io_n = i.io_n AND qs.sweep = 2
+LEFT JOIN intf_sweep_at_submit qc ON qc.io_n = i.io_n AND qc.sweep = 3
+LEFT JOIN intf_sweep_at_submit ds ON ds.io_n = i.io_n AND ds.sweep = 5;
 
 -- intf_stream_sharing: one row per (stream, resource, other stream) that had commands in
 -- flight ahead of the stream's commands on that resource.
@@ -202,9 +202,9 @@ LEFT JOIN intf_sweep_at_submit ds ON ds.io_seq = i.io_seq AND ds.sweep = 5;
 -- I/Os x commands in flight.
 CREATE OR REPLACE TABLE intf_stream_sharing AS
 WITH r AS (
-    SELECT 'queue' AS resource, queue_no AS rno, io_seq, stream_no, cpu, submit_ts, done_ts, size_bytes FROM intf_io
+    SELECT 'queue' AS resource, queue_no AS rno, io_n, stream_no, cpu, submit_ts, done_ts, size_bytes FROM intf_io
     UNION ALL
-    SELECT 'device', device_no, io_seq, stream_no, cpu, submit_ts, done_ts, size_bytes FROM intf_io
+    SELECT 'device', device_no, io_n, stream_no, cpu, submit_ts, done_ts, size_bytes FROM intf_io
 ), rs AS (
     SELECT resource, rno, stream_no, min(submit_ts) AS first_submit, max(submit_ts) AS last_submit,
            max(done_ts) AS last_done
@@ -233,12 +233,12 @@ WITH r AS (
     FROM ev GROUP BY resource, rno, stream_no, cpu, ts
     WINDOW w AS (PARTITION BY resource, rno, stream_no, cpu ORDER BY ts)
 ), probes AS (
-    SELECT r.resource, r.rno, r.io_seq, r.stream_no, r.submit_ts, sp.other_no, s.main_cpu
+    SELECT r.resource, r.rno, r.io_n, r.stream_no, r.submit_ts, sp.other_no, s.main_cpu
     FROM r JOIN sp USING (resource, rno, stream_no)
     JOIN (SELECT DISTINCT stream_no, stream_id FROM intf_io) n USING (stream_no)
     JOIN intf_streams s USING (stream_id)
 ), per_io AS (
-    SELECT p.io_seq, p.stream_no, p.resource, p.other_no, o.bytes, coalesce(c.n, 0) > 0 AS same_cpu
+    SELECT p.io_n, p.stream_no, p.resource, p.other_no, o.bytes, coalesce(c.n, 0) > 0 AS same_cpu
     FROM probes p
     ASOF JOIN steps o
       ON o.resource = p.resource AND o.rno = p.rno AND o.other_no = p.other_no AND o.ts <= p.submit_ts
@@ -250,15 +250,15 @@ WITH r AS (
 names AS (SELECT DISTINCT stream_no, stream_id FROM intf_io)
 SELECT sn.stream_id, pr.resource, o.stream_id AS other_stream_id,
        coalesce(bool_or(pi.same_cpu), false) AS same_cpu,
-       count(pi.io_seq) AS ios_waited,
-       count(pi.io_seq) / any_value(s.ios) AS ios_waited_frac,
+       count(pi.io_n) AS ios_waited,
+       count(pi.io_n) / any_value(s.ios) AS ios_waited_frac,
        coalesce(sum(pi.bytes), 0) / any_value(s.ios) AS ahead_bytes_mean,
-       avg(i.wait_ns) FILTER (WHERE pi.io_seq IS NOT NULL) AS wait_ns_with,
-       avg(i.wait_ns) FILTER (WHERE pi.io_seq IS NULL) AS wait_ns_without
+       avg(i.wait_ns) FILTER (WHERE pi.io_n IS NOT NULL) AS wait_ns_with,
+       avg(i.wait_ns) FILTER (WHERE pi.io_n IS NULL) AS wait_ns_without
 FROM pairs pr JOIN names sn ON sn.stream_no = pr.stream_no JOIN names o ON o.stream_no = pr.other_no
 JOIN intf_streams s ON s.stream_id = sn.stream_id
 JOIN intf_io i ON i.stream_no = pr.stream_no
-LEFT JOIN per_io pi ON pi.io_seq = i.io_seq AND pi.resource = pr.resource AND pi.other_no = pr.other_no
+LEFT JOIN per_io pi ON pi.io_n = i.io_n AND pi.resource = pr.resource AND pi.other_no = pr.other_no
 GROUP BY sn.stream_id, pr.resource, o.stream_id;
 
 -- intf_stream_verdict: one row per stream: which resources it shared with other streams.
