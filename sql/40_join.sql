@@ -430,7 +430,11 @@ FROM n CROSS JOIN ref LEFT JOIN via v ON v.host = n.host;
 --   io_n           the io's number, 1.. in (initiator host, submit time) order: the integer key
 --                  io_milestones and io_stage_durations carry (joins on it are cheaper than
 --                  on io_id); it may change when the analysis changes, io_id does not
-CREATE OR REPLACE TABLE io AS
+-- Two statements: io_joined (the joins), then io (io_joined numbered after a sort by
+-- initiator and submit time: the same numbers each time a run is analyzed). The sort spills
+-- and row_number() OVER () streams in its order; sorting or numbering inside the join's
+-- statement, with the join's hash tables held, broke the 2 GB memory limit at 1.5 M I/Os.
+CREATE OR REPLACE TABLE io_joined AS
 WITH tw AS (
     SELECT h.host, h.first_ts, h.last_ts FROM hosts h WHERE h.role = 'target'
 )
@@ -458,9 +462,7 @@ SELECT i.cmd_key AS io_id, i.host AS initiator_host, i.ctrl_id, m.cntlid, i.qid,
        i.host || '/c' || i.ctrl_id || '/q' || i.qid AS queue_key,
        i.host || '/' || coalesce(i.disk, '?') AS device_key,
        CASE WHEN cm.t_cmd IS NOT NULL
-            THEN m.target_host || '/' || coalesce(regexp_replace(t.disk, '^/dev/', ''), '?') END AS target_device_key,
-       -- by initiator and submit time: the same numbers each time a run is analyzed
-       row_number() OVER (ORDER BY i.host, coalesce(i.submit_ts, i.complete_ts), i.ctrl_id, i.qid, i.cid) AS io_n
+            THEN m.target_host || '/' || coalesce(regexp_replace(t.disk, '^/dev/', ''), '?') END AS target_device_key
 FROM nvme_commands i
 LEFT JOIN lba_shift ls ON ls.host = i.host
 LEFT JOIN host_block_link hb ON hb.host = i.host AND hb.submit_cpu = i.submit_cpu AND hb.submit_ts = i.submit_ts
@@ -472,6 +474,10 @@ LEFT JOIN target_device td ON td.cmd_key = cm.t_cmd
 LEFT JOIN clock_offset o ON o.initiator_host = i.host AND o.target_host = m.target_host
 LEFT JOIN (SELECT host, coalesce(shift_ns, 0) AS s FROM initiator_clock) sh ON sh.host = i.host
 WHERE i.role = 'initiator' AND i.kind = 'io';
+CREATE OR REPLACE TABLE io AS
+SELECT *, row_number() OVER () AS io_n
+FROM (FROM io_joined ORDER BY initiator_host, coalesce(i_setup_ts, i_complete_rq_ts), ctrl_id, qid, cid);
+DROP TABLE io_joined;
 
 -- unmatched_target_commands: one row per target I/O command no initiator command matched.
 --   t_cmd          nvme_commands.cmd_key;  host, ctrl_id, qid, cid, submit_ts (target clock)

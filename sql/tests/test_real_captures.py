@@ -144,3 +144,18 @@ def test_lab_fixture_join_and_stages(lab_run):
         for job in json.load(open(os.path.join(dst, "initiator", f)))["jobs"]:
             ios += job["read"]["total_ios"] + job["write"]["total_ios"]
     assert total == ios, (total, ios)
+
+
+def test_io_numbers_follow_submit_order(run):
+    # io.io_n (the integer key of io_milestones, io_stage_durations and the reports' joins):
+    # 1..n by initiator host and submit time, each io once, on the milestones and stage rows too
+    _, _, con = run
+    n, lo, hi, distinct, out_of_order = one(con, """
+        WITH r AS (SELECT io_n, row_number() OVER (
+                       ORDER BY initiator_host, coalesce(i_setup_ts, i_complete_rq_ts), ctrl_id, qid, cid) AS want
+                   FROM io)
+        SELECT count(*), min(io_n), max(io_n), count(DISTINCT io_n), count(*) FILTER (WHERE io_n <> want) FROM r""")
+    assert n > 1000 and (lo, hi, distinct, out_of_order) == (1, n, n, 0)
+    assert one(con, "SELECT count(*) FROM io_milestones m JOIN io i USING (io_n) WHERE m.io_id <> i.io_id")[0] == 0
+    assert one(con, "SELECT count(*) FROM io_stage_durations") == one(
+        con, "SELECT count(*) FROM io, io_stage_definitions")
