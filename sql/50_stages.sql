@@ -162,6 +162,13 @@ SELECT i.io_n, d.def_no,
 FROM (SELECT io_n FROM io) i CROSS JOIN io_stage_definitions d
 LEFT JOIN ends e ON e.io_n = i.io_n AND e.def_no = d.def_no;
 
+-- missing_milestone(missing_no, from_ms, to_ms, minus_from_ms, minus_to_ms): the name of the
+-- milestone io_stage_durations.missing_no points at (NULL when none): the one place that
+-- reads the code (io_stages, io_stage_check, io_stage_export). A macro.
+CREATE OR REPLACE MACRO missing_milestone(missing_no, from_ms, to_ms, minus_from_ms, minus_to_ms) AS
+    CASE missing_no WHEN 1 THEN from_ms WHEN 2 THEN to_ms WHEN 3 THEN minus_from_ms
+                    WHEN 4 THEN minus_to_ms END;
+
 -- io_stages: one row per (io, stage definition) of every stage set io_stage_definitions
 -- holds: io_stage_durations with the names joined back. A view.
 --   io_id, stage_set, stage, seq, parent, direction   as in stage_definitions
@@ -172,8 +179,7 @@ LEFT JOIN ends e ON e.io_n = i.io_n AND e.def_no = d.def_no;
 --   missing    the first missing milestone, NULL when dur is known
 CREATE OR REPLACE VIEW io_stages AS
 SELECT i.io_id, d.stage_set, d.stage, d.seq, d.parent, d.direction, s.dur, s.from_ts, s.to_ts,
-       CASE s.missing_no WHEN 1 THEN d.from_ms WHEN 2 THEN d.to_ms WHEN 3 THEN d.minus_from_ms
-                         WHEN 4 THEN d.minus_to_ms END AS missing
+       missing_milestone(s.missing_no, d.from_ms, d.to_ms, d.minus_from_ms, d.minus_to_ms) AS missing
 FROM io_stage_durations s JOIN io i USING (io_n) JOIN io_stage_definitions d USING (def_no);
 
 -- io_stage_check: one row per (io, stage set): do the top-level stages sum to end_to_end,
@@ -189,8 +195,8 @@ WITH s AS (
            max(s.dur) FILTER (WHERE d.stage = 'end_to_end') AS end_to_end_ns,
            sum(s.dur) FILTER (WHERE d.parent IS NULL AND d.stage <> 'end_to_end')::BIGINT AS top_sum_ns,
            count(*) FILTER (WHERE d.parent IS NULL AND d.stage <> 'end_to_end' AND s.dur IS NULL) AS top_missing,
-           min(CASE s.missing_no WHEN 1 THEN d.from_ms WHEN 2 THEN d.to_ms WHEN 3 THEN d.minus_from_ms
-                                 WHEN 4 THEN d.minus_to_ms END) FILTER (WHERE d.parent IS NULL) AS first_missing
+           min(missing_milestone(s.missing_no, d.from_ms, d.to_ms, d.minus_from_ms, d.minus_to_ms))
+               FILTER (WHERE d.parent IS NULL) AS first_missing
     FROM io_stage_durations s JOIN io_stage_definitions d USING (def_no)
     GROUP BY s.io_n, d.stage_set
 )

@@ -57,7 +57,6 @@ CREATE OR REPLACE VIEW io_stage_export AS
 SELECT sel.io_id, d.stage_set, d.stage, d.seq, d.parent,
        d.direction,
        s.dur AS dur_ns,
-       CASE s.missing_no WHEN 1 THEN d.from_ms WHEN 2 THEN d.to_ms WHEN 3 THEN d.minus_from_ms
-                         WHEN 4 THEN d.minus_to_ms END AS missing
+       missing_milestone(s.missing_no, d.from_ms, d.to_ms, d.minus_from_ms, d.minus_to_ms) AS missing
 FROM io_stage_durations s JOIN io_selected sel USING (io_n) JOIN io_stage_definitions d USING (def_no)
 ORDER BY s.io_n, d.stage_set, d.seq;
