@@ -133,7 +133,7 @@ WHERE d.stage_set NOT IN (SELECT stage_set FROM used
 
 -- io_stage_durations: one row per (io, io_stage_definitions row): io_stages keyed by two
 -- integers, what the reports group and join on (strings cost: building the rows on the
--- io_id, stage_set, stage ... strings took 8.3 s for 773 k I/Os, on these 6.5 s). A table.
+-- io_id, stage_set, stage ... strings took 9.2 s for 773 k I/Os, on these 6.8 s). A table.
 --   io_n       io.io_n
 --   def_no     io_stage_definitions.def_no
 --   dur, from_ts, to_ts   as in io_stages
