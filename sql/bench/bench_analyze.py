@@ -7,12 +7,16 @@ In:  fixtures/stock-randread-4k-qd8 (a real two-host stock capture), converted o
      The analyze input at size N is make_scaled_run.py's N time-shifted copies of it (both
      hosts shifted alike, so every command still joins); the trace-cmd input is
      `ntscope synth replicate` of each host's trace.dat to the same number of events (the
-     real trace's pages repeated: a trace.dat trace-cmd really prints).
-Out: a table on stdout: events (both hosts), I/Os, trace-cmd seconds and events/s, then per
-     DuckDB memory limit (LIMITS: ntscope's default and none, side by side) analyze wall and
-     CPU seconds, events/s, peak RSS (of the whole process: DuckDB, Python, Arrow) and the
-     largest spill folder seen, and the ratio analyze / trace-cmd; then the growth of analyze
-     time and memory per doubling of events between consecutive sizes.
+     real trace's pages repeated: a trace.dat trace-cmd really prints), zstd-compressed as
+     trace-cmd 3.x records by default, and the same events uncompressed ("raw"): trace-cmd
+     report slows down per event on long compressed traces (10 M events of one host: 121-140 s
+     compressed, 34-39 s uncompressed, Nov 25), so the ratio against each is printed.
+Out: a table on stdout: events (both hosts), I/Os, trace-cmd seconds and events/s (and seconds
+     on the uncompressed copies), then per DuckDB memory limit (LIMITS: ntscope's default and
+     none, side by side) analyze wall and CPU seconds, events/s, peak RSS (of the whole process: DuckDB, Python, Arrow) and the
+     largest spill folder seen, and the ratios analyze / trace-cmd (compressed, raw); then the
+     growth of analyze time and memory per doubling of events between consecutive sizes, and
+     one line per size of >= 10 M events on the goal (analyze faster than trace-cmd report).
      With COMPARE_IOS > 0 also `ntscope compare` of two runs of about that many I/Os each:
      building both sides (--no-cache), keeping them, and reading them back (side_cache).
 Env: NTSCOPE_BIN (converter), NTSCOPE_PYTHON (the Python that runs `-m ntscope`, default this
@@ -121,13 +125,15 @@ def scaled(work, src, copies):
     return dst
 
 
-def replicated(work, src, host, n_events, ntscope):
-    """A real trace.dat of HOST's pages repeated to at least n_events (once); its event count."""
-    out = os.path.join(work, "tracecmd", f"{os.path.basename(src)}-{host}-{n_events}.dat")
+def replicated(work, src, host, n_events, ntscope, codec="zstd"):
+    """A real trace.dat of HOST's pages repeated to at least n_events (once), compressed with
+    codec ('zstd' or 'none'); its path."""
+    suffix = "" if codec == "zstd" else f"-{codec}"
+    out = os.path.join(work, "tracecmd", f"{os.path.basename(src)}-{host}-{n_events}{suffix}.dat")
     if not os.path.exists(out):
         os.makedirs(os.path.dirname(out), exist_ok=True)
         run([ntscope, "synth", "replicate", os.path.join(src, host, "trace.dat"), "--events", str(n_events),
-             "--out", out + ".tmp"])
+             "--codec", codec, "--out", out + ".tmp"])
         os.replace(out + ".tmp", out)
     return out
 
@@ -169,15 +175,18 @@ def main():
     for n in sizes:
         runs[n] = scaled(work, sample, n)
         if with_tc:
-            traces[n] = [replicated(work, sample, h, per[h] * n, ntscope) for h in ("initiator", "target")]
-    res = {n: {"tc": [], **{lim: [] for lim in limits}} for n in sizes}
+            traces[n] = {codec: [replicated(work, sample, h, per[h] * n, ntscope, codec)
+                                 for h in ("initiator", "target")] for codec in ("zstd", "none")}
+    res = {n: {"tc": [], "tc_raw": [], **{lim: [] for lim in limits}} for n in sizes}
     for rep in range(reps):
         for n in sizes:
-            tc_wall = tc_cpu = tc_rss = 0.0
-            for t in traces.get(n, []):
-                w, c, m, _ = measure(["trace-cmd", "report", "-i", t])
-                tc_wall, tc_cpu, tc_rss = tc_wall + w, tc_cpu + c, max(tc_rss, m)
-            res[n]["tc"].append((tc_wall, tc_cpu, tc_rss))
+            for key, codec in (("tc", "zstd"), ("tc_raw", "none")):
+                tc_wall = tc_cpu = tc_rss = 0.0
+                for t in traces.get(n, {}).get(codec, []):
+                    w, c, m, _ = measure(["trace-cmd", "report", "-i", t])
+                    tc_wall, tc_cpu, tc_rss = tc_wall + w, tc_cpu + c, max(tc_rss, m)
+                res[n][key].append((tc_wall, tc_cpu, tc_rss))
+            tc_wall = res[n]["tc"][-1][0]
             for lim in limits:
                 res[n][lim].append(measure([py, "-m", "ntscope", "analyze", runs[n], "--quiet", "--no-progress",
                                             "--temp-dir", spill] + limit_flags(lim), env=env, watch=spill))
@@ -186,24 +195,25 @@ def main():
     print(f"ntscope analyze (from Parquet; interference included) vs `trace-cmd report > /dev/null` of both "
           f"hosts, same events; {SAMPLE} x N; median of {reps}; {os.cpu_count()} CPUs, "
           f"{views.machine_memory_bytes() / 2**30:.1f} GiB")
-    print(f"{'N':>4} {'events':>11} {'I/Os':>8} | {'tc s':>6} {'tc ev/s':>9} {'tc MiB':>6} | {'memory limit':>18} "
-          f"{'an s':>6} {'an cpu s':>8} {'an ev/s':>9} {'peak RSS MiB':>12} {'spill MiB':>9} | "
-          f"{'an/tc time':>10} {'an/tc MiB':>9}")
+    print(f"{'N':>4} {'events':>11} {'I/Os':>8} | {'tc s':>6} {'tc ev/s':>9} {'tc MiB':>6} {'raw s':>6} | "
+          f"{'memory limit':>18} {'an s':>6} {'an cpu s':>8} {'an ev/s':>9} {'peak RSS MiB':>12} {'spill MiB':>9} | "
+          f"{'an/tc time':>10} {'an/raw':>6} {'an/tc MiB':>9}")
     rows = {}
     for n in sizes:
         ev = (per["initiator"] + per["target"]) * n
         ios = report_ios(runs[n])
         tc = median([x[0] for x in res[n]["tc"]]) if with_tc else float("nan")
         tc_rss = max(x[2] for x in res[n]["tc"]) if with_tc else float("nan")
+        raw = median([x[0] for x in res[n]["tc_raw"]]) if with_tc else float("nan")
         for lim in limits:
             an = median([x[0] for x in res[n][lim]])
             cpu = median([x[1] for x in res[n][lim]])
             rss = max(x[2] for x in res[n][lim])
             sp = max(x[3] for x in res[n][lim])
-            rows[n, lim] = (ev, tc, an, rss)
-            print(f"{n:>4} {ev:>11,} {ios:>8,} | {tc:>6.1f} {ev / tc:>9,.0f} {tc_rss:>6,.0f} | {shown[lim]:>18} "
-                  f"{an:>6.1f} {cpu:>8.1f} {ev / an:>9,.0f} {rss:>12,.0f} {sp:>9,.0f} | "
-                  f"{an / tc:>10.2f} {rss / tc_rss:>9.1f}")
+            rows[n, lim] = (ev, tc, an, rss, raw)
+            print(f"{n:>4} {ev:>11,} {ios:>8,} | {tc:>6.1f} {ev / tc:>9,.0f} {tc_rss:>6,.0f} {raw:>6.1f} | "
+                  f"{shown[lim]:>18} {an:>6.1f} {cpu:>8.1f} {ev / an:>9,.0f} {rss:>12,.0f} {sp:>9,.0f} | "
+                  f"{an / tc:>10.2f} {an / raw:>6.2f} {rss / tc_rss:>9.1f}")
     for lim in limits:
         for a, b in zip(sizes, sizes[1:]):
             ga, gb = rows[a, lim], rows[b, lim]
@@ -211,6 +221,12 @@ def main():
             print(f"--memory-limit {lim}: x{gb[0] / ga[0]:.1f} events: analyze x{gb[2] / ga[2]:.2f} time "
                   f"(time ~ events^{k:.2f}: x{2 ** k:.2f} per doubling, linear is x2.00); peak RSS "
                   f"{ga[3]:,.0f} -> {gb[3]:,.0f} MiB")
+        for n in sizes:
+            ev, tc, an, _, raw = rows[n, lim]
+            if with_tc and ev >= 10_000_000:
+                print(f"goal: analyze faster than trace-cmd report at {ev:,} events, --memory-limit {lim}: "
+                      f"{'met' if an < tc else 'NOT MET'} ({an:.1f} s vs {tc:.1f} s; vs the same events "
+                      f"uncompressed {raw:.1f} s: {'faster' if an < raw else 'slower'})")
     if compare_ios:
         pair = []
         for fx in (CMP_BASE, CMP_RUN):
