@@ -14,9 +14,10 @@ In:  fixtures/stock-randread-4k-qd8 (a real two-host stock capture), converted o
 Out: a table on stdout: events (both hosts), I/Os, trace-cmd seconds and events/s (and seconds
      on the uncompressed copies), then per DuckDB memory limit (LIMITS: ntscope's default and
      none, side by side) analyze wall and CPU seconds, events/s, peak RSS (of the whole
-     process: DuckDB, Python, Arrow) and the largest spill folder seen, and the ratios analyze / trace-cmd (compressed, raw); then the
-     growth of analyze time and memory per doubling of events between consecutive sizes, and
-     one line per size of >= 10 M events on the goal (analyze faster than trace-cmd report).
+     process: DuckDB, Python, Arrow) and the largest spill folder seen, and the ratios
+     analyze / trace-cmd (compressed, raw); then the growth of analyze time and memory per
+     doubling of events between consecutive sizes, and one line per size of >= 10 M events on
+     the goal (analyze faster than trace-cmd report).
      With COMPARE_IOS > 0 also `ntscope compare` of two runs of about that many I/Os each:
      building both sides (--no-cache), keeping them, and reading them back (side_cache).
 Env: NTSCOPE_BIN (converter), NTSCOPE_PYTHON (the Python that runs `-m ntscope`, default this
