@@ -42,6 +42,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 SAMPLE = "stock-randread-4k-qd8"
 CMP_BASE, CMP_RUN = "lab-6.1-stock-base-randread", "lab-6.1-stock-slow-device"
+# the trace-cmd inputs: result key -> codec of the replicated traces
+TRACE_CODECS = {"tc": "zstd", "tc_raw": "none"}
 
 
 def fail(msg):
@@ -177,11 +179,11 @@ def main():
         runs[n] = scaled(work, sample, n)
         if with_tc:
             traces[n] = {codec: [replicated(work, sample, h, per[h] * n, ntscope, codec)
-                                 for h in ("initiator", "target")] for codec in ("zstd", "none")}
+                                 for h in ("initiator", "target")] for codec in TRACE_CODECS.values()}
     res = {n: {"tc": [], "tc_raw": [], **{lim: [] for lim in limits}} for n in sizes}
     for rep in range(reps):
         for n in sizes:
-            for key, codec in (("tc", "zstd"), ("tc_raw", "none")):
+            for key, codec in TRACE_CODECS.items():
                 tc_wall = tc_cpu = tc_rss = 0.0
                 for t in traces.get(n, {}).get(codec, []):
                     w, c, m, _ = measure(["trace-cmd", "report", "-i", t])
