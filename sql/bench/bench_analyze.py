@@ -180,7 +180,7 @@ def main():
         if with_tc:
             traces[n] = {codec: [replicated(work, sample, h, per[h] * n, ntscope, codec)
                                  for h in ("initiator", "target")] for codec in TRACE_CODECS.values()}
-    res = {n: {"tc": [], "tc_raw": [], **{lim: [] for lim in limits}} for n in sizes}
+    res = {n: {**{key: [] for key in TRACE_CODECS}, **{lim: [] for lim in limits}} for n in sizes}
     for rep in range(reps):
         for n in sizes:
             for key, codec in TRACE_CODECS.items():
