@@ -278,7 +278,8 @@ impl ByteSource for FileWalker {
     fn cstr(&mut self, what: &str) -> Result<String> {
         let mut s = Vec::new();
         loop {
-            let chunk = self.src.read_at(self.pos, 1.min(self.src.len.saturating_sub(self.pos) as usize).max(1), what)?;
+            // one byte at a time (a read past the end fails as "file truncated")
+            let chunk = self.src.read_at(self.pos, 1, what)?;
             self.pos += 1;
             if chunk[0] == 0 {
                 break;
