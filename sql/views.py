@@ -174,8 +174,8 @@ def build_script(run_dir, con=None):
 # connection instead: 2 GB, or half the memory of a smaller machine (physical RAM or the
 # cgroup's memory.max, whichever is less). 2 GB because the goal is a peak RSS of at most 3 GB
 # whatever the run's size: the limit covers DuckDB's buffer manager, not Python's objects,
-# Arrow results, the allocator's slack and the code, which measured 0.4-0.5 GB above it (README,
-# "Analysis memory": 2.41 GB at 3.3 M events, 2.51 GB at 10.1 M). Beyond the limit DuckDB
+# Arrow results, the allocator's slack and the code, which measured 0.4-0.5 GB above it
+# (sql/bench/README.md: 2.41 GB at 3.3 M events, 2.51 GB at 10.1 M). Beyond the limit DuckDB
 # spills to a private folder (spill_dir). Override with --memory-limit / NTSCOPE_MEMORY_LIMIT
 # (a DuckDB size: 3GB, 500MB; `none`: DuckDB's default).
 DEFAULT_MEMORY_LIMIT_BYTES = 2 * 10**9

@@ -119,7 +119,7 @@ fn parse_codec(s: &str) -> Result<Codec, String> {
 /// and freed per batch) cost a page fault per 4 kB every time: 0.8-1.1 s of system time for
 /// 10 M events. Blocks up to 4 MiB from the heap, and up to 64 MiB of free heap kept: a fifth
 /// less CPU on a long uncompressed trace, a tenth on a compressed one, for a tenth more peak
-/// memory, still flat in the trace's length (README, "Converter performance").
+/// memory, still flat in the trace's length (analyzer/bench/README.md).
 fn tune_malloc() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: mallopt only sets allocator parameters; called before any other thread exists.
