@@ -37,7 +37,7 @@ pub fn event_file(buffer: &str, system: &str, event: &str) -> String {
 /// the moment the row groups of all event types fill together.)
 pub const ROW_GROUP_ROWS: usize = 65_536;
 
-/// Writer settings, measured on a real capture (analyzer/bench/README.md):
+/// Writer settings, measured on a real capture (analyzer/README.md, analyzer/bench/README.md):
 /// - zstd level 1: a third of the size of lz4 for about the same CPU time;
 /// - no statistics but `ts` min/max per row group (enough to skip row groups by time;
 ///   per-page and per-column statistics cost more CPU than the rest of the encoding);
