@@ -34,8 +34,11 @@ pub fn event_file(buffer: &str, system: &str, event: &str) -> String {
 /// memory (about 0.5 MB per int64 column). 122,880 rows (DuckDB's own row group)
 /// measured 110 MB peak at 2.5 M events and 127 MB at 10 M; 65,536 rows 74 and 84 MB,
 /// for 1% more instructions. (A heap profile shows nothing accumulating: the peak is
-/// the moment the row groups of all event types fill together.)
-pub const ROW_GROUP_ROWS: usize = 65_536;
+/// the moment the row groups of all event types fill together.) 32,768 rows: the real
+/// high-rate capture 0.27 -> 0.24 s, 163 -> 119 MB; its first touches of that memory
+/// (page faults) were a quarter of the CPU time; files 1.5% larger, DuckDB reads them
+/// as fast (analyzer/bench/README.md, session 21). 16,384 rows: no faster.
+pub const ROW_GROUP_ROWS: usize = 32_768;
 
 /// Writer settings, measured on a real capture (analyzer/README.md, analyzer/bench/README.md):
 /// - zstd level 1: a third of the size of lz4 for about the same CPU time;
