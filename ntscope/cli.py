@@ -118,6 +118,9 @@ def cmd_analyze(a):
     if not a.quiet:
         sys.stdout.write(text)
     print(f"ntscope: wrote {out}/{{{','.join(sorted(os.path.basename(w) for w in written))}}}", file=sys.stderr)
+    hint = timeline.size_hint(os.path.join(out, "timeline.perfetto-trace"))
+    if hint:
+        print(f"ntscope: note: {hint}", file=sys.stderr)
     bad = [s["name"] for s in doc["pipeline_stats"] if s["name"].startswith("input_error:")]
     if bad:
         return fail(f"the run's inputs are inconsistent ({', '.join(bad)}); the report lists what is wrong "

@@ -16,6 +16,7 @@ one part, whatever the run's length); the converter binary (analyzer/src/timelin
 them into packets in time order, one batch of rows at a time: memory stays bounded whatever
 the number of I/Os. Every number comes from the views; this module and the binary only encode."""
 import os
+import shlex
 import shutil
 import subprocess
 
@@ -36,6 +37,11 @@ PACKETS_COMPRESSION = "uncompressed"   # the sorted packets live seconds, in the
 # analyzer/src/timeline.rs writes them) and the timeline_slice_packets column
 ARGS = [("io_id", "string"), ("size_bytes", "uint"), ("cid", "uint"), ("match_state", "string"),
         ("stage_dur_ns", "int")]
+# The Perfetto UI holds a trace in the browser's memory: about 2 GB, 2-4x an uncompressed proto
+# trace's size (perfetto.dev/docs/visualization/large-traces). A timeline larger than a quarter
+# of that may not open there: analyze then says how to open it (size_hint). 10 M events of a
+# run make about 750 MB.
+UI_TRACE_BYTES = 500 * 10**6
 
 
 def stage_set_of(con, doc):
@@ -171,6 +177,17 @@ def start(con, path, part_ios=PART_IOS):
     except BaseException:
         shutil.rmtree(work, ignore_errors=True)
         raise
+
+
+def size_hint(path):
+    """A line for people when the timeline at path is larger than the Perfetto UI opens on its own
+    (UI_TRACE_BYTES), else None."""
+    size = os.path.getsize(path)
+    if size <= UI_TRACE_BYTES:
+        return None
+    return (f"{os.path.basename(path)} is {size / 1e6:,.0f} MB: more than the Perfetto UI can load in a "
+            f"browser (about 2 GB of memory, 2-4x a trace's size); start `trace_processor_shell --httpd "
+            f"{shlex.quote(path)}` (perfetto.dev) and open https://ui.perfetto.dev, which offers to use it")
 
 
 def write(con, path, part_ios=PART_IOS):

@@ -22,7 +22,7 @@ def analyzed(tmp_path_factory, ntscope_cli, fixture):
     r = ntscope_cli("analyze", run, "--quiet", "--no-interference")
     assert r.returncode == 0, r.stderr
     rep = os.path.join(run, "report")
-    return {"run": run, "doc": json.load(open(os.path.join(rep, "report.json"))),
+    return {"run": run, "stderr": r.stderr, "doc": json.load(open(os.path.join(rep, "report.json"))),
             "io": pl.read_parquet(os.path.join(rep, "io.parquet")),
             "stages": pl.read_parquet(os.path.join(rep, "io_stages.parquet")),
             "path": os.path.join(rep, "timeline.perfetto-trace"),
@@ -191,3 +191,28 @@ def test_stage_set_flag_chooses_the_drawn_set(patched, ntscope_cli):
     assert t.errors == [] and {"fabric_total", "target_exec", "host_queue"} <= names
     assert not names & {"network_transmission", "nvmet_tcp_submission"}
     assert len(t.flows) == 2 * patched["io"].filter(pl.col("match_state") == "matched").height
+
+
+def test_a_timeline_too_large_for_the_ui_gets_a_note(stock, tmp_path, monkeypatch, capsys, ntscope_bin):
+    """Above UI_TRACE_BYTES analyze says how to open the timeline (the browser UI alone may not);
+    the fixture's timeline is far below it and gets no note."""
+    from ntscope import cli
+    from ntscope.report import timeline
+    assert "ntscope: note:" not in stock["stderr"] and timeline.size_hint(stock["path"]) is None
+    big = tmp_path / "my run" / "timeline.perfetto-trace"
+    big.parent.mkdir()
+    with open(big, "wb") as f:
+        f.truncate(timeline.UI_TRACE_BYTES + 1)   # sparse: takes no disk
+    hint = timeline.size_hint(str(big))
+    assert hint.startswith("timeline.perfetto-trace is 500 MB:")
+    assert f"trace_processor_shell --httpd '{big}'" in hint   # quoted: the path has a space
+    # analyze prints it (in this process, the bound set just under the fixture's timeline)
+    size = os.path.getsize(stock["path"])
+    monkeypatch.setattr(timeline, "UI_TRACE_BYTES", size - 1)
+    monkeypatch.setenv("NTSCOPE_BIN", ntscope_bin)
+    out = str(tmp_path / "again")
+    assert cli.main(["analyze", stock["run"], "--quiet", "--no-interference", "--out", out]) in (0, None)
+    err = capsys.readouterr().err
+    assert f"ntscope: note: timeline.perfetto-trace is {size / 1e6:,.0f} MB:" in err, err[-2000:]
+    monkeypatch.setattr(timeline, "UI_TRACE_BYTES", size)
+    assert timeline.size_hint(os.path.join(out, "timeline.perfetto-trace")) is None
