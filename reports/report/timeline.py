@@ -187,7 +187,8 @@ def size_hint(path):
         return None
     return (f"{os.path.basename(path)} is {size / 1e6:,.0f} MB: more than the Perfetto UI can load in a "
             f"browser (about 2 GB of memory, 2-4x a trace's size); start `trace_processor_shell --httpd "
-            f"{shlex.quote(path)}` (perfetto.dev) and open https://ui.perfetto.dev, which offers to use it")
+            f"{shlex.quote(path)}` (perfetto.dev) and open https://ui.perfetto.dev, which offers to use it; "
+            f"or draw a few seconds of the run: analyze --window START:END --out DIR")
 
 
 def write(con, path, part_ios=PART_IOS):

@@ -206,6 +206,7 @@ def test_a_timeline_too_large_for_the_ui_gets_a_note(stock, tmp_path, monkeypatc
     hint = timeline.size_hint(str(big))
     assert hint.startswith("timeline.perfetto-trace is 500 MB:")
     assert f"trace_processor_shell --httpd '{big}'" in hint   # quoted: the path has a space
+    assert hint.endswith("analyze --window START:END --out DIR")
     # analyze prints it (in this process, the bound set just under the fixture's timeline)
     size = os.path.getsize(stock["path"])
     monkeypatch.setattr(timeline, "UI_TRACE_BYTES", size - 1)
