@@ -36,7 +36,7 @@ pub fn event_file(buffer: &str, system: &str, event: &str) -> String {
 /// for 1% more instructions. (A heap profile shows nothing accumulating: the peak is
 /// the moment the row groups of all event types fill together.) 32,768 rows: the real
 /// high-rate capture 0.27 -> 0.24 s, 163 -> 119 MB; its first touches of that memory
-/// (page faults) were a quarter of the CPU time; files 1.5% larger, DuckDB reads them
+/// (page faults) were a fifth of the CPU time; files 1.5% larger, DuckDB reads them
 /// as fast (analyzer/bench/README.md, session 21). 16,384 rows: no faster.
 pub const ROW_GROUP_ROWS: usize = 32_768;
 
