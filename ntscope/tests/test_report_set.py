@@ -1,7 +1,7 @@
 """ReportSet (ntscope/output.py) with a file written in the background (analyze's timeline: its
 encoder runs while DuckDB writes the per-I/O Parquet): the other files are written meanwhile,
 the set appears only once every file is complete, and a failure on either side leaves the
-previous set as it was and no process behind."""
+previous set as it was and no process behind; files of other sets in the folder survive."""
 import os
 import subprocess
 import sys
@@ -102,3 +102,17 @@ def test_a_failure_while_it_runs_stops_it_and_leaves_the_previous_set(tmp_path):
     assert log == ["abort"] and started[0].proc.returncode is not None   # killed, not left running
     assert contents(out) == before
     assert [e for e in os.listdir(tmp_path) if e.startswith(".")] == []
+
+
+def test_files_of_other_sets_survive_and_this_sets_are_replaced(tmp_path):
+    """A set replaces its own files and keeps the others in the folder (compare.* written into a
+    run's report folder survive its next analyze), and leaves no working folder behind."""
+    out = previous_set(tmp_path)
+    other = ReportSet(str(out))
+    other.add("compare.txt", "comparison\n")
+    other.commit()
+    again = ReportSet(str(out))
+    again.add("a.txt", "new a\n")
+    assert again.commit() == [str(out / "a.txt")]
+    assert contents(out) == {"a.txt": "new a\n", "compare.txt": "comparison\n", "slow.bin": "old slow\n"}
+    assert os.listdir(tmp_path) == ["report"]   # no .report.tmp-* / .report.old-* left
