@@ -97,7 +97,7 @@ def cmd_analyze(a):
         files.add("report.html", render_html.render(doc, plot_data.build(con, doc)))
         timeline.stage_set_of(con, doc)
         # before the per-I/O Parquet: its encoder runs in the background while DuckDB writes them
-        files.add("timeline.perfetto-trace", lambda path: timeline.start(con, path))
+        files.add(timeline.FILE_NAME, lambda path: timeline.start(con, path))
         files.add("io.parquet", lambda path: export.write_io(con, path))
         files.add("io_stages.parquet", lambda path: export.write_stages(con, path, doc["stage_sets"]))
         p.step("interference report: skipped (--no-interference)" if a.no_interference else
@@ -118,7 +118,7 @@ def cmd_analyze(a):
     if not a.quiet:
         sys.stdout.write(text)
     print(f"ntscope: wrote {out}/{{{','.join(sorted(os.path.basename(w) for w in written))}}}", file=sys.stderr)
-    hint = timeline.size_hint(os.path.join(out, "timeline.perfetto-trace"))
+    hint = timeline.size_hint(os.path.join(out, timeline.FILE_NAME))
     if hint:
         print(f"ntscope: note: {hint}", file=sys.stderr)
     bad = [s["name"] for s in doc["pipeline_stats"] if s["name"].startswith("input_error:")]

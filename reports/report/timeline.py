@@ -31,6 +31,7 @@ from ntscope.sql.views import private_dir, sql_str
 # benchmark run, whose whole timeline passes even under 250 MB in parts of 100 k I/Os
 PART_IOS = 1_000_000
 INT64_MIN = -2**63
+FILE_NAME = "timeline.perfetto-trace"   # in the report set (analyze writes it, size_hint reads it)
 SEQUENCE_ID = 1            # one writer, one packet sequence (also analyzer/src/timeline.rs)
 PACKETS_COMPRESSION = "uncompressed"   # the sorted packets live seconds, in the spill folder
 # debug annotations (slice args) -> their interned ids (1.. in this order, as
