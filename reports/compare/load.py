@@ -24,18 +24,21 @@ def compare_files():
 
 # One side's rows; compare_connection adds its role (run) and repeat number (rep). The io's
 # columns are joined to intf_io_ahead first, so that the stage rows (about 12 per io) are
-# probed once, on the integer io_n (the compare numbers its samples in (rep, io_id) order,
-# whatever the file's row order).
+# probed once, on the integer io_n. io_rank is the io's place in io_id order, ranked here
+# over the ios (1 M at 1 M I/Os) so that the compare numbers its samples in (rep, io_id)
+# order, whatever the file's row order, by sorting integers: sorting the 24 M stage rows of
+# two 1 M-I/O sides by the io_id strings took 13.8 s, by an integer 4.2 s.
 SOURCE_QUERY = """
 WITH i AS (
-    SELECT i.io_id, i.io_n, i.io_type, i.size_bytes, i.qid, i.cpu, i.pid, i.comm,
+    SELECT i.io_id, row_number() OVER (ORDER BY i.io_id) AS io_rank, i.io_n, i.io_type, i.size_bytes, i.qid,
+           i.cpu, i.pid, i.comm,
            coalesce(a.queue_ahead_cmds, 0) AS queue_ahead_cmds,
            coalesce(a.queue_other_cpu_cmds, 0) AS queue_other_cpu_cmds,
            coalesce(a.queue_other_bytes, 0) AS queue_other_bytes,
            coalesce(a.device_other_bytes, 0) AS device_other_bytes
     FROM io i LEFT JOIN intf_io_ahead a USING (io_n)
 )
-SELECT i.io_id, i.io_type, i.size_bytes, i.qid, i.cpu, i.pid, i.comm,
+SELECT i.io_id, i.io_rank, i.io_type, i.size_bytes, i.qid, i.cpu, i.pid, i.comm,
        d.stage_set, d.stage, d.seq, d.parent, d.direction, s.dur,
        i.queue_ahead_cmds, i.queue_other_cpu_cmds, i.queue_other_bytes, i.device_other_bytes
 FROM io_stage_durations s JOIN i USING (io_n) JOIN io_stage_definitions d USING (def_no)

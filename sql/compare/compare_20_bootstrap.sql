@@ -10,12 +10,12 @@ SELECT row_number() OVER (ORDER BY run, group_key, stage_set, stage) AS part_id,
 FROM cmp_io_stage GROUP BY run, group_key, stage_set, stage;
 
 -- cmp_sample_vals: one row per sample the bootstrap draws from, numbered in (rep, io_id)
--- order within its part (deterministic; io_id is unique within a run of a side), on one
--- integer key.
+-- order within its part (deterministic; io_id is unique within a run of a side; sorted by
+-- io_rank, the same order as integers), on one integer key.
 --   sample_key  part_id * 2^32 + k, k = 1..n in (rep, io_id) order within the part
 --   dur         ns
 CREATE OR REPLACE TABLE cmp_sample_vals AS
-SELECT (p.part_id << 32) + row_number() OVER (PARTITION BY p.part_id ORDER BY s.rep, s.io_id) AS sample_key, s.dur
+SELECT (p.part_id << 32) + row_number() OVER (PARTITION BY p.part_id ORDER BY s.rep, s.io_rank) AS sample_key, s.dur
 FROM cmp_io_stage s
 JOIN cmp_sample_parts p USING (run, group_key, stage_set, stage);
 
