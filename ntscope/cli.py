@@ -112,6 +112,9 @@ def cmd_analyze(a):
             files.add("interference.html", ihtml.interference_html(m, iplots))
             if keep_side:   # a later compare of this run reads its side from there (side_cache)
                 compare_load.keep_analyzed_side(con, run, run_key, m, iplots)
+        else:   # an earlier analyze's interference.* would sit beside a report they were not made with
+            for ext in ("txt", "json", "html"):
+                files.drop(f"interference.{ext}")
         files.add("report.txt", text)
         p.step("writing the report set (per-I/O Parquet, timeline)")
         written = files.commit()

@@ -127,6 +127,13 @@ class ReportSet:
         parent, self.name = os.path.split(self.out_dir)
         self.parent = parent
         self.files = {}
+        self.dropped = set()
+
+    def drop(self, filename):
+        """A file of this set that this time it does not make (analyze --no-interference:
+        interference.*): the swap removes an earlier one instead of keeping it beside files
+        it no longer belongs with."""
+        self.dropped.add(filename)
 
     def add(self, filename, content):
         """content: the text, or a function that writes the file at the path it is given
@@ -154,9 +161,9 @@ class ReportSet:
         try:
             os.makedirs(tmp)
             if os.path.isdir(self.out_dir):
-                for e in os.listdir(self.out_dir):  # other sets' files survive the swap
+                for e in os.listdir(self.out_dir):  # other sets' files survive the swap, dropped ones do not
                     src = os.path.join(self.out_dir, e)
-                    if e not in self.files and os.path.isfile(src) and not e.startswith("."):
+                    if e not in self.files and e not in self.dropped and os.path.isfile(src) and not e.startswith("."):
                         os.link(src, os.path.join(tmp, e))
             for filename, content in self.files.items():
                 path = os.path.join(tmp, filename)

@@ -116,3 +116,31 @@ def test_files_of_other_sets_survive_and_this_sets_are_replaced(tmp_path):
     assert again.commit() == [str(out / "a.txt")]
     assert contents(out) == {"a.txt": "new a\n", "compare.txt": "comparison\n", "slow.bin": "old slow\n"}
     assert os.listdir(tmp_path) == ["report"]   # no .report.tmp-* / .report.old-* left
+
+
+def test_a_dropped_file_of_the_earlier_set_goes_and_the_others_stay(tmp_path):
+    out = previous_set(tmp_path)
+    (out / "compare.txt").write_text("comparison\n")
+    s = ReportSet(str(out))
+    s.add("a.txt", "new a\n")
+    s.drop("slow.bin")
+    s.drop("never-there.txt")   # nothing to remove: no error
+    assert s.commit() == [str(out / "a.txt")]
+    assert contents(out) == {"a.txt": "new a\n", "compare.txt": "comparison\n"}
+
+
+def test_analyze_without_interference_removes_an_earlier_interference_report(fixture_run, ntscope_cli, tmp_path):
+    """interference.* belong to analyze's set: `--no-interference` leaves none from an earlier
+    analyze (made maybe with another filter) beside its report; other sets' files stay."""
+    run, out = fixture_run("stock-randread-4k-qd8"), str(tmp_path / "rep")
+    r = ntscope_cli("analyze", run, "--quiet", "--out", out)
+    assert r.returncode == 0, r.stderr
+    names = sorted(os.listdir(out))
+    assert {"interference.txt", "interference.json", "interference.html", "report.json"} <= set(names)
+    with open(os.path.join(out, "compare.txt"), "w") as f:
+        f.write("comparison\n")
+    r = ntscope_cli("analyze", run, "--quiet", "--no-interference", "--out", out)
+    assert r.returncode == 0, r.stderr
+    after = sorted(os.listdir(out))
+    assert after == sorted([n for n in names if not n.startswith("interference.")] + ["compare.txt"])
+    assert open(os.path.join(out, "compare.txt")).read() == "comparison\n"
