@@ -38,7 +38,7 @@ from ntscope.output import OutputLock, ReportSet
 from ntscope.errors import NtscopeError
 from ntscope.sql import views
 
-SCHEMA = "ntscope.compare-side/2"   # 2: stages.parquet has io_rank
+SCHEMA = "ntscope.compare-side/2"   # 2: stages.parquet has io_rank instead of io_id
 CACHE_DIR = os.path.join(".ntscope", "compare-side")
 
 

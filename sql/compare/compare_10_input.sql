@@ -5,9 +5,10 @@
 --   run          'base' or 'run' (the side)
 --   rep          which run of the side: 1, 2, ... (`compare base1,base2 run1,run2`: repeats
 --                of one condition); 1 for a single run
---   io_id        io.io_id of that run (unique with rep, not across reps)
---   io_rank      the io's place in io_id order within its run (1, 2, ...): the bootstrap's
---                sample order, sorted as an integer
+--   io_rank      the io's place in io.io_id order within its run (1, 2, ...; unique with rep,
+--                not across reps): the bootstrap's sample order. The io itself, in that run:
+--                SELECT * FROM (SELECT *, row_number() OVER (ORDER BY io_id) AS io_rank FROM io)
+--                WHERE io_rank = ...
 --   io_type, size_bytes, qid, cpu, pid, comm   io columns (size in bytes)
 --   stage_set, stage, seq, parent, direction   as in stage_definitions
 --   dur          ns (NULL when a milestone was missing)
@@ -58,11 +59,11 @@ SELECT run, 'hosts traced: ' || coalesce(roles, 'none') || ' (a comparison needs
 FROM cmp_run_info WHERE coalesce(roles, '') NOT LIKE '%initiator%' OR coalesce(roles, '') NOT LIKE '%target%';
 
 -- cmp_io_stage: one row per (run, io, stage) with a known duration, with its group.
---   run, rep, io_id, io_rank, stage_set, stage, seq, parent, direction, dur (ns)
+--   run, rep, io_rank, stage_set, stage, seq, parent, direction, dur (ns)
 --   group_key    'type=<io_type>, size=<bytes>' (the same key as the analyze report)
 --   qid, cpu, pid, comm   as in io
 CREATE OR REPLACE VIEW cmp_io_stage AS
-SELECT run, rep, io_id, io_rank, 'type=' || coalesce(io_type, '?') || ', size=' || size_bytes AS group_key,
+SELECT run, rep, io_rank, 'type=' || coalesce(io_type, '?') || ', size=' || size_bytes AS group_key,
        stage_set, stage, seq, parent, direction, dur, qid, cpu, pid, comm
 FROM cmp_source
 WHERE dur IS NOT NULL;

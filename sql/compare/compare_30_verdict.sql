@@ -1,6 +1,6 @@
 -- cmp_queue_evidence: one row per (run, group): how crowded the I/Os' transport queues
 -- were when they were submitted (from intf_io_ahead of each run, copied into cmp_source).
--- One row per io first: (run, rep, io_rank) is the io, as (run, rep, io_id) but an integer.
+-- One row per io first: (run, rep, io_rank) identifies it (io_rank: compare_10_input.sql).
 --   run, group_key
 --   ios                    I/Os of the group
 --   ahead_cmds_mean        commands in flight ahead on the same queue (any stream)
