@@ -67,12 +67,3 @@ SELECT run, rep, io_rank, 'type=' || coalesce(io_type, '?') || ', size=' || size
        stage_set, stage, seq, parent, direction, dur, qid, cpu, pid, comm
 FROM cmp_source
 WHERE dur IS NOT NULL;
-
--- cmp_stage_set: one row: the stage set the verdict uses: the most preferred set
--- (stage_sets.preference, the same rule as primary_stage_set) both runs have.
---   stage_set
-CREATE OR REPLACE VIEW cmp_stage_set AS
-SELECT stage_set FROM cmp_io_stage JOIN stage_sets USING (stage_set)
-GROUP BY stage_set HAVING count(DISTINCT run) = 2
-ORDER BY min(preference)
-LIMIT 1;
