@@ -25,12 +25,11 @@ def test_io_rank_leads_back_to_the_runs_io(fixture_run):
         assert len(e2e) > 1000 and e2e == e2e_run
         # the first sample of each part is the part's io with the smallest io_id
         first = con.execute("""
-            SELECT p.part_id, min_by(s.io_rank, s.io_rank) AS lowest, any_value(v.dur) AS first_dur,
-                   min_by(s.dur, s.io_rank) AS lowest_dur
+            SELECT p.part_id, any_value(v.dur) AS first_dur, min_by(s.dur, s.io_rank) AS lowest_dur
             FROM cmp_sample_parts p JOIN cmp_io_stage s USING (run, group_key, stage_set, stage)
             JOIN cmp_sample_vals v ON v.sample_key = (p.part_id << 32) + 1
             GROUP BY p.part_id""").fetchall()
-        assert first and all(r[2] == r[3] for r in first)
+        assert first and all(r[1] == r[2] for r in first)
     finally:
         run_con.close()
         con.close()
