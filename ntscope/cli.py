@@ -87,9 +87,9 @@ def cmd_analyze(a):
         run_key = side_cache.key(run) if keep_side else None   # before the views read the files
         con = views.connect(run, memory_limit=a.memory_limit, temp_dir=a.temp_dir,
                             interference=not a.no_interference, progress=p)
+        p.step("report model (groups, stage statistics, histograms)", con)
         selection.apply(con, spec)
         slo.load(con, spec.slos)
-        p.step("report model (groups, stage statistics, histograms)", con)
         doc = model.build(con, spec)
         text = render_text.render(doc, run)
         files = ReportSet(out)

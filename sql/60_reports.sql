@@ -76,6 +76,13 @@ SELECT v.group_key, d.stage_set, d.stage, v.dur, v.n,
        sum(v.n) OVER (PARTITION BY v.group_key, v.def_no)::BIGINT AS total
 FROM v JOIN io_stage_definitions d USING (def_no);
 
+-- stage_stats_over(VALUES), stage_histogram_over(VALUES), stage_cdf_over(VALUES): the three
+-- table macros below read a relation shaped like report_stage_values (a view or table name):
+-- the views report_stage_stats, report_stage_histogram and report_stage_cdf apply them to
+-- report_stage_values; the report applies them to selected_stage_values, the same rows kept
+-- once for its selection (sql/selection/), instead of computing the distinct durations again
+-- for each of the three (1.3 M distinct values on a 108 k-I/O real capture: 4.3 s -> 2.6 s).
+
 -- report_stage_stats: one row per (group, stage set, stage) over selected io whose stage
 -- duration is known. Percentiles are of that stage alone (they do not add up).
 --   group_key, stage_set, stage, seq, parent, direction   (see stage_definitions)
@@ -85,7 +92,7 @@ FROM v JOIN io_stage_definitions d USING (def_no);
 --   p9999_ns              p99.99 when count >= 10000, else NULL
 -- A percentile q = k / 10000 is the smallest duration whose upto reaches ceil(q * total),
 -- i.e. upto * 10000 >= k * total: integers, no rounding of q * total.
-CREATE OR REPLACE VIEW report_stage_stats AS
+CREATE OR REPLACE MACRO stage_stats_over(values_rel) AS TABLE
 WITH a AS (
     SELECT group_key, stage_set, stage, any_value(total) AS count,
            round(sum(dur::HUGEINT * n) / any_value(total))::BIGINT AS mean_ns,
@@ -99,12 +106,14 @@ WITH a AS (
            min(dur) FILTER (WHERE upto * 10000 >= 9900 * total) AS p99_ns,
            min(dur) FILTER (WHERE upto * 10000 >= 9990 * total) AS p999_ns,
            min(dur) FILTER (WHERE upto * 10000 >= 9999 * total) AS p9999_ns
-    FROM report_stage_values GROUP BY group_key, stage_set, stage
+    FROM query_table(values_rel) GROUP BY group_key, stage_set, stage
 )
 SELECT a.group_key, a.stage_set, a.stage, d.seq, d.parent, d.direction, a.count, a.mean_ns, a.min_ns,
        a.max_ns, a.p10_ns, a.p50_ns, a.p70_ns, a.p80_ns, a.p90_ns, a.p95_ns, a.p99_ns, a.p999_ns,
        CASE WHEN a.count >= 10000 THEN a.p9999_ns END AS p9999_ns
 FROM a JOIN stage_definitions d USING (stage_set, stage);
+
+CREATE OR REPLACE VIEW report_stage_stats AS FROM stage_stats_over('report_stage_values');
 
 -- report_stage_histogram: one row per (group, stage set, stage, log2 bucket), bcc style.
 --   group_key, stage_set, stage, seq
@@ -112,12 +121,12 @@ FROM a JOIN stage_definitions d USING (stage_set, stage);
 --               negative durations, possible for offset-based stages, in bucket -2)
 --   lo_ns, hi_ns  bucket bounds (ns)
 --   count       io in the bucket
-CREATE OR REPLACE VIEW report_stage_histogram AS
+CREATE OR REPLACE MACRO stage_histogram_over(values_rel) AS TABLE
 WITH q AS (
     SELECT group_key, stage_set, stage, n,
            CASE WHEN dur < 0 THEN -2 WHEN dur < 1000 THEN -1
                 ELSE floor(log2(dur / 1000.0))::INTEGER END AS bucket
-    FROM report_stage_values
+    FROM query_table(values_rel)
 ), b AS (
     SELECT group_key, stage_set, stage, bucket, sum(n)::BIGINT AS count FROM q GROUP BY ALL
 )
@@ -127,6 +136,8 @@ SELECT b.group_key, b.stage_set, b.stage, d.seq, b.bucket,
        b.count
 FROM b JOIN stage_definitions d USING (stage_set, stage);
 
+CREATE OR REPLACE VIEW report_stage_histogram AS FROM stage_histogram_over('report_stage_values');
+
 -- report_stage_cdf: one row per (group, stage set, stage, percent 1..100): the points of
 -- each stage's cumulative distribution, for plotting.
 --   group_key, stage_set, stage, seq
@@ -135,14 +146,16 @@ FROM b JOIN stage_definitions d USING (stage_set, stage);
 -- Each distinct duration holds the percents whose rank ceil(pct * total / 100) falls in its
 -- run of equal values (upto - n, upto]: pct from 100 * (upto - n) // total + 1 to
 -- 100 * upto // total; every percent lands on exactly one duration.
-CREATE OR REPLACE VIEW report_stage_cdf AS
+CREATE OR REPLACE MACRO stage_cdf_over(values_rel) AS TABLE
 WITH p AS (
     SELECT group_key, stage_set, stage, dur,
            unnest(range(100 * (upto - n) // total + 1, 100 * upto // total + 1)) AS pct
-    FROM report_stage_values
+    FROM query_table(values_rel)
 )
 SELECT p.group_key, p.stage_set, p.stage, d.seq, p.pct, p.dur AS dur_ns
 FROM p JOIN stage_definitions d USING (stage_set, stage);
+
+CREATE OR REPLACE VIEW report_stage_cdf AS FROM stage_cdf_over('report_stage_values');
 
 -- inflight_bins(VIEW): the in-flight time per (resource, time bin) of the intervals in VIEW,
 -- the one sweep both time series use (report_timeseries here, intf_timeseries in

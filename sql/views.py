@@ -21,6 +21,7 @@ from ntscope.errors import NtscopeError
 
 SQL_DIR = os.path.dirname(os.path.abspath(__file__))
 INTERFERENCE_SQL = os.path.join(SQL_DIR, "interference")
+SELECTION_SQL = os.path.join(SQL_DIR, "selection")
 STAGE_TABLE_SQL = os.path.join(SQL_DIR, "05_stage_definitions.sql")
 SYSTEMS = ("nvme", "nvmet", "block", "nvme_tcp", "nvmet_tcp", "workqueue", "irq")
 # Which layers are tables (computed once) and which are views is declared in the SQL
@@ -137,8 +138,12 @@ def view_files():
                   if re.match(r"^[0-9]{2}_.*\.sql$", f) and not f.startswith("00_"))
 
 
+def folder_files(folder):
+    return sorted(os.path.join(folder, f) for f in os.listdir(folder) if f.endswith(".sql"))
+
+
 def interference_files():
-    return sorted(os.path.join(INTERFERENCE_SQL, f) for f in os.listdir(INTERFERENCE_SQL) if f.endswith(".sql"))
+    return folder_files(INTERFERENCE_SQL)
 
 
 def build_parts(run_dir, con=None):
@@ -297,11 +302,21 @@ def connect(run_dir, memory_limit=None, temp_dir=None, interference=False, progr
     return con
 
 
-def run_interference(con):
-    for path in interference_files():
+def run_folder(con, folder):
+    """Runs a folder's SQL files in order (their tables computed now, then compressed)."""
+    for path in folder_files(folder):
         with open(path) as f:
             con.execute(f.read())
         compress_tables(con)
+
+
+def run_interference(con):
+    run_folder(con, INTERFERENCE_SQL)
+
+
+def run_selection_tables(con):
+    """The tables of the report's selection (sql/selection/), once io_selected is set."""
+    run_folder(con, SELECTION_SQL)
 
 
 def compress_tables(con):

@@ -32,15 +32,18 @@ def build(con, spec):
                                     "ORDER BY host, queue_key, cpu"),
     }
     window = rows(con, "SELECT start_ts, end_ts, dur AS dur_ns FROM report_window")[0]
-    # each view read once for every group (a query per group computed report_stage_values again
-    # for each: 3 x groups passes over io_stages), its rows then handed to their group
+    # report_stage_stats, _histogram and _cdf of the selection, each read once for every group
+    # (a query per group computed the distinct durations again for each: 3 x groups passes over
+    # io_stages) and from the values selection.apply kept (sql/selection/), its rows then handed
+    # to their group
     stats_of, hist_of, cdf_of = ({} for _ in range(3))
     for into, query in (
             (stats_of, "SELECT group_key, stage_set, stage, parent, direction, " + ", ".join(STAT_COLS) +
-             " FROM report_stage_stats ORDER BY group_key, stage_set, seq"),
-            (hist_of, "SELECT group_key, stage_set, stage, bucket, lo_ns, hi_ns, count FROM report_stage_histogram "
-                      "ORDER BY group_key, stage_set, seq, bucket"),
-            (cdf_of, "SELECT group_key, stage_set, stage, list(dur_ns ORDER BY pct) AS dur_ns FROM report_stage_cdf "
+             " FROM stage_stats_over('selected_stage_values') ORDER BY group_key, stage_set, seq"),
+            (hist_of, "SELECT group_key, stage_set, stage, bucket, lo_ns, hi_ns, count "
+                      "FROM stage_histogram_over('selected_stage_values') ORDER BY group_key, stage_set, seq, bucket"),
+            (cdf_of, "SELECT group_key, stage_set, stage, list(dur_ns ORDER BY pct) AS dur_ns "
+                     "FROM stage_cdf_over('selected_stage_values') "
                      "GROUP BY group_key, stage_set, stage, seq ORDER BY group_key, stage_set, seq")):
         for r in rows(con, query):
             into.setdefault(r.pop("group_key"), []).append(r)

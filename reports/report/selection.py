@@ -1,7 +1,9 @@
 """The report's selection (io_selected) and the checks that keep a mistyped filter from
 writing an empty report over a good one: each filter value must name something in the
-run, and the selection must hold at least one I/O. Reads views only."""
+run, and the selection must hold at least one I/O. Reads views only, then has the tables of
+the selection made (sql/selection/)."""
 from ntscope.errors import NtscopeError
+from ntscope.sql import views
 
 from .spec import Spec
 
@@ -53,3 +55,4 @@ def apply(con, spec: Spec):
     if con.execute("SELECT count(*) FROM io_selected").fetchall()[0][0] == 0:
         raise NtscopeError(f"the filters select no I/O ({spec.describe()['filter']}); "
                            "fix: loosen them (each value exists, but no I/O matches all of them)")
+    views.run_selection_tables(con)
