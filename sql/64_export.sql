@@ -40,7 +40,7 @@ FROM io_selected s;
 --                   nvme_setup_cmd): the columns follow an io's life
 CREATE OR REPLACE VIEW io_export_milestones AS
 SELECT m.milestone, avg(m.ts - coalesce(s.i_bio_queue_ts, s.i_setup_ts)) AS mean_offset_ns
-FROM io_milestones m JOIN io_selected s USING (io_id)
+FROM io_milestone_ts m JOIN io_selected s USING (io_n)
 WHERE m.ts IS NOT NULL
 GROUP BY m.milestone;
 

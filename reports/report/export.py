@@ -16,11 +16,11 @@ def milestones(con):
 def io_sql(con):
     """io_export plus one column per milestone (ns, initiator clock), rows by first milestone."""
     ms = milestones(con)
-    cols = "".join(f", max(ts) FILTER (WHERE milestone = {sql_str(m)}) AS {sql_ident(m)}" for m in ms)
+    cols = "".join(f", max(m.ts) FILTER (WHERE m.milestone = {sql_str(name)}) AS {sql_ident(name)}" for name in ms)
     order = (sql_ident(ms[0]) + ", " if ms else "") + "io_id"
     return (f"SELECT e.*, p.* EXCLUDE (io_id) FROM io_export e LEFT JOIN ("
-            f"SELECT io_id{cols} FROM io_milestones WHERE io_id IN (SELECT io_id FROM io_selected) "
-            f"GROUP BY io_id) p USING (io_id) ORDER BY {order}")
+            f"SELECT s.io_id{cols} FROM io_milestone_ts m JOIN io_selected s USING (io_n) "
+            f"GROUP BY s.io_id) p USING (io_id) ORDER BY {order}")
 
 
 def write_io(con, path):
