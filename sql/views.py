@@ -142,10 +142,6 @@ def folder_files(folder):
     return sorted(os.path.join(folder, f) for f in os.listdir(folder) if f.endswith(".sql"))
 
 
-def interference_files():
-    return folder_files(INTERFERENCE_SQL)
-
-
 def build_parts(run_dir, con=None):
     """The SQL script for one run, in parts: contract, raw views, run_hosts, each view file."""
     import duckdb
