@@ -118,3 +118,21 @@ SELECT 'not_recorded_together', string_agg(host, ',' ORDER BY host),
 FROM h WHERE start_utc IS NOT NULL AND end_utc IS NOT NULL
 HAVING count(*) > 1 AND max(start_utc) > min(end_utc) + INTERVAL 1 MINUTE;
 
+
+-- host_numbers: one row per host: a small integer standing for its name in packed keys.
+--   host     host directory name
+--   host_n   0.. in name order
+CREATE OR REPLACE TABLE host_numbers AS
+SELECT host, (row_number() OVER (ORDER BY host) - 1)::BIGINT AS host_n FROM hosts;
+
+-- packed_key(h, a, b, c): four integers as one BIGINT (h in 0..32767 in the top bits, a, b, c
+-- in 0..65535 below), NULL when a part is NULL or out of range. The equality key of ASOF
+-- joins on (host, controller, queue, command id) and the like: DuckDB's ASOF join on one
+-- integer key took half the time of the same join on the parts with the host's name (0.41 ->
+-- 0.20 s on a real patched capture). The parts are u16 in the kernel's events (qid, cid,
+-- cntlid) or small (a controller instance, a CPU, host_numbers.host_n): a part out of range
+-- comes from a damaged event, which then matches nothing instead of another command.
+CREATE OR REPLACE MACRO packed_key(h, a, b, c) AS
+    CASE WHEN h BETWEEN 0 AND 32767 AND a BETWEEN 0 AND 65535 AND b BETWEEN 0 AND 65535
+              AND c BETWEEN 0 AND 65535
+         THEN (h::BIGINT << 48) | (a::BIGINT << 32) | (b::BIGINT << 16) | c::BIGINT END;

@@ -86,8 +86,11 @@ WITH c AS (
 )
 SELECT c.host || '/' || c.cpu || '/' || c.ts AS submit_key, c.host, c.cpu AS submit_cpu, c.ts AS submit_ts,
        b.req_key, b.issue_ts - c.ts AS gap_ns
-FROM c ASOF JOIN block_requests b
-  ON b.host = c.host AND b.issue_cpu = c.cpu AND b.issue_ts >= c.ts
+-- (host, CPU) as one packed_key: the ASOF join's equality key
+FROM (SELECT c.*, packed_key(n.host_n, 0, 0, c.cpu) AS host_cpu FROM c JOIN host_numbers n USING (host)) c
+ASOF JOIN (SELECT b.*, packed_key(n.host_n, 0, 0, b.issue_cpu) AS host_cpu
+           FROM block_requests b JOIN host_numbers n USING (host)) b
+  ON b.host_cpu = c.host_cpu AND b.issue_ts >= c.ts
 WHERE (c.slba IS NULL AND b.io_type = 'flush') OR b.sector = c.slba << c.lba_shift;
 
 -- nvme_commands: one row per NVMe command lifetime on one host (command ids are reused:

@@ -37,40 +37,49 @@ WITH base AS (
         FROM base)
     ON COLUMNS(* EXCLUDE (io_n)) INTO NAME milestone VALUE ts
 ), istart AS (
-    SELECT io_n, initiator_host, ctrl_id, qid, cid, coalesce(i_getrq_ts, i_setup_ts) AS start_ts FROM io
+    -- slot: (host, controller, qid, cid) packed (packed_key); any_ctrl_slot: the same without
+    -- the controller (0), for events that do not name one
+    SELECT io_n, packed_key(n.host_n, ctrl_id, qid, cid) AS slot, packed_key(n.host_n, 0, qid, cid) AS any_ctrl_slot,
+           coalesce(i_getrq_ts, i_setup_ts) AS start_ts
+    FROM io JOIN host_numbers n ON n.host = io.initiator_host
+), itcp_events AS (
+    SELECT e.event, e.ts, e.ctrl_id IS NULL AS no_ctrl,
+           packed_key(n.host_n, coalesce(e.ctrl_id, 0), e.qid, e.cid) AS slot
+    FROM initiator_tcp_events e JOIN host_numbers n ON n.host = e.host
 ), itcp AS (
     -- initiator NVMe/TCP events: the command whose tag was allocated last before the event
     -- (of the event's controller when it names one: two ASOF joins, since an OR in the
     -- condition would make it a nested loop)
     SELECT i.io_n, e.event, e.ts
-    FROM (SELECT * FROM initiator_tcp_events WHERE ctrl_id IS NOT NULL) e
-    ASOF JOIN istart i
-      ON i.initiator_host = e.host AND i.qid = e.qid AND i.cid = e.cid AND i.ctrl_id = e.ctrl_id AND i.start_ts <= e.ts
+    FROM (SELECT * FROM itcp_events WHERE NOT no_ctrl) e
+    ASOF JOIN istart i ON i.slot = e.slot AND i.start_ts <= e.ts
     UNION ALL
     SELECT i.io_n, e.event, e.ts
-    FROM (SELECT * FROM initiator_tcp_events WHERE ctrl_id IS NULL) e
-    ASOF JOIN istart i
-      ON i.initiator_host = e.host AND i.qid = e.qid AND i.cid = e.cid AND i.start_ts <= e.ts
+    FROM (SELECT * FROM itcp_events WHERE no_ctrl) e
+    ASOF JOIN istart i ON i.any_ctrl_slot = e.slot AND i.start_ts <= e.ts
 ), ios AS (
     -- each io's window for target events of its (cntlid, qid, cid), on the target clock:
     -- from its submit (- the offset's uncertainty) until the next submit of that cid, or for
     -- the cid's last use until the initiator's trace ends (+ the uncertainty): a target that
     -- records longer sees later commands with this cid (say, an unmount's writes)
-    SELECT io_n, initiator_host, ctrl_id, qid, cid, target_host, cntlid, i_setup_ts, offset_ns,
-           offset_uncertainty_ns, next_ts, pos,
+    -- slot: the io's (initiator host, controller, qid, cid) packed (packed_key)
+    SELECT io_n, initiator_host_n, packed_key(initiator_host_n, ctrl_id, qid, cid) AS slot, ctrl_id,
+           target_host, cntlid, i_setup_ts, offset_ns, offset_uncertainty_ns, next_ts, pos,
            i_setup_ts + offset_ns - offset_uncertainty_ns AS start_t,
            next_ts + offset_ns AS end_t
-    FROM (SELECT io.*, coalesce(lead(i_setup_ts) OVER w, h.last_ts + sh.s + io.offset_uncertainty_ns) AS next_ts,
+    FROM (SELECT io.*, n.host_n AS initiator_host_n,
+                 coalesce(lead(i_setup_ts) OVER w, h.last_ts + sh.s + io.offset_uncertainty_ns) AS next_ts,
                  row_number() OVER w AS pos
           FROM io
           JOIN hosts h ON h.host = io.initiator_host
+          JOIN host_numbers n ON n.host = io.initiator_host
           JOIN (SELECT host, coalesce(shift_ns, 0) AS s FROM initiator_clock) sh ON sh.host = io.initiator_host
           WHERE i_setup_ts IS NOT NULL AND cntlid IS NOT NULL
           WINDOW w AS (PARTITION BY initiator_host, ctrl_id, qid, cid ORDER BY i_setup_ts))
 ), tev AS (
-    SELECT e.host, e.cntlid, e.qid, e.cid, e.event, e.ts, c.initiator_host, c.ctrl_id
+    SELECT e.host, e.cntlid, e.event, e.ts, packed_key(c.initiator_host_n, c.ctrl_id, e.qid, e.cid) AS slot
     FROM (SELECT * FROM events WHERE system = 'nvmet_tcp') e
-    JOIN (SELECT DISTINCT target_host, cntlid, initiator_host, ctrl_id FROM ios) c
+    JOIN (SELECT DISTINCT target_host, cntlid, initiator_host_n, ctrl_id FROM ios) c
       ON c.target_host = e.host AND c.cntlid = e.cntlid
 ), span AS (
     -- windows are in submit order and overlap only by the uncertainty: the ones that may
@@ -78,10 +87,8 @@ WITH base AS (
     -- begun by then (two ASOF joins instead of a range join per cid, quadratic in its reuse)
     SELECT t.*, k.pos AS last_pos, coalesce(a.pos, 0) + 1 AS first_pos
     FROM tev t
-    ASOF JOIN ios k ON k.initiator_host = t.initiator_host AND k.ctrl_id = t.ctrl_id AND k.qid = t.qid
-     AND k.cid = t.cid AND k.start_t <= t.ts
-    ASOF LEFT JOIN ios a ON a.initiator_host = t.initiator_host AND a.ctrl_id = t.ctrl_id AND a.qid = t.qid
-     AND a.cid = t.cid AND a.end_t <= t.ts
+    ASOF JOIN ios k ON k.slot = t.slot AND k.start_t <= t.ts
+    ASOF LEFT JOIN ios a ON a.slot = t.slot AND a.end_t <= t.ts
 ), ttcp AS (
     -- target NVMe/TCP events: same (cntlid, qid, cid), aligned time from the initiator's
     -- submit (- uncertainty) until the initiator submits the next command with this cid (or
@@ -90,7 +97,7 @@ WITH base AS (
     -- stamped after the initiator already processed the response
     SELECT i.io_n, s.event, s.ts - i.offset_ns AS ts
     FROM (SELECT *, unnest(range(least(first_pos, last_pos), last_pos + 1)) AS pos FROM span) s
-    JOIN ios i USING (initiator_host, ctrl_id, qid, cid, pos)
+    JOIN ios i USING (slot, pos)
     WHERE i.target_host = s.host AND i.cntlid = s.cntlid
       AND s.ts - i.offset_ns >= i.i_setup_ts - i.offset_uncertainty_ns
       AND s.ts - i.offset_ns < i.next_ts
