@@ -57,8 +57,12 @@ WITH ev AS (
     WHERE system IN ('nvme', 'nvmet', 'nvme_tcp', 'nvmet_tcp') AND qid IS NOT NULL AND ctrl_id IS NOT NULL
       AND host IN (SELECT DISTINCT host FROM io_work_runs)
 ), inside AS (
+    -- (host, CPU) as one packed_key: the ASOF join's equality key
     SELECT r.host, r.work, ev.ctrl_id, ev.qid
-    FROM ev ASOF JOIN io_work_runs r ON r.host = ev.host AND r.cpu = ev.cpu AND r.start_ts <= ev.ts
+    FROM (SELECT ev.*, packed_key(n.host_n, 0, 0, ev.cpu) AS host_cpu FROM ev JOIN host_numbers n USING (host)) ev
+    ASOF JOIN (SELECT r.*, packed_key(n.host_n, 0, 0, r.cpu) AS host_cpu
+               FROM io_work_runs r JOIN host_numbers n USING (host)) r
+      ON r.host_cpu = ev.host_cpu AND r.start_ts <= ev.ts
     WHERE ev.ts <= r.end_ts
 ), n AS (
     SELECT host, work, ctrl_id, qid, count(*) AS events FROM inside GROUP BY ALL
