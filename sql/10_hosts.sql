@@ -118,7 +118,6 @@ SELECT 'not_recorded_together', string_agg(host, ',' ORDER BY host),
 FROM h WHERE start_utc IS NOT NULL AND end_utc IS NOT NULL
 HAVING count(*) > 1 AND max(start_utc) > min(end_utc) + INTERVAL 1 MINUTE;
 
-
 -- host_numbers: one row per host: a small integer standing for its name in packed keys.
 --   host     host directory name
 --   host_n   0.. in name order
