@@ -2,9 +2,11 @@
 -- selected io as slices on per-io tracks under its host and transport queue, stages nested,
 -- flows between the initiator and the target part, counters per queue and device. All times
 -- are ns on the INITIATOR clock (target times minus io.offset_ns, as in io_milestones).
--- Views and table macros only: the writer reads timeline_tracks and timeline_names once, and
--- timeline_slice_packets_part and timeline_counters_part once per part of the I/Os (a long run
--- is sorted in parts of a bounded number of I/Os, so that no statement holds all of it).
+-- Views and table macros only: the writer reads timeline_tracks, timeline_names and
+-- timeline_slots once, and timeline_io_rows_part, timeline_spans_part and
+-- timeline_counters_part once per part of the I/Os (a long run is sorted in parts of a bounded
+-- number of I/Os, so that no statement holds all of it). The encoder (analyzer/src/timeline.rs) lays each io's slices out from its
+-- row and spans and merges them with the counters in time order.
 
 -- timeline_stage_set: one row: the stage set the timeline draws, primary_stage_set (the
 -- report replaces this view when its --stage-set leaves the primary set out).
@@ -63,7 +65,7 @@ SELECT stage, part, parent_slice, depth, sib, seq, from_ms, to_ms, begin_pos,
              AND row_number() OVER (PARTITION BY flow_kind ORDER BY seq) = 1 THEN flow_kind END AS flow
 FROM stages;
 
--- timeline_tracks: one row per fixed track (the per-io tracks are in timeline_slices).
+-- timeline_tracks: one row per fixed track (the per-io tracks are in timeline_io_rows).
 --   uuid           1.. (Perfetto TrackDescriptor.uuid); parent_uuid NULL for a host
 --   kind           'host' (a process: one per host directory), 'queue' (a transport queue as
 --                  seen on that host), 'device' (a block device), 'counter'
@@ -114,7 +116,7 @@ SELECT n.uuid,
 FROM n;
 
 -- timeline_ios: one row per selected io the timeline draws (it has its initiator queue's track),
--- with what its slices need. An io's number n (timeline_slices) is its rank by (order_ts, io_id).
+-- with what its slices need. An io's number n (timeline_io_order) is its rank by (order_ts, io_id).
 --   io_id, io_type, size_bytes, cid, match_state   the io
 --   order_ts       nvme_setup_cmd time (ns, initiator clock); 2^63 - 1 when unknown (last)
 --   root_s, root_e the initiator root's span: first and last initiator point (ns)
@@ -132,116 +134,6 @@ SELECT s.io_id, s.io_n, s.io_type, s.size_bytes, s.cid, s.match_state,
 FROM io_selected s
 JOIN tracks q ON q.host = s.initiator_host AND q.key = s.queue_key
 LEFT JOIN tracks tq ON s.match_state = 'matched' AND tq.host = s.target_host AND tq.key = s.queue_key;
-
--- timeline_slices_part(lo_ts, hi_ts, n_before): the rows of timeline_slices for the io with
--- lo_ts <= order_ts < hi_ts (hi_ts NULL: no upper bound), numbered from n_before + 1, n_before
--- being the count of timeline_ios with order_ts < lo_ts: any split of the io into such ranges
--- gives, together, the rows of the whole. The writer sorts a long run's slices a part at a
--- time; a part's io, stages and clamping windows are all a statement holds.
-CREATE OR REPLACE MACRO timeline_slices_part(lo_ts, hi_ts, n_before) AS TABLE
--- inside, an io is its number n (BIGINT) and a slice kind its slot (timeline_layout's row,
--- 1..): the grouping, windows and joins below run on integers instead of the io_id, stage
--- and part strings (io_id: 9.8 -> 7.1 s for 204 k I/Os; stage and part: 48.0 -> 41.6 CPU-s
--- for the sorted slices of 773 k I/Os); the strings are joined back at the end
-WITH ios AS MATERIALIZED (
-    SELECT *, n_before + row_number() OVER (ORDER BY order_ts, io_id) AS n
-    FROM timeline_ios WHERE order_ts >= lo_ts AND (hi_ts IS NULL OR order_ts < hi_ts)
-), lay0 AS (
-    SELECT *, row_number() OVER (ORDER BY part, stage) AS slot FROM timeline_layout
-), lay AS MATERIALIZED (
-    -- part_no 0 initiator, 1 target; parent_slot the slot of parent_slice on the same part
-    SELECT l.*, (l.part = 'target')::INT AS part_no, p.slot AS parent_slot
-    FROM lay0 l LEFT JOIN lay0 p ON p.stage = l.parent_slice AND p.part = l.part
-), root_slot AS (
-    SELECT max(CASE WHEN stage = 'end_to_end' THEN slot END) AS initiator,
-           max(CASE WHEN stage = 'target_side' THEN slot END) AS target
-    FROM lay
-), spans AS MATERIALIZED (
-    -- each drawn stage's span and own duration, as io_stages has them (one scan: the span is
-    -- its from_ts..to_ts, which a clock-free stage's dur is not)
-    SELECT i.n, l.part_no, l.slot, l.parent_slot, l.depth, l.sib, st.from_ts AS s, st.to_ts AS e, st.dur
-    FROM io_stage_durations st JOIN ios i ON i.io_n = st.io_n
-    JOIN io_stage_definitions d ON d.def_no = st.def_no
-     AND d.stage_set = (SELECT stage_set FROM timeline_stage_set)
-    JOIN lay l ON l.stage = d.stage AND l.depth > 0
-    WHERE st.from_ts IS NOT NULL AND st.to_ts IS NOT NULL
-), roots AS (
-    SELECT n, 0 AS part_no, (SELECT initiator FROM root_slot) AS slot, root_s AS s,
-           greatest(coalesce(root_e, root_s), root_s) AS e, NULL::BIGINT AS dur
-    FROM ios
-    UNION ALL
-    SELECT n, 1, (SELECT target FROM root_slot), min(s), max(greatest(e, s)), NULL FROM spans
-    WHERE part_no = 1 GROUP BY n
-), l1 AS (
-    -- clamp into the parent, then after the earlier siblings
-    SELECT c.*, greatest(c.cs, coalesce(max(c.ce) OVER w, c.cs)) AS fs FROM (
-        SELECT x.n, x.slot, least(greatest(x.s, p.s), p.e) AS cs,
-               least(greatest(x.e, x.s, p.s), p.e) AS ce, x.sib, x.dur, x.parent_slot
-        FROM spans x JOIN roots p ON p.n = x.n AND p.part_no = x.part_no WHERE x.depth = 1) c
-    WINDOW w AS (PARTITION BY c.n, c.parent_slot ORDER BY c.sib ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)
-), l1f AS (
-    SELECT n, slot, fs AS s, greatest(ce, fs) AS e, dur FROM l1
-), l2 AS (
-    SELECT c.*, greatest(c.cs, coalesce(max(c.ce) OVER w, c.cs)) AS fs FROM (
-        SELECT x.n, x.slot, x.parent_slot, least(greatest(x.s, p.s), p.e) AS cs,
-               least(greatest(x.e, x.s, p.s), p.e) AS ce, x.sib, x.dur
-        FROM spans x JOIN l1f p ON p.n = x.n AND p.slot = x.parent_slot WHERE x.depth = 2) c
-    WINDOW w AS (PARTITION BY c.n, c.parent_slot ORDER BY c.sib ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)
-), l2f AS (
-    SELECT n, slot, fs AS s, greatest(ce, fs) AS e, dur FROM l2
-), l3 AS (
-    SELECT c.*, greatest(c.cs, coalesce(max(c.ce) OVER w, c.cs)) AS fs FROM (
-        SELECT x.n, x.slot, x.parent_slot, least(greatest(x.s, p.s), p.e) AS cs,
-               least(greatest(x.e, x.s, p.s), p.e) AS ce, x.sib, x.dur
-        FROM spans x JOIN l2f p ON p.n = x.n AND p.slot = x.parent_slot WHERE x.depth = 3) c
-    WINDOW w AS (PARTITION BY c.n, c.parent_slot ORDER BY c.sib ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)
-), drawn AS MATERIALIZED (
-    SELECT d.*, l.part_no, l.depth, l.flow FROM (
-        SELECT n, slot, s, e, dur FROM roots
-        UNION ALL SELECT * FROM l1f
-        UNION ALL SELECT * FROM l2f
-        UNION ALL SELECT n, slot, fs, greatest(ce, fs), dur FROM l3) d
-    JOIN lay l USING (slot)
-), io_flows AS (
-    -- an io's flows exist when it has both ends: a target part and the slice the flow leaves
-    -- (or returns to); one GROUP BY (a window per io cost 2.6 of 7 s at 204 k I/Os)
-    SELECT n, bool_or(flow = 'out') AND bool_or(part_no = 1) AS has_out,
-           bool_or(flow = 'back') AND bool_or(part_no = 1) AS has_back
-    FROM drawn GROUP BY n
-)
-SELECT i.io_id, i.n, l.part, l.stage, l.parent_slice, l.depth, l.begin_pos, l.end_pos,
-       (SELECT max(uuid) FROM timeline_tracks) + 2 * i.n - 1 + f.part_no AS track_uuid,
-       CASE f.part_no WHEN 0 THEN i.queue_track ELSE i.target_queue_track END AS parent_uuid,
-       f.s AS ts, f.e - f.s AS dur,
-       CASE WHEN f.dur IS DISTINCT FROM f.e - f.s THEN f.dur END AS stage_dur_ns,
-       CASE WHEN f.flow = 'out' AND g.has_out THEN 2 * i.n - 1
-            WHEN f.slot = (SELECT target FROM root_slot) AND g.has_back THEN 2 * i.n END AS flow_out,
-       CASE WHEN f.flow = 'back' AND g.has_back THEN 2 * i.n
-            WHEN f.slot = (SELECT target FROM root_slot) AND g.has_out THEN 2 * i.n - 1 END AS flow_in,
-       i.io_type, i.size_bytes, i.cid, i.match_state
-FROM drawn f JOIN io_flows g USING (n) JOIN ios i USING (n) JOIN lay l USING (slot)
-WHERE f.depth = 0 OR f.dur IS NOT NULL;
-
--- timeline_slices: one row per slice: each selected io's two roots (the target's when it has
--- target points) and every stage of the timeline's set whose duration it has (io_stages.dur
--- known), clamped so that slices nest on their track: a
--- child within its parent, siblings one after the other (only offset-based stages can
--- need it, by up to the clock uncertainty).
---   io_id, n       the io and its number (1.. by nvme_setup_cmd time)
---   part, stage, parent_slice, depth, begin_pos, end_pos   as in timeline_layout
---   track_uuid     the io's own track for this part: it sits under parent_uuid, the queue's
---                  track on that part's host (per-io tracks share the name 'io', which the
---                  Perfetto UI draws as one track per queue)
---   parent_uuid    timeline_tracks.uuid of that queue track
---   ts, dur        the drawn slice (ns, initiator clock)
---   stage_dur_ns   the stage's own duration (io_stages.dur) where it differs from dur
---                  (clock-free stages, clamped slices); NULL otherwise and on roots
---   flow_out, flow_in   flow ids leaving / ending at this slice: 2n-1 from the 'out' slice
---                  to the target root, 2n from the target root to the 'back' slice
---   io_type, size_bytes, cid, match_state   the io (args of the roots; io_type is every
---                  slice's category)
-CREATE OR REPLACE VIEW timeline_slices AS
-FROM timeline_slices_part(-9223372036854775808, NULL, 0);
 
 -- timeline_counters: one row per counter value (the value holds until the counter's next row).
 --   uuid     timeline_tracks.uuid of the counter track
@@ -343,38 +235,104 @@ UNION ALL
 SELECT 'category', io_type, row_number() OVER (ORDER BY io_type)
 FROM (SELECT DISTINCT coalesce(io_type, 'unknown') AS io_type FROM io_selected);
 
--- timeline_slice_packets: one row per slice of timeline_slices, with what its packets say:
--- a slice is a begin packet at ts and an end packet at end_ts, on track_uuid; a root (depth 0)
--- opens its per-io track, so a track descriptor packet precedes its begin. The writer reads
--- them ORDER BY ts, track_uuid, begin_pos and the encoder (analyzer/src/timeline.rs) merges
--- begins, ends and timeline_counters into one stream in the order (ts, track_uuid, pos), pos
--- being -1 for a descriptor, begin_pos, end_pos, 0 for a counter (at one time on one track,
--- depth-first). Sorting one row per slice instead of one per packet: 21.6 M packet rows of
--- 773 k I/Os were most of the timeline's time.
---   ts, end_ts        ns, initiator clock (end_ts = ts + dur)
---   track_uuid, begin_pos, end_pos   as in timeline_slices
---   opens_track       true on roots: the descriptor of track_uuid (under parent_uuid) comes first
---   parent_uuid       roots: the queue track their track sits under (may be NULL)
---   name_iid, category_iid   timeline_names iids of the slice's name and io type
---   flow_out, flow_in        flow ids (timeline_slices)
---   io_id, size_bytes, cid, match_state   args: io_id on both roots, the rest on end_to_end
---   stage_dur_ns      see timeline_slices
--- timeline_slice_packets_part(lo_ts, hi_ts, n_before): the same for a part of the io, as
--- timeline_slices_part (the writer's parts); the view is the whole.
-CREATE OR REPLACE MACRO timeline_slice_packets_part(lo_ts, hi_ts, n_before) AS TABLE
-WITH ev AS (SELECT name, iid FROM timeline_names WHERE kind = 'event'),
-cat AS (SELECT name, iid FROM timeline_names WHERE kind = 'category')
-SELECT s.ts, s.ts + s.dur AS end_ts, s.track_uuid, s.begin_pos, s.end_pos,
-       s.depth = 0 AS opens_track,
-       CASE WHEN s.depth = 0 THEN s.parent_uuid END AS parent_uuid,
-       ev.iid AS name_iid, cat.iid AS category_iid, s.flow_out, s.flow_in,
-       CASE WHEN s.depth = 0 THEN s.io_id END AS io_id,
-       CASE WHEN s.stage = 'end_to_end' THEN s.size_bytes END AS size_bytes,
-       CASE WHEN s.stage = 'end_to_end' THEN s.cid END AS cid,
-       CASE WHEN s.stage = 'end_to_end' THEN s.match_state END AS match_state,
-       s.stage_dur_ns
-FROM timeline_slices_part(lo_ts, hi_ts, n_before) s
-JOIN ev ON ev.name = s.stage JOIN cat ON cat.name = coalesce(s.io_type, 'unknown');
+-- timeline_slots: one row per slice kind an io has on the timeline (timeline_layout's rows,
+-- numbered): what the encoder lays each io's slices out by (analyzer/src/timeline_slices.rs:
+-- clamped so that slices nest on their track, a child within its parent, siblings one after
+-- the other; only offset-based stages can need it, by up to the clock uncertainty).
+--   slot         1.. (by part, stage)
+--   part_no      0 initiator, 1 target: which of the io's two tracks holds the slice
+--   parent_slot  the slot of parent_slice on the same part (NULL for the roots)
+--   depth, sib, begin_pos, end_pos   as in timeline_layout
+--   flow         1 the slice the initiator part hands over to the target from ('out'), 2 the one
+--                the target part hands back to ('back'), else 0
+--   name_iid     timeline_names iid of the stage (the slice's name)
+--   stage, part  as in timeline_layout
+CREATE OR REPLACE VIEW timeline_slots AS
+WITH lay0 AS (
+    SELECT *, row_number() OVER (ORDER BY part, stage) AS slot FROM timeline_layout
+)
+SELECT l.slot, (l.part = 'target')::INT AS part_no, p.slot AS parent_slot, l.depth, l.sib, l.begin_pos,
+       l.end_pos, CASE l.flow WHEN 'out' THEN 1 WHEN 'back' THEN 2 ELSE 0 END AS flow, n.iid AS name_iid,
+       l.stage, l.part
+FROM lay0 l LEFT JOIN lay0 p ON p.stage = l.parent_slice AND p.part = l.part
+JOIN timeline_names n ON n.kind = 'event' AND n.name = l.stage;
 
-CREATE OR REPLACE VIEW timeline_slice_packets AS
-FROM timeline_slice_packets_part(-9223372036854775808, NULL, 0);
+-- timeline_io_order: one row per selected io the timeline draws: its number and the time the
+-- encoder reads it at.
+--   io_n        io.io_n
+--   n           1.., its rank by (order_ts, io_id) (timeline_ios): its tracks and flows are
+--               numbered by it
+--   start_ts    the earliest time any packet of the io has: its initiator root's start, or its
+--               first target span's when earlier (ns, initiator clock). The encoder reads the io
+--               in (start_ts, n) order, so that a slice can go out once no io still unread can
+--               begin before it
+-- timeline_io_order_part(lo_ts, hi_ts, n_before): the rows of the io with lo_ts <= order_ts <
+-- hi_ts (hi_ts NULL: no upper bound), numbered from n_before + 1, n_before being the count of
+-- timeline_ios with order_ts < lo_ts: any split of the io into such ranges gives, together, the
+-- rows of the whole. The writer sorts a long run a part at a time (timeline_io_rows_part and
+-- timeline_spans_part read it); the view is the whole.
+CREATE OR REPLACE MACRO timeline_io_order_part(lo_ts, hi_ts, n_before) AS TABLE
+WITH ios AS (
+    SELECT io_n, n_before + row_number() OVER (ORDER BY order_ts, io_id) AS n, root_s
+    FROM timeline_ios WHERE order_ts >= lo_ts AND (hi_ts IS NULL OR order_ts < hi_ts)
+), target_starts AS (
+    SELECT st.io_n, min(st.from_ts) AS s
+    FROM io_stage_durations st
+    JOIN io_stage_definitions d ON d.def_no = st.def_no
+     AND d.stage_set = (SELECT stage_set FROM timeline_stage_set)
+    JOIN timeline_slots l ON l.stage = d.stage AND l.depth > 0 AND l.part_no = 1
+    WHERE st.from_ts IS NOT NULL AND st.to_ts IS NOT NULL
+    GROUP BY st.io_n
+)
+SELECT i.io_n, i.n, least(i.root_s, t.s) AS start_ts FROM ios i LEFT JOIN target_starts t USING (io_n);
+
+CREATE OR REPLACE VIEW timeline_io_order AS
+FROM timeline_io_order_part(-9223372036854775808, NULL, 0);
+
+-- timeline_io_rows: one row per selected io the timeline draws: what its slices carry beyond
+-- their times. Read ORDER BY start_ts, n.
+--   start_ts, n     as in timeline_io_order
+--   s, e            its initiator root's span: first and last initiator point (ns, initiator
+--                   clock; e may be NULL)
+--   initiator_track, target_track   the io's own track for each part: it sits under the queue's
+--                   track on that part's host (queue_track, target_queue_track: timeline_tracks
+--                   uuids; the target's NULL unless matched). Per-io tracks share the name 'io',
+--                   which the Perfetto UI draws as one track per queue
+--   out_flow, back_flow   flow ids: 2n-1 from the 'out' slice to the target root, 2n from the
+--                   target root to the 'back' slice
+--   category_iid    timeline_names iid of its io type (every slice's category)
+--   io_id, size_bytes, cid, match_state   the io (arguments of its roots)
+-- timeline_io_rows_part(lo_ts, hi_ts, n_before): as timeline_io_order_part.
+CREATE OR REPLACE MACRO timeline_io_rows_part(lo_ts, hi_ts, n_before) AS TABLE
+WITH base AS (
+    SELECT max(uuid) AS uuid FROM timeline_tracks
+)
+SELECT o.start_ts, o.n, i.root_s AS s, i.root_e AS e,
+       b.uuid + 2 * o.n - 1 AS initiator_track, b.uuid + 2 * o.n AS target_track,
+       i.queue_track, i.target_queue_track, 2 * o.n - 1 AS out_flow, 2 * o.n AS back_flow,
+       c.iid AS category_iid, i.io_id, i.size_bytes, i.cid, i.match_state
+FROM timeline_io_order_part(lo_ts, hi_ts, n_before) o JOIN timeline_ios i USING (io_n) CROSS JOIN base b
+JOIN timeline_names c ON c.kind = 'category' AND c.name = coalesce(i.io_type, 'unknown');
+
+CREATE OR REPLACE VIEW timeline_io_rows AS
+FROM timeline_io_rows_part(-9223372036854775808, NULL, 0);
+
+-- timeline_spans: one row per span of a drawn stage of a selected io (the stages of
+-- timeline_stage_set whose from and to milestones it has: io_stage_durations), keyed by
+-- integers as the stage rows are. Read ORDER BY start_ts, n, slot: each io's spans in the order
+-- of its timeline_io_rows row.
+--   start_ts, n     the io (timeline_io_order)
+--   slot            timeline_slots.slot of the stage
+--   s, e, dur       the stage's from_ts, to_ts and own duration (io_stages.dur; NULL when
+--                   unknown: laid out, not drawn). ns, initiator clock
+-- timeline_spans_part(lo_ts, hi_ts, n_before): as timeline_io_order_part.
+CREATE OR REPLACE MACRO timeline_spans_part(lo_ts, hi_ts, n_before) AS TABLE
+SELECT o.start_ts, o.n, l.slot, st.from_ts AS s, st.to_ts AS e, st.dur
+FROM io_stage_durations st JOIN timeline_io_order_part(lo_ts, hi_ts, n_before) o USING (io_n)
+JOIN io_stage_definitions d ON d.def_no = st.def_no
+ AND d.stage_set = (SELECT stage_set FROM timeline_stage_set)
+JOIN timeline_slots l ON l.stage = d.stage AND l.depth > 0
+WHERE st.from_ts IS NOT NULL AND st.to_ts IS NOT NULL;
+
+CREATE OR REPLACE VIEW timeline_spans AS
+FROM timeline_spans_part(-9223372036854775808, NULL, 0);

@@ -1,6 +1,7 @@
 //! ntscope analyzer library: trace.dat decoding (`tracedat`), Arrow columns (`columns`),
 //! Parquet output (`parquet_out`), the conversion that ties them (`convert`), and the
-//! Perfetto timeline's packet encoder (`timeline`).
+//! Perfetto timeline's packet encoder (`timeline`, laying out each io's slices with
+//! `timeline_slices`).
 pub mod columns;
 pub mod convert;
 pub mod layout;
@@ -12,3 +13,4 @@ pub mod progress;
 pub mod tracedat;
 pub mod synth;
 pub mod timeline;
+pub mod timeline_slices;

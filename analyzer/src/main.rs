@@ -26,13 +26,21 @@ enum Command {
     /// Synthetic traces for tests and benchmarks
     #[command(subcommand)]
     Synth(SynthCommand),
-    /// The Perfetto timeline's packets: its slices and counters (Parquet files, each sorted) ->
-    /// TracePackets in time order appended to a file (used by `ntscope analyze`)
+    /// The Perfetto timeline's packets: each io's slices laid out from its row and stage spans,
+    /// and the counters (Parquet files, each sorted) -> TracePackets in time order appended to a
+    /// file (used by `ntscope analyze`)
     TimelineEncode {
-        /// Parquet files, one row per slice (sql/66_timeline.sql timeline_slice_packets_part, each
-        /// sorted; several are merged)
-        #[arg(required = true)]
-        slices: Vec<PathBuf>,
+        /// Parquet file, one row per slot (sql/66_timeline.sql timeline_slots)
+        #[arg(long, value_name = "FILE")]
+        layout: PathBuf,
+        /// Parquet file, one row per io (timeline_io_rows_part, sorted by start_ts, n); repeated,
+        /// one per part of the run: the parts are merged
+        #[arg(long, value_name = "FILE", required = true)]
+        ios: Vec<PathBuf>,
+        /// Parquet file, the stage spans of the ios of the --ios file in the same place (timeline_spans_part,
+        /// in the order of those ios); repeated likewise
+        #[arg(long, value_name = "FILE", required = true)]
+        spans: Vec<PathBuf>,
         /// Parquet file, one row per counter value (timeline_counters_part, sorted); repeated: merged
         #[arg(long, value_name = "FILE", required = true)]
         counters: Vec<PathBuf>,
@@ -147,8 +155,8 @@ fn main() -> ExitCode {
         Command::Convert(a) => cmd_convert(a),
         Command::Summary { dir } => cmd_summary(&dir),
         Command::Synth(s) => cmd_synth(s),
-        Command::TimelineEncode { slices, counters, append_to } => {
-            match ntscope::timeline::encode_files(&slices, &counters, &append_to) {
+        Command::TimelineEncode { layout, ios, spans, counters, append_to } => {
+            match ntscope::timeline::encode_files(&layout, &ios, &spans, &counters, &append_to) {
                 Ok(_) => ExitCode::SUCCESS,
                 Err(e) => {
                     eprintln!("ntscope: error: timeline: {}", e);

@@ -1,30 +1,34 @@
-//! The packet stream of the Perfetto timeline (`ntscope timeline-encode`): Parquet files of
-//! slices and of counters -> the bytes of a perfetto.protos.Trace (each packet one
-//! `Trace.packet`), appended to a file. Knows Perfetto's protobuf field numbers and nothing of
-//! NVMe: what the packets say comes from the SQL views `timeline_slice_packets` and
-//! `timeline_counters` (sql/66_timeline.sql), and the packets before them (interned names,
-//! fixed tracks) are written by reports/report/timeline.py.
+//! The packet stream of the Perfetto timeline (`ntscope timeline-encode`): Parquet files of io
+//! rows with their stage spans, and of counters -> the bytes of a perfetto.protos.Trace (each
+//! packet one `Trace.packet`), appended to a file. Knows Perfetto's protobuf field numbers and
+//! nothing of NVMe: what the packets say comes from the SQL views of sql/66_timeline.sql
+//! (`timeline_slots`, `timeline_io_rows_part`, `timeline_spans_part`, `timeline_counters_part`),
+//! each io's slices laid out from them by `timeline_slices`, and the packets before them
+//! (interned names, fixed tracks) are written by reports/report/timeline.py.
 //!
-//! Inputs, each one or more Parquet files, each file sorted, merged as they are read (the
-//! writer sorts a long run in parts); every column required; integers BIGINT, `double_value`
-//! DOUBLE, `opens_track` BOOLEAN, strings VARCHAR:
-//! - slices, one row per slice, in (ts, track_uuid, begin_pos) order: ts, end_ts, track_uuid,
-//!   begin_pos, end_pos, opens_track, parent_uuid, name_iid, category_iid, flow_out, flow_in,
-//!   and the slice arguments io_id, size_bytes, cid, match_state, stage_dur_ns (debug
-//!   annotations with interned names 1..5 in that order, written where not null);
+//! Inputs, Parquet files, every column required; integers BIGINT, `double_value` DOUBLE, strings
+//! VARCHAR:
+//! - layout, one file, one row per slot: slot, part_no, parent_slot, depth, sib, begin_pos,
+//!   end_pos, flow (0, 1 out, 2 back), name_iid;
+//! - ios and spans, a pair of files per part (the writer sorts a long run in parts; the parts are
+//!   merged as they are read): one row per io in (start_ts, n) order with start_ts, n, s and e
+//!   (its initiator root's span), initiator_track, target_track, queue_track,
+//!   target_queue_track, out_flow, back_flow, category_iid and the slice arguments io_id,
+//!   size_bytes, cid, match_state; and the ios' stage spans in the same order of ios: n, slot,
+//!   s, e, dur (a stage's from, to and own duration);
 //! - counters, one row per value, in (ts, uuid) order: uuid, ts, int_value, double_value.
 //!
 //! Output order: every packet by (ts, track uuid, pos), pos being -1 for a track descriptor
 //! (written just before the slice that opens the track), begin_pos for a slice begin, end_pos
 //! for its end, 0 for a counter: at one time on one track, depth-first, as Perfetto's importer
-//! needs. Begins and counters arrive sorted; each end waits in a heap from its begin until it
-//! is due, so memory is the slices open at one time, not the trace's length (sorting one row
-//! per slice instead of one per packet halves what DuckDB sorts).
+//! needs. A begin waits in a heap until no unread io can start before it, an end until it is
+//! due, so memory is the slices open or pending at one time, not the trace's length.
 //!
 //! Each message's fields are written in a fixed order, the one the Python encoder used, so
 //! the bytes are the same as before this module existed.
 
-use arrow_array::{Array, BooleanArray, Float64Array, Int64Array, RecordBatch, StringArray};
+use crate::timeline_slices::{lay_out, Io, Key, Layout, Slice, Slot, Span};
+use arrow_array::{Array, Float64Array, Int64Array, RecordBatch, StringArray};
 use parquet::arrow::arrow_reader::{ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -124,46 +128,59 @@ fn string(b: &RecordBatch, name: &str) -> Result<StringArray, TimelineError> {
     column::<StringArray>(b, name, "Utf8")
 }
 
-/// One batch of the slices input, by column (arrays share the batch's buffers).
-struct SliceColumns {
-    ts: Int64Array,
-    end_ts: Int64Array,
-    track_uuid: Int64Array,
-    begin_pos: Int64Array,
-    end_pos: Int64Array,
-    opens_track: BooleanArray,
-    parent_uuid: Int64Array,
-    name_iid: Int64Array,
+/// One batch of an ios input, by column: one row per io.
+struct IoColumns {
+    start_ts: Int64Array,
+    n: Int64Array,
+    s: Int64Array,
+    e: Int64Array,
+    initiator_track: Int64Array,
+    target_track: Int64Array,
+    queue_track: Int64Array,
+    target_queue_track: Int64Array,
+    out_flow: Int64Array,
+    back_flow: Int64Array,
     category_iid: Int64Array,
-    flow_out: Int64Array,
-    flow_in: Int64Array,
     io_id: StringArray,
     size_bytes: Int64Array,
     cid: Int64Array,
     match_state: StringArray,
-    stage_dur_ns: Int64Array,
 }
 
-impl SliceColumns {
+impl IoColumns {
     fn of(b: &RecordBatch) -> Result<Self, TimelineError> {
-        Ok(SliceColumns {
-            ts: int(b, "ts")?,
-            end_ts: int(b, "end_ts")?,
-            track_uuid: int(b, "track_uuid")?,
-            begin_pos: int(b, "begin_pos")?,
-            end_pos: int(b, "end_pos")?,
-            opens_track: column::<BooleanArray>(b, "opens_track", "Boolean")?,
-            parent_uuid: int(b, "parent_uuid")?,
-            name_iid: int(b, "name_iid")?,
+        Ok(IoColumns {
+            start_ts: int(b, "start_ts")?,
+            n: int(b, "n")?,
+            s: int(b, "s")?,
+            e: int(b, "e")?,
+            initiator_track: int(b, "initiator_track")?,
+            target_track: int(b, "target_track")?,
+            queue_track: int(b, "queue_track")?,
+            target_queue_track: int(b, "target_queue_track")?,
+            out_flow: int(b, "out_flow")?,
+            back_flow: int(b, "back_flow")?,
             category_iid: int(b, "category_iid")?,
-            flow_out: int(b, "flow_out")?,
-            flow_in: int(b, "flow_in")?,
             io_id: string(b, "io_id")?,
             size_bytes: int(b, "size_bytes")?,
             cid: int(b, "cid")?,
             match_state: string(b, "match_state")?,
-            stage_dur_ns: int(b, "stage_dur_ns")?,
         })
+    }
+}
+
+/// One batch of a spans input, by column: one row per stage span, an io's spans together.
+struct SpanColumns {
+    n: Int64Array,
+    slot: Int64Array,
+    s: Int64Array,
+    e: Int64Array,
+    dur: Int64Array,
+}
+
+impl SpanColumns {
+    fn of(b: &RecordBatch) -> Result<Self, TimelineError> {
+        Ok(SpanColumns { n: int(b, "n")?, slot: int(b, "slot")?, s: int(b, "s")?, e: int(b, "e")?, dur: int(b, "dur")? })
     }
 }
 
@@ -306,27 +323,26 @@ impl Encoder {
         bytes_field(out, TRACE_PACKET, &self.packet);
     }
 
-    fn slice_begin(&mut self, c: &SliceColumns, i: usize, ts: i64, track: i64, out: &mut Vec<u8>) {
+    fn slice_begin(&mut self, sl: &Slice, out: &mut Vec<u8>) {
+        let (ts, track, _) = sl.key;
         self.event_start(TYPE_SLICE_BEGIN, track);
-        if let Some(v) = opt_i64(&c.name_iid, i) {
-            int_field(&mut self.event, TE_NAME_IID, v);
-        }
-        if let Some(v) = opt_i64(&c.category_iid, i) {
+        int_field(&mut self.event, TE_NAME_IID, sl.name_iid);
+        if let Some(v) = sl.category_iid {
             int_field(&mut self.event, TE_CATEGORY_IIDS, v);
         }
-        if let Some(v) = opt_i64(&c.flow_out, i) {
+        if let Some(v) = sl.flow_out {
             fixed64_field(&mut self.event, TE_FLOW_IDS, v as u64);
         }
-        if let Some(v) = opt_i64(&c.flow_in, i) {
+        if let Some(v) = sl.flow_in {
             fixed64_field(&mut self.event, TE_TERMINATING_FLOW_IDS, v as u64);
         }
         // debug annotations, interned names 1..5 in timeline.py's ARGS order
         let args = [
-            opt_str(&c.io_id, i).map(Arg::String),
-            opt_i64(&c.size_bytes, i).map(Arg::Uint),
-            opt_i64(&c.cid, i).map(Arg::Uint),
-            opt_str(&c.match_state, i).map(Arg::String),
-            opt_i64(&c.stage_dur_ns, i).map(Arg::Int),
+            sl.io_id.as_deref().map(Arg::String),
+            sl.size_bytes.map(Arg::Uint),
+            sl.cid.map(Arg::Uint),
+            sl.match_state.as_deref().map(Arg::String),
+            sl.stage_dur_ns.map(Arg::Int),
         ];
         for (iid, arg) in (1..).zip(args) {
             let Some(arg) = arg else { continue };
@@ -362,8 +378,6 @@ impl Encoder {
 /// The packet sequence the header (timeline.py) opens; every packet here is on it.
 pub const SEQUENCE_ID: i64 = 1;
 
-/// A packet's place in the output: (ts, track uuid, pos).
-type Key = (i64, i64, i64);
 const COUNTER_POS: i64 = 0;
 
 /// The input among `inputs` whose current row has the smallest key (few inputs: a linear scan),
@@ -383,21 +397,149 @@ fn first_of<C>(inputs: &mut [Cursor<'_, C>], key_of: fn(&C, usize, &Position) ->
     Ok(first)
 }
 
-fn begin_key(c: &SliceColumns, i: usize, at: &Position) -> Result<Key, TimelineError> {
-    Ok((required(&c.ts, i, at, "ts")?, required(&c.track_uuid, i, at, "track_uuid")?, required(&c.begin_pos, i, at, "begin_pos")?))
+/// An io's place among the ios: (start_ts, n, 0).
+fn io_key(c: &IoColumns, i: usize, at: &Position) -> Result<Key, TimelineError> {
+    Ok((required(&c.start_ts, i, at, "start_ts")?, required(&c.n, i, at, "n")?, 0))
 }
 
 fn counter_key(c: &CounterColumns, i: usize, at: &Position) -> Result<Key, TimelineError> {
     Ok((required(&c.ts, i, at, "ts")?, required(&c.uuid, i, at, "uuid")?, COUNTER_POS))
 }
 
-/// Encodes the slices and counters (Parquet files, each sorted as the module doc says) into
-/// one packet stream in (ts, track, pos) order and appends it to `out`. Several files of each
-/// are merged as they are read (the writer sorts a long run's slices and counters in parts, so
-/// that no one sort holds them all). Returns the number of packets. Memory: a batch of each
-/// input, the ends of the slices still open, and the bytes not yet written.
-pub fn encode_files(slices: &[PathBuf], counters: &[PathBuf], out: &Path) -> Result<u64, TimelineError> {
-    let mut slice_inputs = slices.iter().map(|p| Cursor::open(p, SliceColumns::of)).collect::<Result<Vec<_>, _>>()?;
+/// The slot table (sql/66_timeline.sql timeline_slots) from its Parquet file.
+fn read_layout(path: &Path) -> Result<Layout, TimelineError> {
+    let mut cur = Cursor::open(path, |b| {
+        Ok([
+            int(b, "slot")?, int(b, "part_no")?, int(b, "parent_slot")?, int(b, "depth")?, int(b, "sib")?,
+            int(b, "begin_pos")?, int(b, "end_pos")?, int(b, "flow")?, int(b, "name_iid")?,
+        ])
+    })?;
+    let mut rows = Vec::new();
+    loop {
+        let at = cur.position();
+        let Some((c, i)) = cur.peek()? else { break };
+        let get = |k: usize, name: &str| required(&c[k], i, &at, name);
+        let slot = Slot {
+            part: usize::try_from(get(1, "part_no")?).map_err(|_| TimelineError(format!("{}: part_no < 0", at)))?,
+            parent: opt_i64(&c[2], i),
+            depth: get(3, "depth")?,
+            sib: get(4, "sib")?,
+            begin_pos: get(5, "begin_pos")?,
+            end_pos: get(6, "end_pos")?,
+            flow: get(7, "flow")?,
+            name_iid: get(8, "name_iid")?,
+        };
+        rows.push((get(0, "slot")?, slot));
+        cur.advance();
+    }
+    Layout::new(rows).map_err(|e| TimelineError(format!("{}: {}", path.display(), e)))
+}
+
+/// One part of the ios: its io rows and their spans, read in step.
+struct Part<'p> {
+    ios: Cursor<'p, IoColumns>,
+    spans: Cursor<'p, SpanColumns>,
+}
+
+/// Reads the io under the part's io cursor and its spans (the rows of its n at the span cursor).
+fn read_io(part: &mut Part<'_>, spans: &mut Vec<Span>) -> Result<Io, TimelineError> {
+    spans.clear();
+    let at = part.ios.position();
+    let (c, i) = part.ios.peek()?.expect("the caller peeked an io row");
+    let io = Io {
+        start_ts: required(&c.start_ts, i, &at, "start_ts")?,
+        n: required(&c.n, i, &at, "n")?,
+        root_s: required(&c.s, i, &at, "s")?,
+        root_e: opt_i64(&c.e, i),
+        tracks: [required(&c.initiator_track, i, &at, "initiator_track")?,
+                 required(&c.target_track, i, &at, "target_track")?],
+        queue_tracks: [opt_i64(&c.queue_track, i), opt_i64(&c.target_queue_track, i)],
+        flows: [required(&c.out_flow, i, &at, "out_flow")?, required(&c.back_flow, i, &at, "back_flow")?],
+        category_iid: opt_i64(&c.category_iid, i),
+        io_id: opt_str(&c.io_id, i).map(str::to_owned),
+        size_bytes: opt_i64(&c.size_bytes, i),
+        cid: opt_i64(&c.cid, i),
+        match_state: opt_str(&c.match_state, i).map(str::to_owned),
+    };
+    part.ios.advance();
+    loop {
+        let at = part.spans.position();
+        let Some((c, i)) = part.spans.peek()? else { break };
+        if required(&c.n, i, &at, "n")? != io.n {
+            break;
+        }
+        spans.push(Span {
+            slot: required(&c.slot, i, &at, "slot")?,
+            s: required(&c.s, i, &at, "s")?,
+            e: required(&c.e, i, &at, "e")?,
+            dur: opt_i64(&c.dur, i),
+        });
+        part.spans.advance();
+    }
+    Ok(io)
+}
+
+/// Slices waiting for their begin to be due: a heap of their begin keys (unique: one track, one
+/// position) over a slab of the slices, so that the heap moves keys, not slices.
+#[derive(Default)]
+struct PendingBegins {
+    heap: BinaryHeap<Reverse<(Key, usize)>>,
+    slab: Vec<Option<Slice>>,
+    free: Vec<usize>,
+}
+
+impl PendingBegins {
+    fn push(&mut self, sl: Slice) {
+        let key = sl.key;
+        let at = match self.free.pop() {
+            Some(at) => {
+                self.slab[at] = Some(sl);
+                at
+            }
+            None => {
+                self.slab.push(Some(sl));
+                self.slab.len() - 1
+            }
+        };
+        self.heap.push(Reverse((key, at)));
+    }
+
+    fn first_key(&self) -> Option<Key> {
+        self.heap.peek().map(|Reverse((k, _))| *k)
+    }
+
+    fn pop(&mut self) -> Option<Slice> {
+        let Reverse((_, at)) = self.heap.pop()?;
+        self.free.push(at);
+        self.slab[at].take()
+    }
+}
+
+/// Encodes the timeline's per-io slices and its counters into one packet stream in (ts, track,
+/// pos) order and appends it to `out`.
+/// - `layout`: the slot table (timeline_slots);
+/// - `ios` and `spans`, pairs of Parquet files, one pair per part of the run (the parts are
+///   merged as they are read): the io rows sorted by (start_ts, n) (timeline_io_rows_part) and
+///   their stage spans in the same order of ios (timeline_spans_part);
+/// - `counters`: Parquet files of counter values sorted by (ts, uuid) (timeline_counters_part).
+///
+/// Each io's slices are laid out (timeline_slices) when the ios are read up to it; a begin goes
+/// out once no io still unread can start before it (ios arrive by start_ts, the earliest time
+/// any of their packets has), an end waits in a heap until it is due. Returns the number of
+/// packets. Memory: a batch of each input and the slices open or pending at one time, not the
+/// trace's length.
+pub fn encode_files(layout: &Path, ios: &[PathBuf], spans: &[PathBuf], counters: &[PathBuf], out: &Path)
+                    -> Result<u64, TimelineError> {
+    if ios.len() != spans.len() {
+        return Err(TimelineError(format!("{} ios files but {} spans files: give one of each per part",
+                                         ios.len(), spans.len())));
+    }
+    let layout = read_layout(layout)?;
+    let mut parts = ios
+        .iter()
+        .zip(spans)
+        .map(|(i, s)| Ok(Part { ios: Cursor::open(i, IoColumns::of)?, spans: Cursor::open(s, SpanColumns::of)? }))
+        .collect::<Result<Vec<_>, TimelineError>>()?;
     let mut counter_inputs =
         counters.iter().map(|p| Cursor::open(p, CounterColumns::of)).collect::<Result<Vec<_>, _>>()?;
     let file = OpenOptions::new()
@@ -409,21 +551,49 @@ pub fn encode_files(slices: &[PathBuf], counters: &[PathBuf], out: &Path) -> Res
     let mut enc = Encoder::default();
     let mut bytes = Vec::with_capacity(1 << 22);
     let mut ends: BinaryHeap<Reverse<Key>> = BinaryHeap::new();
+    let mut begins = PendingBegins::default();
+    let mut io_spans = Vec::new();
+    let mut laid = Vec::new();
     let mut packets = 0u64;
     let mut last: Option<Key> = None;
+    let mut last_io: Option<Key> = None;
+    // the next io still unread: every packet of the ios after it is at or after its start
+    let mut next_io = first_io(&mut parts)?;
     loop {
-        let begin = first_of(&mut slice_inputs, begin_key)?;
         let counter = first_of(&mut counter_inputs, counter_key)?;
         let end = ends.peek().map(|Reverse(k)| *k);
+        let begin = begins.first_key();
         // the smallest key goes next (an end before a begin or counter at the same key)
-        let next = [end, begin.map(|(b, _)| b), counter.map(|(c, _)| c)].into_iter().flatten().min();
+        let mut next = [end, begin, counter.map(|(c, _)| c)].into_iter().flatten().min();
+        // ... once no io still unread can begin before it: read ios until one starts after it
+        while let Some((io_at, k)) = next_io {
+            if next.is_some_and(|key| key.0 < io_at.0) {
+                break;
+            }
+            let part = &mut parts[k];
+            let at = part.ios.position();
+            if last_io.is_some_and(|l| io_at < l) {
+                return Err(TimelineError(format!(
+                    "{}: io (start_ts, n) {:?} comes after {:?}: the ios are not sorted as the encoder needs",
+                    at, (io_at.0, io_at.1), last_io.map(|l| (l.0, l.1)).unwrap())));
+            }
+            last_io = Some(io_at);
+            let io = read_io(part, &mut io_spans)?;
+            laid.clear();
+            lay_out(&layout, &io, &io_spans, &mut laid).map_err(|e| TimelineError(format!("{}: {}", at, e)))?;
+            for sl in laid.drain(..) {
+                if sl.key.0 < io.start_ts {
+                    return Err(TimelineError(format!(
+                        "{}: io {} has a slice at {}, before its start_ts {}", at, io.n, sl.key.0, io.start_ts)));
+                }
+                begins.push(sl);
+            }
+            next = [next, begins.first_key()].into_iter().flatten().min();
+            next_io = first_io(&mut parts)?;
+        }
         let Some(key) = next else { break };
         if last.is_some_and(|l| key < l) {
-            let at = match (begin, counter) {
-                (Some((b, k)), _) if b == key => slice_inputs[k].position(),
-                (_, Some((_, k))) => counter_inputs[k].position(),
-                _ => unreachable!("an end key is never below the last key: it is pushed above its begin"),
-            };
+            let at = counter.map(|(_, k)| counter_inputs[k].position().to_string()).unwrap_or_default();
             return Err(TimelineError(format!(
                 "{}: (ts, track, pos) {:?} comes after {:?}: the input is not sorted as the encoder needs",
                 at, key, last.unwrap())));
@@ -432,24 +602,17 @@ pub fn encode_files(slices: &[PathBuf], counters: &[PathBuf], out: &Path) -> Res
         if Some(key) == end {
             ends.pop();
             enc.slice_end(key.0, key.1, &mut bytes);
-        } else if let Some((_, k)) = begin.filter(|(b, _)| *b == key) {
-            let input = &mut slice_inputs[k];
-            let at = input.position();
-            let (c, i) = input.peek()?.expect("peeked above");
-            let end_key = (required(&c.end_ts, i, &at, "end_ts")?, key.1, required(&c.end_pos, i, &at, "end_pos")?);
-            if end_key <= key {
-                return Err(TimelineError(format!("{}: the slice ends ({:?}) before it begins ({:?})", at, end_key, key)));
+        } else if begins.first_key() == Some(key) {
+            let sl = begins.pop().expect("peeked above");
+            if sl.end_key <= sl.key {
+                return Err(TimelineError(format!("io slice {:?}: it ends ({:?}) before it begins", sl.key, sl.end_key)));
             }
-            if !c.opens_track.is_valid(i) {
-                return Err(TimelineError(format!("{}: opens_track is null", at)));
-            }
-            if c.opens_track.value(i) {
-                enc.descriptor(key.1, opt_i64(&c.parent_uuid, i), &mut bytes);
+            if sl.opens_track {
+                enc.descriptor(key.1, sl.parent_uuid, &mut bytes);
                 packets += 1;
             }
-            enc.slice_begin(c, i, key.0, key.1, &mut bytes);
-            ends.push(Reverse(end_key));
-            input.advance();
+            enc.slice_begin(&sl, &mut bytes);
+            ends.push(Reverse(sl.end_key));
         } else {
             let (_, k) = counter.expect("the key is a counter's");
             let input = &mut counter_inputs[k];
@@ -463,7 +626,29 @@ pub fn encode_files(slices: &[PathBuf], counters: &[PathBuf], out: &Path) -> Res
             bytes.clear();
         }
     }
+    for part in &mut parts {
+        let at = part.spans.position();
+        if let Some((c, i)) = part.spans.peek()? {
+            return Err(TimelineError(format!("{}: a span of io {} that no io row before it has: the spans must \
+                                              follow the order of the ios", at, c.n.value(i))));
+        }
+    }
     w.write_all(&bytes).map_err(write_err)?;
     w.flush().map_err(write_err)?;
     Ok(packets)
+}
+
+/// The part whose next io comes first, with that io's key; None when every part is read.
+fn first_io(parts: &mut [Part<'_>]) -> Result<Option<(Key, usize)>, TimelineError> {
+    let mut first: Option<(Key, usize)> = None;
+    for (k, part) in parts.iter_mut().enumerate() {
+        let at = part.ios.position();
+        if let Some((c, i)) = part.ios.peek()? {
+            let key = io_key(c, i, &at)?;
+            if first.is_none_or(|(f, _)| key < f) {
+                first = Some((key, k));
+            }
+        }
+    }
+    Ok(first)
 }

@@ -10,11 +10,13 @@ Layout of the file (a perfetto.protos.Trace, i.e. a stream of TracePackets):
   3. in time order: per-io track descriptors, slice begins and ends, counter values.
 Packets 1-2 are built here with Perfetto's generated classes (perfetto.protos). The stream of
 step 3 (tens of millions of packets at real rates) comes from Parquet files that DuckDB sorts,
-spilling under its memory limit: the slices, one row each, in parts of at most PART_IOS I/Os,
-and the counter values in the same parts' time ranges (one sort per part: a statement holds
-one part, whatever the run's length); the converter binary (analyzer/src/timeline.rs) merges
-them into packets in time order, one batch of rows at a time: memory stays bounded whatever
-the number of I/Os. Every number comes from the views; this module and the binary only encode."""
+spilling under its memory limit: the io rows and their stage spans (timeline_io_rows_part,
+timeline_spans_part), in parts of at most PART_IOS I/Os, and the counter values in the same
+parts' time ranges (one sort per part: a statement holds one part, whatever the run's length);
+the converter binary (analyzer/src/timeline.rs) lays each io's slices out by the slot table
+(timeline_slots: nested on their track) and merges them with the counters into packets in time
+order, one batch of rows at a time: memory stays bounded whatever the number of I/Os. Every time and duration comes from
+the views; this module and the binary only draw and encode."""
 import os
 import shlex
 import shutil
@@ -35,7 +37,7 @@ FILE_NAME = "timeline.perfetto-trace"   # in the report set (analyze writes it, 
 SEQUENCE_ID = 1            # one writer, one packet sequence (also analyzer/src/timeline.rs)
 PACKETS_COMPRESSION = "uncompressed"   # the sorted packets live seconds, in the spill folder
 # debug annotations (slice args) -> their interned ids (1.. in this order, as
-# analyzer/src/timeline.rs writes them) and the timeline_slice_packets column
+# analyzer/src/timeline.rs writes them) and the timeline_io_rows column
 ARGS = [("io_id", "string"), ("size_bytes", "uint"), ("cid", "uint"), ("match_state", "string"),
         ("stage_dur_ns", "int")]
 # The Perfetto UI holds a trace in the browser's memory: about 2 GB, 2-4x an uncompressed proto
@@ -80,14 +82,17 @@ def header(con):
     return trace.SerializeToString()
 
 
-# the two inputs' columns as the encoder reads them (analyzer/src/timeline.rs: integers BIGINT,
-# double_value DOUBLE, opens_track BOOLEAN, strings VARCHAR), each in the order it needs
-SLICE_COLUMNS = ", ".join(
-    [f"{c}::BIGINT AS {c}" for c in ("ts", "end_ts", "track_uuid", "begin_pos", "end_pos")]
-    + ["opens_track::BOOLEAN AS opens_track"]
-    + [f"{c}::BIGINT AS {c}" for c in ("parent_uuid", "name_iid", "category_iid", "flow_out", "flow_in")]
-    + [f"{name}::{'VARCHAR' if kind == 'string' else 'BIGINT'} AS {name}" for name, kind in ARGS])
-SLICE_ORDER = "ts, track_uuid, begin_pos"
+# the inputs' columns as the encoder reads them (analyzer/src/timeline.rs: integers BIGINT,
+# double_value DOUBLE, strings VARCHAR), each in the order it needs
+SLOT_COLUMNS = ", ".join(f"{c}::BIGINT AS {c}" for c in (
+    "slot", "part_no", "parent_slot", "depth", "sib", "begin_pos", "end_pos", "flow", "name_iid"))
+IO_COLUMNS = ", ".join(
+    [f"{c}::BIGINT AS {c}" for c in ("start_ts", "n", "s", "e", "initiator_track", "target_track", "queue_track",
+                                      "target_queue_track", "out_flow", "back_flow", "category_iid")]
+    + [f"{name}::{'VARCHAR' if kind == 'string' else 'BIGINT'} AS {name}" for name, kind in ARGS if name != "stage_dur_ns"])
+IO_ORDER = "start_ts, n"
+SPAN_COLUMNS = ", ".join(f"{c}::BIGINT AS {c}" for c in ("n", "slot", "s", "e", "dur"))
+SPAN_ORDER = "start_ts, n, slot"
 COUNTER_COLUMNS = "uuid::BIGINT AS uuid, ts::BIGINT AS ts, int_value::BIGINT AS int_value, " \
                   "double_value::DOUBLE AS double_value"
 COUNTER_ORDER = "ts, uuid"
@@ -96,7 +101,7 @@ COUNTER_ORDER = "ts, uuid"
 def parts(con, part_ios):
     """The parts the slices and counters are sorted in: (lo_ts, hi_ts, n_before) per part,
     ranges of timeline_ios.order_ts of about part_ios I/Os each (cut at approximate quantiles:
-    any increasing cuts are right, timeline_slices_part numbers each part's I/Os from n_before)."""
+    any increasing cuts are right, timeline_io_order_part numbers each part's I/Os from n_before)."""
     total = con.execute("SELECT count(*) FROM timeline_ios").fetchall()[0][0]
     k = -(-total // part_ios)
     if k <= 1:
@@ -136,16 +141,20 @@ class Encoding:
         shutil.rmtree(self.work, ignore_errors=True)
 
 
-def encode(con, slice_queries, counter_queries, path, work):
-    """The rows of the queries (each already in the encoder's order), written to Parquet files in
-    the folder work, then the converter binary started on them, appending to path: an Encoding
-    (the binary reads only those files, so DuckDB may go on with other work meanwhile)."""
-    slice_files = [os.path.join(work, f"slices-{k}.parquet") for k in range(len(slice_queries))]
-    counter_files = [os.path.join(work, f"counters-{k}.parquet") for k in range(len(counter_queries))]
-    for query, file in zip(slice_queries + counter_queries, slice_files + counter_files):
+def encode(con, parts_queries, path, work):
+    """The slot table and the rows of the queries (each already in the encoder's order), written to
+    Parquet files in the folder work, then the converter binary started on them, appending to
+    path: an Encoding (the binary reads only those files, so DuckDB may go on with other work
+    meanwhile). parts_queries: per part, the queries of its io rows, spans and counters."""
+    files = [(os.path.join(work, "slots.parquet"), f"SELECT {SLOT_COLUMNS} FROM timeline_slots ORDER BY slot")]
+    args = ["--layout", files[0][0]]
+    for k, queries in enumerate(parts_queries):
+        for flag, query in zip(("--ios", "--spans", "--counters"), queries):
+            files.append((os.path.join(work, f"{flag[2:]}-{k}.parquet"), query))
+            args += [flag, files[-1][0]]
+    for file, query in files:
         con.execute(f"COPY ({query}) TO {sql_str(file)} (FORMAT parquet, COMPRESSION {PACKETS_COMPRESSION})")
-    counters = [a for f in counter_files for a in ("--counters", f)]
-    proc = subprocess.Popen([converter.path(), "timeline-encode", *slice_files, *counters, "--append-to", path],
+    proc = subprocess.Popen([converter.path(), "timeline-encode", *args, "--append-to", path],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     return Encoding(proc, work)
 
@@ -158,23 +167,23 @@ def sql_int(v):
 def start(con, path, part_ios=PART_IOS):
     """Starts writing the timeline of the selected I/Os (io_selected) at path: returns an
     Encoding, whose finish() completes the file. The header comes from here; DuckDB sorts the
-    slices (timeline_slice_packets_part, one row per slice, a part of at most about part_ios
-    I/Os at a time) and the counters (timeline_counters_part, the same parts' time ranges) into
-    Parquet files in a private folder (spilling under its memory limit), and the converter
-    binary merges them into packets in time order and appends them (`ntscope timeline-encode`:
-    a Python object or numpy pass per packet took a quarter of analyze's time at 200 k I/Os)
-    while the caller goes on (analyze writes the per-I/O Parquet meanwhile)."""
+    io rows and their stage spans (timeline_io_rows_part, timeline_spans_part, a part of at most
+    about part_ios I/Os at a time) and the counters (timeline_counters_part, the same parts'
+    time ranges) into Parquet files in a private folder (spilling under its memory limit), and
+    the converter binary lays the slices out, merges them into packets in time order and appends them
+    (`ntscope timeline-encode`: a Python object or numpy pass per packet took a quarter of
+    analyze's time at 200 k I/Os) while the caller goes on (analyze writes the per-I/O Parquet
+    meanwhile)."""
     with open(path, "wb") as f:
         f.write(header(con))
     work = private_dir(con, "ntscope-timeline-")
     try:
-        ranges = parts(con, part_ios)
-        slice_queries = [f"SELECT {SLICE_COLUMNS} FROM timeline_slice_packets_part("
-                         f"{sql_int(lo)}, {sql_int(hi)}, {sql_int(before)}) ORDER BY {SLICE_ORDER}"
-                         for lo, hi, before in ranges]
-        counter_queries = [f"SELECT {COUNTER_COLUMNS} FROM timeline_counters_part({sql_int(lo)}, {sql_int(hi)}) "
-                           f"ORDER BY {COUNTER_ORDER}" for lo, hi, _ in ranges]
-        return encode(con, slice_queries, counter_queries, path, work)
+        bounds = [(sql_int(lo), sql_int(hi), sql_int(before)) for lo, hi, before in parts(con, part_ios)]
+        return encode(con, [
+            (f"SELECT {IO_COLUMNS} FROM timeline_io_rows_part({lo}, {hi}, {before}) ORDER BY {IO_ORDER}",
+             f"SELECT {SPAN_COLUMNS} FROM timeline_spans_part({lo}, {hi}, {before}) ORDER BY {SPAN_ORDER}",
+             f"SELECT {COUNTER_COLUMNS} FROM timeline_counters_part({lo}, {hi}) ORDER BY {COUNTER_ORDER}")
+            for lo, hi, before in bounds], path, work)
     except BaseException:
         shutil.rmtree(work, ignore_errors=True)
         raise

@@ -143,9 +143,9 @@ def test_stock_timeline(stock):
 
 
 def test_slices_sorted_in_parts_give_the_same_trace(stock, tmp_path):
-    """A long run's slices are sorted a part of at most timeline.PART_IOS I/Os at a time (a
-    statement holds one part, whatever the run's length): written in 13 parts of about 500
-    I/Os, and in one, the trace is the one analyze wrote, byte for byte."""
+    """A long run's io rows and spans are sorted a part of at most timeline.PART_IOS I/Os at a
+    time (a statement holds one part, whatever the run's length): written in 13 parts of about
+    500 I/Os, and in one, the trace is the one analyze wrote, byte for byte."""
     from ntscope.report import selection, spec, timeline
     from ntscope.sql import views
     con = views.connect(stock["run"])
@@ -156,7 +156,7 @@ def test_slices_sorted_in_parts_give_the_same_trace(stock, tmp_path):
     assert all(a[1] == b[0] and a[2] < b[2] for a, b in zip(parts, parts[1:]))
     assert timeline.parts(con, 10**9) == [(timeline.INT64_MIN, None, 0)]
     # every io in exactly one part, numbered after those before it
-    sizes = [con.execute(f"SELECT count(DISTINCT io_id), min(n), max(n) FROM timeline_slices_part("
+    sizes = [con.execute(f"SELECT count(DISTINCT io_n), min(n), max(n) FROM timeline_io_order_part("
                          f"{timeline.sql_int(lo)}, {timeline.sql_int(hi)}, {before})").fetchall()[0]
              for lo, hi, before in parts]
     assert [(lo_n, hi_n) for _, lo_n, hi_n in sizes] == \

@@ -1,13 +1,15 @@
 """`ntscope timeline-encode` (analyzer/src/timeline.rs, the timeline's packet encoder) against
-protobuf itself: rows of the slices and counters inputs, written to Parquet by DuckDB as
-timeline.write does, parse back with Perfetto's generated classes into the values they came
-from, merged into the order (ts, track, pos) that a plain sort of every packet gives (ends
-that interleave with later begins, equal times on one track depth-first, a zero-length slice,
-counters between slices); each kind of packet (track descriptor, slice begin, slice end,
-counter), varint edges (0, 127, 128, 2^63 - 1), negative int64 (a counter, a stage
-duration), doubles, fixed64 flow ids above 2^63, UTF-8 and empty strings, absent fields
-(nulls); a bad input (a column missing or of the wrong type, rows out of order, a slice
-ending before it begins, a missing file) fails with the file and row named."""
+protobuf itself: a slot table, io rows with their stage spans and counter values, written to
+Parquet by DuckDB as timeline.write does, parse back with Perfetto's generated classes into the
+slices they stand for (laid out as analyzer/src/timeline_slices.rs says: here one sibling is
+moved after another), merged into the order (ts, track, pos) that a plain sort of every packet
+gives (ends that interleave with later begins, equal times on one track depth-first, a
+zero-length slice, counters between slices); each kind of packet (track descriptor, slice
+begin, slice end, counter), varint edges (0, 127, 128, 2^63 - 1), negative int64 (a counter, a
+stage duration), doubles, fixed64 flow ids above 2^63, UTF-8 and empty strings, absent fields
+(nulls); a bad input (a column missing or of the wrong type, rows out of order, a slot table
+without a root, an io starting after its first slice, a missing file) fails with the file and
+row named."""
 import os
 import subprocess
 
@@ -19,71 +21,93 @@ from ntscope import converter
 from ntscope.report import timeline
 from ntscope.sql.views import sql_str
 
-SLICE_COLS = ["ts", "end_ts", "track_uuid", "begin_pos", "end_pos", "opens_track", "parent_uuid", "name_iid",
-              "category_iid", "flow_out", "flow_in", "io_id", "size_bytes", "cid", "match_state", "stage_dur_ns"]
-# two io tracks (40, 41): 40's root opens at 0 and ends at 16384, a child [127, 16384) ends
-# with it (depth-first: the child's end first), a zero-length child at 200; 41 opens at 128
-# (under parent NULL) while 40 is open, with a child that begins with its root
-SLICES = [
-    (0, 16384, 40, 0, 63 * 262144, True, 7, 1, 2, 1, None, "initiator/0/1/8306/12088813870", 4096, 127, "matched", None),
-    (127, 16384, 40, 262144, 262144 + 63 * 4096, False, None, 3, 1, None, 2**63 + 5, "", 0, 0, "ünïcödé", -3),
-    (128, 300, 41, 0, 63 * 262144, True, None, 200, 1, None, None, None, None, None, None, 2**62),
-    (128, 299, 41, 262144, 262144 + 63 * 4096, False, None, 2, 1, None, None, "x" * 300, 2**40, 65535, None, None),
-    (200, 200, 40, 2 * 262144, 2 * 262144 + 63 * 4096, False, None, 4, 1, None, None, None, None, None, None, 0),
+ROOT_END = 63 * 262144
+P1, P2 = 262144, 2 * 262144         # depth-1 begin positions, their ends + 63 * 4096
+SLOT_COLS = ["slot", "part_no", "parent_slot", "depth", "sib", "begin_pos", "end_pos", "flow", "name_iid"]
+# roots 1 (initiator, name 1) and 2 (target, name 200); A (3, hands over to the target) and B (4,
+# gets it back) on the initiator; T (5) on the target
+SLOTS = [
+    (1, 0, None, 0, 1, 0, ROOT_END, 0, 1),
+    (2, 1, None, 0, 1, 0, ROOT_END, 0, 200),
+    (3, 0, 1, 1, 1, P1, P1 + 63 * 4096, 1, 3),
+    (4, 0, 1, 1, 2, P2, P2 + 63 * 4096, 2, 4),
+    (5, 1, 2, 1, 1, P1, P1 + 63 * 4096, 0, 2),
 ]
+IO_COLS = ["start_ts", "n", "s", "e", "initiator_track", "target_track", "queue_track", "target_queue_track",
+           "out_flow", "back_flow", "category_iid", "io_id", "size_bytes", "cid", "match_state"]
+FLOW = 2**63 + 5
+# io 1: tracks 40 (initiator, under queue 7) and 42 (target), a root [0, 16384), A [127, 16384)
+# ending with it (depth-first: A's end first) with a duration of its own (-3), a target part
+# [300, 400); io 2 opens track 41 (under no queue) at 128 while 40 is open: A [128, 299) and a
+# zero-length B at 200 that A's end moves to 299
+IOS = [
+    (0, 1, 0, 16384, 40, 42, 7, None, FLOW, 6, 2, "initiator/0/1/8306/12088813870", 4096, 127, "ünïcödé"),
+    (128, 2, 128, 300, 41, 43, None, None, 3, 4, None, "", 2**40, 65535, None),
+]
+SPAN_COLS = ["n", "slot", "s", "e", "dur"]
+SPANS = [(1, 3, 127, 16384, -3), (1, 5, 300, 400, 100), (2, 3, 128, 299, 2**62), (2, 4, 200, 200, 0)]
 COUNTER_COLS = ["uuid", "ts", "int_value", "double_value"]
 COUNTERS = [(9, 127, 5, None), (10, 300, None, -3.25), (9, 16384, 0, None), (9, 2**63 - 1, -(2**63), None)]
-
-
-def types_of(cols):
-    return ["DOUBLE" if c == "double_value" else "BOOLEAN" if c == "opens_track"
-            else "VARCHAR" if c in ("io_id", "match_state") else "HUGEINT" for c in cols]
-
-
-def to_parquet(con, name, cols, rows, path, columns):
-    con.execute(f"CREATE TABLE {name} ({', '.join(f'{c} {t}' for c, t in zip(cols, types_of(cols)))}, row_no INT)")
-    if rows:
-        con.executemany(f"INSERT INTO {name} VALUES ({', '.join('?' * (len(cols) + 1))})",
-                        [list(r) + [i] for i, r in enumerate(rows)])
-    con.execute(f"COPY (SELECT {columns} FROM {name} ORDER BY row_no) "
-                f"TO {sql_str(path)} (FORMAT parquet, COMPRESSION {timeline.PACKETS_COMPRESSION})")
-
-
-def parquet_files(con, tmp_path, kind, parts, cols, columns):
-    """Row lists -> Parquet files named kind.parquet (one part) or kind-0.parquet, kind-1.parquet..."""
-    names = [f"{kind}.parquet"] if len(parts) == 1 else [f"{kind}-{k}.parquet" for k in range(len(parts))]
-    files = [str(tmp_path / n) for n in names]
-    for k, (rows, file) in enumerate(zip(parts, files)):
-        to_parquet(con, f"{kind}{k}", cols, [[int64(v) for v in row] for row in rows], file, columns)
-    return files
-
-
-def encode(tmp_path, slices, counters, slice_columns=None, counter_columns=None, slice_parts=None,
-           counter_parts=None):
-    """rows -> Parquet (DuckDB, timeline.py's column types) -> the binary -> (packets, the run).
-    BIGINT holds values >= 2^63 (flow ids) as their two's complement. slice_parts, counter_parts:
-    the rows as several files (lists of rows), instead of slices, counters in one."""
-    con = duckdb.connect()
-    slice_files = parquet_files(con, tmp_path, "slices", slice_parts or [slices], SLICE_COLS,
-                                slice_columns or timeline.SLICE_COLUMNS)
-    counter_files = parquet_files(con, tmp_path, "counters", counter_parts or [counters], COUNTER_COLS,
-                                  counter_columns or timeline.COUNTER_COLUMNS)
-    out = str(tmp_path / "out.pftrace")
-    with open(out, "wb") as f:
-        f.write(b"")
-    r = subprocess.run([converter.path(), "timeline-encode", *slice_files,
-                        *[a for f in counter_files for a in ("--counters", f)], "--append-to", out],
-                       capture_output=True, text=True)
-    with open(out, "rb") as f:
-        return pb.Trace.FromString(f.read()).packet, r
+SLICE_COLS = ["ts", "end_ts", "track_uuid", "begin_pos", "end_pos", "opens_track", "parent_uuid", "name_iid",
+              "category_iid", "flow_out", "flow_in", "io_id", "size_bytes", "cid", "match_state", "stage_dur_ns"]
+# the slices the rows above stand for, by hand
+SLICES = [
+    (0, 16384, 40, 0, ROOT_END, True, 7, 1, 2, None, None, "initiator/0/1/8306/12088813870", 4096, 127,
+     "ünïcödé", None),
+    (127, 16384, 40, P1, P1 + 63 * 4096, False, None, 3, 2, FLOW, None, None, None, None, None, -3),
+    (300, 400, 42, 0, ROOT_END, True, None, 200, 2, None, FLOW, "initiator/0/1/8306/12088813870", None, None,
+     None, None),
+    (300, 400, 42, P1, P1 + 63 * 4096, False, None, 2, 2, None, None, None, None, None, None, None),
+    (128, 300, 41, 0, ROOT_END, True, None, 1, None, None, None, "", 2**40, 65535, None, None),
+    (128, 299, 41, P1, P1 + 63 * 4096, False, None, 3, None, None, None, None, None, None, None, 2**62),
+    (299, 299, 41, P2, P2 + 63 * 4096, False, None, 4, None, None, None, None, None, None, None, None),
+]
+TYPES = {"double_value": "DOUBLE", "io_id": "VARCHAR", "match_state": "VARCHAR"}
 
 
 def int64(v):
     return v - 2**64 if isinstance(v, int) and not isinstance(v, bool) and v >= 2**63 else v
 
 
+def to_parquet(con, name, cols, rows, path, columns):
+    """rows -> a Parquet file of the columns (timeline.py's casts), in the rows' order. HUGEINT
+    holds the values before the cast, BIGINT (the flow ids >= 2^63 as their two's complement)."""
+    types = ", ".join(f"{c} {TYPES.get(c, 'HUGEINT')}" for c in cols)
+    con.execute(f"CREATE OR REPLACE TABLE {name} ({types}, row_no INT)")
+    if rows:
+        con.executemany(f"INSERT INTO {name} VALUES ({', '.join('?' * (len(cols) + 1))})",
+                        [[int64(v) for v in r] + [i] for i, r in enumerate(rows)])
+    con.execute(f"COPY (SELECT {columns} FROM {name} ORDER BY row_no) "
+                f"TO {sql_str(path)} (FORMAT parquet, COMPRESSION {timeline.PACKETS_COMPRESSION})")
+    return path
+
+
+def encode(tmp_path, ios=None, spans=None, counters=None, parts=None, slots=SLOTS, io_columns=None,
+           span_columns=None, counter_columns=None):
+    """rows -> Parquet (DuckDB) -> the binary -> (packets, the run). parts: [(ios, spans, counters)]
+    of several parts instead of one."""
+    con = duckdb.connect()
+    args = ["--layout", to_parquet(con, "slots", SLOT_COLS, slots, str(tmp_path / "slots.parquet"), timeline.SLOT_COLUMNS)]
+    parts = parts or [(IOS if ios is None else ios, SPANS if spans is None else spans,
+                       COUNTERS if counters is None else counters)]
+    for k, (i, s, c) in enumerate(parts):
+        suffix = "" if len(parts) == 1 else f"-{k}"
+        args += ["--ios", to_parquet(con, "ios", IO_COLS, i, str(tmp_path / f"ios{suffix}.parquet"),
+                                     io_columns or timeline.IO_COLUMNS),
+                 "--spans", to_parquet(con, "spans", SPAN_COLS, s, str(tmp_path / f"spans{suffix}.parquet"),
+                                       span_columns or timeline.SPAN_COLUMNS),
+                 "--counters", to_parquet(con, "counters", COUNTER_COLS, c, str(tmp_path / f"counters{suffix}.parquet"),
+                                          counter_columns or timeline.COUNTER_COLUMNS)]
+    out = str(tmp_path / "out.pftrace")
+    with open(out, "wb") as f:
+        f.write(b"")
+    r = subprocess.run([converter.path(), "timeline-encode", *args, "--append-to", out], capture_output=True, text=True)
+    with open(out, "rb") as f:
+        return pb.Trace.FromString(f.read()).packet, r
+
+
 def expected_packets():
-    """Every packet the rows stand for, sorted by (ts, track, pos): what the merge must give."""
+    """Every packet SLICES and COUNTERS stand for, sorted by (ts, track, pos): what the merge must give."""
     out = []
     for row in SLICES:
         v = dict(zip(SLICE_COLS, row))
@@ -98,10 +122,10 @@ def expected_packets():
 
 
 def test_rows_parse_back_with_protobuf_in_time_order(tmp_path):
-    packets, r = encode(tmp_path, SLICES, COUNTERS)
+    packets, r = encode(tmp_path)
     assert r.returncode == 0, r.stderr
     want = expected_packets()
-    assert len(packets) == len(want) == 3 * len(SLICES) - 3 + len(COUNTERS)
+    assert len(packets) == len(want) == 2 * len(SLICES) + 3 + len(COUNTERS)
     for p, ((ts, track, _), what, v) in zip(packets, want):
         if what == "descriptor":
             d = p.track_descriptor
@@ -123,97 +147,106 @@ def test_rows_parse_back_with_protobuf_in_time_order(tmp_path):
         if what == "end":
             assert not e.HasField("name_iid") and not e.debug_annotations and not e.flow_ids
             continue
-        assert (e.name_iid if e.HasField("name_iid") else None) == v["name_iid"]
+        assert e.name_iid == v["name_iid"], v
         assert list(e.category_iids) == ([] if v["category_iid"] is None else [v["category_iid"]])
         assert list(e.flow_ids) == ([] if v["flow_out"] is None else [v["flow_out"]])
         assert list(e.terminating_flow_ids) == ([] if v["flow_in"] is None else [v["flow_in"]])
         args = {a.name_iid: a for a in e.debug_annotations}
         for iid, (name, kind) in enumerate(timeline.ARGS, 1):
             if v[name] is None:
-                assert iid not in args, name
+                assert iid not in args, (name, v)
                 continue
             a = args.pop(iid)
             got = {"string": a.string_value, "uint": a.uint_value, "int": a.int_value}[kind]
             assert a.WhichOneof("value") == f"{kind}_value" and got == v[name], name
         assert not args
-    # the order itself, spelled out: track 41 opens while 40 is open; at 16384 the counter
-    # on track 9 comes before track 40's two ends, the child's end before its root's
+    # the order itself, spelled out: track 41 opens while 40 is open; at 16384 the counter on
+    # track 9 comes before track 40's two ends, the child's end before its root's
     kinds = [(p.timestamp, p.track_event.track_uuid, p.track_event.type) if p.HasField("track_event")
              else ("descriptor", p.track_descriptor.uuid) for p in packets]
-    assert kinds[:4] == [("descriptor", 40), (0, 40, 1), (127, 9, 4), (127, 40, 1)]
+    assert kinds[:6] == [("descriptor", 40), (0, 40, 1), (127, 9, 4), (127, 40, 1), ("descriptor", 41), (128, 41, 1)]
     assert kinds[-4:] == [(16384, 9, 4), (16384, 40, 2), (16384, 40, 2), (2**63 - 1, 9, 4)]
-    assert [(k[0], k[2]) for k in kinds if k[1] == 40 and k[0] == 16384] == [(16384, 2), (16384, 2)]
-    ends_40 = [p for p in packets if p.HasField("track_event") and p.track_event.track_uuid == 40
+    ends_41 = [p.timestamp for p in packets if p.HasField("track_event") and p.track_event.track_uuid == 41
                and p.track_event.type == 2]
-    assert [p.timestamp for p in ends_40] == [200, 16384, 16384]
+    assert ends_41 == [299, 299, 300]
     # annotations in ARGS order, as the header interns their names
     assert [a.name_iid for a in packets[1].track_event.debug_annotations] == [1, 2, 3, 4]
 
 
-def test_several_files_are_merged_into_the_same_stream(tmp_path):
-    """timeline.write sorts the slices in parts of a bounded number of I/Os (a track's slices
-    all in one part, parts overlapping in time) and the counters in parts of time: merged, the
-    packets are those of one file each."""
+def test_several_parts_are_merged_into_the_same_stream(tmp_path):
+    """timeline.write sorts the ios in parts of a bounded number of I/Os (an io's spans in its
+    part, parts overlapping in time) and the counters in the parts' times: merged, the packets
+    are those of one part."""
     (tmp_path / "one").mkdir()
-    whole, r = encode(tmp_path / "one", SLICES, COUNTERS)
+    whole, r = encode(tmp_path / "one")
     assert r.returncode == 0, r.stderr
-    by_track = [[s for s in SLICES if s[2] == 41], [s for s in SLICES if s[2] == 40], []]
-    parts, r = encode(tmp_path, None, None, slice_parts=by_track, counter_parts=[COUNTERS[:2], [], COUNTERS[2:]])
+    parts, r = encode(tmp_path, parts=[(IOS[1:], SPANS[2:], COUNTERS[:2]), (IOS[:1], SPANS[:2], []),
+                                       ([], [], COUNTERS[2:])])
     assert r.returncode == 0, r.stderr
-    assert len(parts) == len(whole) == 3 * len(SLICES) - 3 + len(COUNTERS)
+    assert len(parts) == len(whole) == 2 * len(SLICES) + 3 + len(COUNTERS)
     assert [p.SerializeToString() for p in parts] == [p.SerializeToString() for p in whole]
     # a part out of order is still refused, naming its file
-    _, r = encode(tmp_path, None, [], slice_parts=[[SLICES[0]], [SLICES[3], SLICES[2]]])
-    assert r.returncode == 2 and "slices-1.parquet row 1" in r.stderr and "not sorted" in r.stderr, r.stderr
-    _, r = encode(tmp_path, [], None, counter_parts=[[COUNTERS[0]], [COUNTERS[2], COUNTERS[1]]])
+    _, r = encode(tmp_path, parts=[(IOS[:1], SPANS[:2], []), (IOS[1:] + IOS[:1], SPANS[2:], [])])
+    assert r.returncode == 2 and "ios-1.parquet row 1" in r.stderr and "not sorted" in r.stderr, r.stderr
+    _, r = encode(tmp_path, parts=[([], [], COUNTERS[:1]), ([], [], [COUNTERS[2], COUNTERS[1]])])
     assert r.returncode == 2 and "counters-1.parquet row 1" in r.stderr and "not sorted" in r.stderr, r.stderr
 
 
 def test_appends_after_what_the_file_holds(tmp_path):
     head = pb.Trace(packet=[pb.TracePacket(trusted_packet_sequence_id=1, first_packet_on_sequence=True)])
     con = duckdb.connect()
-    files = [str(tmp_path / "s.parquet"), str(tmp_path / "c.parquet")]
-    to_parquet(con, "s", SLICE_COLS, [], files[0], timeline.SLICE_COLUMNS)
-    to_parquet(con, "c", COUNTER_COLS, [(3, 7, 1, None)], files[1], timeline.COUNTER_COLUMNS)
+    layout = to_parquet(con, "l", SLOT_COLS, SLOTS, str(tmp_path / "l.parquet"), timeline.SLOT_COLUMNS)
+    ios = to_parquet(con, "i", IO_COLS, [], str(tmp_path / "i.parquet"), timeline.IO_COLUMNS)
+    spans = to_parquet(con, "s", SPAN_COLS, [], str(tmp_path / "s.parquet"), timeline.SPAN_COLUMNS)
+    counters = to_parquet(con, "c", COUNTER_COLS, [(3, 7, 1, None)], str(tmp_path / "c.parquet"),
+                          timeline.COUNTER_COLUMNS)
     out = str(tmp_path / "t.pftrace")
     with open(out, "wb") as f:
         f.write(head.SerializeToString())
-    subprocess.run([converter.path(), "timeline-encode", files[0], "--counters", files[1], "--append-to", out],
-                   check=True)
+    subprocess.run([converter.path(), "timeline-encode", "--layout", layout, "--ios", ios, "--spans", spans,
+                    "--counters", counters, "--append-to", out], check=True)
     with open(out, "rb") as f:
         got = pb.Trace.FromString(f.read()).packet
     assert [p.first_packet_on_sequence for p in got] == [True, False]
     assert (got[1].timestamp, got[1].track_event.track_uuid, got[1].track_event.counter_value) == (7, 3, 1)
 
 
-@pytest.mark.parametrize("slice_columns, counter_columns, said", [
-    (timeline.SLICE_COLUMNS.replace("end_ts::BIGINT AS end_ts, ", ""), None, "slices.parquet: column end_ts is missing"),
-    (timeline.SLICE_COLUMNS.replace("io_id::VARCHAR", "size_bytes::BIGINT"), None,
-     "slices.parquet: column io_id is Int64, not Utf8"),
-    (None, timeline.COUNTER_COLUMNS.replace("double_value::DOUBLE", "int_value::BIGINT"),
+@pytest.mark.parametrize("columns, said", [
+    ({"io_columns": timeline.IO_COLUMNS.replace("target_track::BIGINT AS target_track, ", "")},
+     "ios.parquet: column target_track is missing"),
+    ({"io_columns": timeline.IO_COLUMNS.replace("io_id::VARCHAR", "size_bytes::BIGINT")},
+     "ios.parquet: column io_id is Int64, not Utf8"),
+    ({"span_columns": timeline.SPAN_COLUMNS.replace(", dur::BIGINT AS dur", "")}, "spans.parquet: column dur is missing"),
+    ({"counter_columns": timeline.COUNTER_COLUMNS.replace("double_value::DOUBLE", "int_value::BIGINT")},
      "counters.parquet: column double_value is Int64, not Float64"),
 ])
-def test_a_wrong_input_is_named(tmp_path, slice_columns, counter_columns, said):
-    _, r = encode(tmp_path, SLICES[:2], COUNTERS[:1], slice_columns, counter_columns)
+def test_a_wrong_input_is_named(tmp_path, columns, said):
+    _, r = encode(tmp_path, **columns)
     assert r.returncode == 2 and said in r.stderr, r.stderr
 
 
 def test_rows_out_of_order_are_refused_with_the_row_named(tmp_path):
-    _, r = encode(tmp_path, [SLICES[2], SLICES[0]], [])
-    assert r.returncode == 2 and "slices.parquet row 1" in r.stderr and "not sorted" in r.stderr, r.stderr
-    _, r = encode(tmp_path, [], [COUNTERS[1], COUNTERS[0]])
+    _, r = encode(tmp_path, ios=[IOS[1], IOS[0]], spans=SPANS[2:] + SPANS[:2])
+    assert r.returncode == 2 and "ios.parquet row 1" in r.stderr and "not sorted" in r.stderr, r.stderr
+    _, r = encode(tmp_path, spans=SPANS[2:] + SPANS[:2])      # io 1's spans after io 2's
+    assert r.returncode == 2 and "spans.parquet row 2" in r.stderr and "a span of io 1" in r.stderr, r.stderr
+    _, r = encode(tmp_path, counters=[COUNTERS[1], COUNTERS[0]])
     assert r.returncode == 2 and "counters.parquet row 1" in r.stderr and "not sorted" in r.stderr, r.stderr
 
 
-def test_a_slice_that_ends_before_it_begins_is_refused(tmp_path):
-    bad = list(SLICES[0])
-    bad[1] = -1          # end_ts before ts
-    _, r = encode(tmp_path, [bad], [])
-    assert r.returncode == 2 and "slices.parquet row 0" in r.stderr and "ends" in r.stderr, r.stderr
+def test_an_io_that_starts_after_its_first_slice_or_a_bad_slot_table_is_refused(tmp_path):
+    late = [(200,) + IOS[0][1:], IOS[1]]      # io 1's root begins at 0, before its start_ts
+    _, r = encode(tmp_path, ios=late)
+    assert r.returncode == 2 and "ios.parquet row 0" in r.stderr and "before its start_ts 200" in r.stderr, r.stderr
+    _, r = encode(tmp_path, slots=SLOTS[:1] + SLOTS[2:4])     # no target root
+    assert r.returncode == 2 and "slots.parquet" in r.stderr and "root" in r.stderr, r.stderr
+    _, r = encode(tmp_path, spans=SPANS + [(2, 9, 1, 2, 1)])  # a slot the table does not have
+    assert r.returncode == 2 and "slot 9" in r.stderr, r.stderr
 
 
 def test_a_missing_input_is_named(tmp_path):
-    r = subprocess.run([converter.path(), "timeline-encode", str(tmp_path / "none.parquet"),
+    r = subprocess.run([converter.path(), "timeline-encode", "--layout", str(tmp_path / "none.parquet"),
+                        "--ios", str(tmp_path / "i.parquet"), "--spans", str(tmp_path / "s.parquet"),
                         "--counters", str(tmp_path / "none2.parquet"), "--append-to", os.devnull],
                        capture_output=True, text=True)
     assert r.returncode == 2 and "none.parquet" in r.stderr

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Time and peak memory of the per-I/O outputs of analyze: report/io.parquet +
-io_stages.parquet (DuckDB COPY) and report/timeline.perfetto-trace (DuckDB sorts the slices
-and counters into Parquet, `ntscope timeline-encode` merges and encodes them), at two (or more) sizes of a synthetic run: fixtures/stock-randread-4k-qd8 (6389
-I/Os) repeated N times (make_scaled_run.py). Prints figures and the ratios between the
+io_stages.parquet (DuckDB COPY) and report/timeline.perfetto-trace (DuckDB sorts the io rows,
+spans and counters into Parquet, `ntscope timeline-encode` lays out, merges and encodes them),
+at two (or more) sizes of a synthetic run: fixtures/stock-randread-4k-qd8 (6389 I/Os) repeated
+N times (make_scaled_run.py). Prints figures and the ratios between the
 sizes; asserts nothing (speed and memory are not test verdicts on a shared machine).
 
 Each size runs in a child process, in phases: load (views, selection), export (the two
