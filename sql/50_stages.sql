@@ -154,28 +154,40 @@ WHERE d.stage_set NOT IN (SELECT stage_set FROM used
 --   dur, from_ts, to_ts   as in io_stages
 --   missing_no which milestone of the definition is the first missing one: 1 from_ms,
 --              2 to_ms, 3 minus_from_ms, 4 minus_to_ms; NULL when dur is known
+-- Each io's milestones are gathered once into a list, and each definition's endpoints looked
+-- up in it by number: grouping every (milestone, endpoint it is) pair by (io, definition)
+-- instead took 3.4 s against 1.8 s for 773 k I/Os (the same rows). io_milestone_ts has one row
+-- per (io, milestone), so the first position of a number is its time.
 CREATE OR REPLACE TABLE io_stage_durations AS
-WITH ends AS (
-    -- each milestone of each io, once per stage endpoint it is (aggregation, not 4 joins)
-    SELECT m.io_n, d.def_no,
-           max(m.ts) FILTER (WHERE m.milestone = d.from_ms) AS f,
-           max(m.ts) FILTER (WHERE m.milestone = d.to_ms) AS t,
-           max(m.ts) FILTER (WHERE m.milestone = d.minus_from_ms) AS mf,
-           max(m.ts) FILTER (WHERE m.milestone = d.minus_to_ms) AS mt
-    FROM io_milestone_ts m
-    JOIN (SELECT def_no, from_ms, to_ms, minus_from_ms, minus_to_ms,
-                 unnest([from_ms, to_ms, minus_from_ms, minus_to_ms]) AS ms FROM io_stage_definitions) d
-      ON d.ms = m.milestone
-    GROUP BY m.io_n, d.def_no
+WITH numbered AS (
+    -- each milestone of the run, numbered
+    SELECT milestone, (row_number() OVER (ORDER BY milestone))::INTEGER AS k
+    FROM (SELECT DISTINCT milestone FROM io_milestone_ts)
+), per_io AS (
+    -- each io's milestones: numbers and times at the same positions (one list of pairs, taken
+    -- apart: two list aggregates need not keep one order)
+    SELECT io_n, list_transform(l, lambda x: x.k) AS ks, list_transform(l, lambda x: x.ts) AS tss
+    FROM (SELECT m.io_n, list({'k': n.k, 'ts': m.ts}) AS l
+          FROM io_milestone_ts m JOIN numbered n USING (milestone) GROUP BY m.io_n)
+), defs AS (
+    -- each definition's endpoints by number (NULL: a milestone the run does not have)
+    SELECT d.def_no, d.minus_from_ms, d.minus_to_ms, f.k AS fk, t.k AS tk, mf.k AS mfk, mt.k AS mtk
+    FROM io_stage_definitions d
+    LEFT JOIN numbered f ON f.milestone = d.from_ms LEFT JOIN numbered t ON t.milestone = d.to_ms
+    LEFT JOIN numbered mf ON mf.milestone = d.minus_from_ms LEFT JOIN numbered mt ON mt.milestone = d.minus_to_ms
+), ends AS (
+    SELECT i.io_n, d.def_no, d.minus_from_ms, d.minus_to_ms,
+           w.tss[list_position(w.ks, d.fk)] AS f, w.tss[list_position(w.ks, d.tk)] AS t,
+           w.tss[list_position(w.ks, d.mfk)] AS mf, w.tss[list_position(w.ks, d.mtk)] AS mt
+    FROM (SELECT io_n FROM io) i LEFT JOIN per_io w USING (io_n) CROSS JOIN defs d
 )
-SELECT i.io_n, d.def_no,
-       (e.t - e.f) - CASE WHEN d.minus_from_ms IS NULL THEN 0 ELSE e.mt - e.mf END AS dur,
-       e.f AS from_ts, e.t AS to_ts,
-       CASE WHEN e.f IS NULL THEN 1 WHEN e.t IS NULL THEN 2
-            WHEN d.minus_from_ms IS NOT NULL AND e.mf IS NULL THEN 3
-            WHEN d.minus_to_ms IS NOT NULL AND e.mt IS NULL THEN 4 END::UTINYINT AS missing_no
-FROM (SELECT io_n FROM io) i CROSS JOIN io_stage_definitions d
-LEFT JOIN ends e ON e.io_n = i.io_n AND e.def_no = d.def_no;
+SELECT io_n, def_no,
+       (t - f) - CASE WHEN minus_from_ms IS NULL THEN 0 ELSE mt - mf END AS dur,
+       f AS from_ts, t AS to_ts,
+       CASE WHEN f IS NULL THEN 1 WHEN t IS NULL THEN 2
+            WHEN minus_from_ms IS NOT NULL AND mf IS NULL THEN 3
+            WHEN minus_to_ms IS NOT NULL AND mt IS NULL THEN 4 END::UTINYINT AS missing_no
+FROM ends;
 
 -- missing_milestone(missing_no, from_ms, to_ms, minus_from_ms, minus_to_ms): the name of the
 -- milestone io_stage_durations.missing_no points at (NULL when none): the one place that
