@@ -178,10 +178,14 @@ WITH raw_cmd_events AS (
     FROM by_cid bc LEFT JOIN via_block vb
       ON vb.host = bc.host AND vb.submit_ts = bc.submit_ts AND vb.submit_cpu = bc.submit_cpu
 ), claimed AS (
-    -- a completion is used once: the block-based claim wins over a cid-based one
+    -- a completion is used once: the block-based claim wins over a cid-based one. Only the
+    -- initiator pairs through block requests, and a target completion is the next event of at
+    -- most one submit: only the initiator's claims are ranked (half the rows of a window)
+    SELECT * FROM chosen WHERE role = 'target' OR complete_ts IS NULL
+    UNION ALL
     SELECT * FROM chosen
-    QUALIFY complete_ts IS NULL
-         OR row_number() OVER (PARTITION BY host, complete_ts, complete_cpu
+    WHERE role IS DISTINCT FROM 'target' AND complete_ts IS NOT NULL
+    QUALIFY row_number() OVER (PARTITION BY host, complete_ts, complete_cpu
                                ORDER BY pairing = 'block' DESC, submit_ts DESC) = 1
 ), unsampled_in_trace AS (
     -- a sampled capture keeps every completion (6.1 reports an R2T write's transfer tag as its
@@ -210,7 +214,8 @@ WITH raw_cmd_events AS (
     SELECT ch.host, ch.role, ch.ctrl_id, ch.qid, ch.cid, ch.opcode, ch.fctype, ch.slba, ch.nlb, ch.disk,
            ch.submit_ts, NULL, ch.submit_cpu, ch.submit_pid, ch.submit_comm, NULL, NULL, NULL, NULL,
            'no_completion'
-    FROM chosen ch ANTI JOIN claimed cl
+    FROM (SELECT * FROM chosen WHERE role IS DISTINCT FROM 'target' AND complete_ts IS NOT NULL) ch
+    ANTI JOIN claimed cl
       ON cl.host = ch.host AND cl.submit_ts = ch.submit_ts AND cl.submit_cpu = ch.submit_cpu
      AND cl.qid = ch.qid AND cl.cid = ch.cid
     UNION ALL
