@@ -93,9 +93,10 @@ QUALIFY row_number() OVER (PARTITION BY initiator_host, ctrl_id ORDER BY prio) =
 -- every command of the other side with the same key and fingerprint (qid, cid, opcode, slba,
 -- nlb): the deepest overlap of their bounds (see clock_candidates). It only places the 1 s
 -- buckets that keep clock_candidates linear; clock_offset is the estimate to use. When
--- fingerprints repeat so often that this would pair more than 2^20 commands per side (a run
+-- fingerprints repeat so often that this would pair more than 2^18 commands per side (a run
 -- that repeats the same I/O pattern), fewer than 4096 first commands are taken, as many as
--- fit: the cost stays bounded whatever the run's length.
+-- fit: the cost stays bounded whatever the run's length (2^18 pairs: about 1 s less than 2^20
+-- at 773 k I/Os of a scaled run, whose pattern repeats 121 times; the offset is the same).
 --   initiator_host, target_host   the host pair
 --   coarse_offset_ns   ns;  pairs   candidate pairs used
 CREATE OR REPLACE TABLE clock_coarse AS
@@ -133,7 +134,7 @@ WITH pair_of_cntlid AS (
         LEFT JOIN fp_key k ON k.side = 't' AND k.host = i.target_host AND k.ctrl_id = i.cntlid AND k.qid = i.qid
          AND k.cid = i.cid AND k.opcode = i.opcode
         WHERE i.rn <= 4096)
-    WHERE cum - m < 1048576
+    WHERE cum - m < 262144
 ), first_t AS (
     SELECT * FROM (
         SELECT t.*, sum(CASE WHEN t.slba IS NULL THEN coalesce(k.n_all, 0)
@@ -146,7 +147,7 @@ WITH pair_of_cntlid AS (
         LEFT JOIN fp_key k ON k.side = 'i' AND k.host = t.host AND k.ctrl_id = t.ctrl_id AND k.qid = t.qid
          AND k.cid = t.cid AND k.opcode = t.opcode
         WHERE t.rn <= 4096)
-    WHERE cum - m < 1048576
+    WHERE cum - m < 262144
 ), first_i_end AS (
     SELECT host, target_host, max(rn) AS rn FROM first_i GROUP BY ALL
 ), pairs AS (
