@@ -27,7 +27,7 @@
 //! Each message's fields are written in a fixed order, the one the Python encoder used, so
 //! the bytes are the same as before this module existed.
 
-use crate::timeline_slices::{lay_out, Io, Key, Layout, Slice, Slot, Span};
+use crate::timeline_slices::{lay_out, Io, Key, Layout, Scratch, Slice, Slot, Span};
 use arrow_array::{Array, Float64Array, Int64Array, RecordBatch, StringArray};
 use parquet::arrow::arrow_reader::{ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder};
 use std::cmp::Reverse;
@@ -90,6 +90,17 @@ fn varint(out: &mut Vec<u8>, mut v: u64) {
         v >>= 7;
     }
     out.push(v as u8);
+}
+
+/// Bytes of a varint.
+fn varint_len(v: u64) -> usize {
+    (64 - (v | 1).leading_zeros() as usize).div_ceil(7)
+}
+
+/// Bytes of a field: its tag (field numbers here are below 2^11, tags at most 2 bytes) and a
+/// value of `value_len` bytes (length prefix included for LEN fields).
+fn field_len(field: u32, value_len: usize) -> usize {
+    varint_len(((field << 3) | VARINT) as u64) + value_len
 }
 
 fn tag(out: &mut Vec<u8>, field: u32, wire: u32) {
@@ -313,14 +324,20 @@ impl Encoder {
         int_field(&mut self.event, TE_TRACK_UUID, track);
     }
 
-    /// self.event as a TracePacket at ts on the sequence, appended to out.
+    /// self.event as a TracePacket at ts on the sequence, appended to out. The packet's
+    /// length is computed first, so that the event is copied once, into out.
     fn event_packet(&mut self, ts: i64, out: &mut Vec<u8>) {
-        self.packet.clear();
-        int_field(&mut self.packet, TP_TIMESTAMP, ts);
-        bytes_field(&mut self.packet, TP_TRACK_EVENT, &self.event);
-        int_field(&mut self.packet, TP_SEQUENCE_ID, SEQUENCE_ID);
-        int_field(&mut self.packet, TP_SEQUENCE_FLAGS, SEQ_NEEDS_INCREMENTAL_STATE as i64);
-        bytes_field(out, TRACE_PACKET, &self.packet);
+        let event_len = self.event.len();
+        let len = field_len(TP_TIMESTAMP, varint_len(ts as u64))
+            + field_len(TP_TRACK_EVENT, varint_len(event_len as u64) + event_len)
+            + field_len(TP_SEQUENCE_ID, varint_len(SEQUENCE_ID as u64))
+            + field_len(TP_SEQUENCE_FLAGS, varint_len(SEQ_NEEDS_INCREMENTAL_STATE));
+        tag(out, TRACE_PACKET, LEN);
+        varint(out, len as u64);
+        int_field(out, TP_TIMESTAMP, ts);
+        bytes_field(out, TP_TRACK_EVENT, &self.event);
+        int_field(out, TP_SEQUENCE_ID, SEQUENCE_ID);
+        int_field(out, TP_SEQUENCE_FLAGS, SEQ_NEEDS_INCREMENTAL_STATE as i64);
     }
 
     fn slice_begin(&mut self, sl: &Slice, out: &mut Vec<u8>) {
@@ -554,6 +571,7 @@ pub fn encode_files(layout: &Path, ios: &[PathBuf], spans: &[PathBuf], counters:
     let mut begins = PendingBegins::default();
     let mut io_spans = Vec::new();
     let mut laid = Vec::new();
+    let mut scratch = Scratch::default();
     let mut packets = 0u64;
     let mut last: Option<Key> = None;
     let mut last_io: Option<Key> = None;
@@ -564,7 +582,7 @@ pub fn encode_files(layout: &Path, ios: &[PathBuf], spans: &[PathBuf], counters:
         let end = ends.peek().map(|Reverse(k)| *k);
         let begin = begins.first_key();
         // the smallest key goes next (an end before a begin or counter at the same key)
-        let mut next = [end, begin, counter.map(|(c, _)| c)].into_iter().flatten().min();
+        let mut next = min_key(min_key(end, begin), counter.map(|(c, _)| c));
         // ... once no io still unread can begin before it: read ios until one starts after it
         while let Some((io_at, k)) = next_io {
             if next.is_some_and(|key| key.0 < io_at.0) {
@@ -580,7 +598,7 @@ pub fn encode_files(layout: &Path, ios: &[PathBuf], spans: &[PathBuf], counters:
             last_io = Some(io_at);
             let io = read_io(part, &mut io_spans)?;
             laid.clear();
-            lay_out(&layout, &io, &io_spans, &mut laid).map_err(|e| TimelineError(format!("{}: {}", at, e)))?;
+            lay_out(&layout, &mut scratch, &io, &io_spans, &mut laid).map_err(|e| TimelineError(format!("{}: {}", at, e)))?;
             for sl in laid.drain(..) {
                 if sl.key.0 < io.start_ts {
                     return Err(TimelineError(format!(
@@ -588,7 +606,7 @@ pub fn encode_files(layout: &Path, ios: &[PathBuf], spans: &[PathBuf], counters:
                 }
                 begins.push(sl);
             }
-            next = [next, begins.first_key()].into_iter().flatten().min();
+            next = min_key(next, begins.first_key());
             next_io = first_io(&mut parts)?;
         }
         let Some(key) = next else { break };
@@ -636,6 +654,16 @@ pub fn encode_files(layout: &Path, ios: &[PathBuf], spans: &[PathBuf], counters:
     w.write_all(&bytes).map_err(write_err)?;
     w.flush().map_err(write_err)?;
     Ok(packets)
+}
+
+/// The smaller of two keys, either absent (a plain comparison: this runs once per packet).
+#[inline]
+fn min_key(a: Option<Key>, b: Option<Key>) -> Option<Key> {
+    match (a, b) {
+        (Some(x), Some(y)) => Some(if y < x { y } else { x }),
+        (x, None) => x,
+        (None, y) => y,
+    }
 }
 
 /// The part whose next io comes first, with that io's key; None when every part is read.

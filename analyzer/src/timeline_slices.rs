@@ -20,7 +20,6 @@
 //!   marked `back`, when both ends are drawn.
 
 use crate::timeline::TimelineError;
-use std::collections::BTreeMap;
 
 /// A packet's place in the output: (ts, track uuid, pos).
 pub type Key = (i64, i64, i64);
@@ -46,34 +45,45 @@ pub struct Slot {
 }
 
 /// The slot table, checked: two roots (depth 0, one per part), every other slot's parent a slot
-/// of the same part one level up.
+/// of the same part one level up; slot ids index it (0..=MAX_SLOT).
 pub struct Layout {
-    slots: BTreeMap<i64, Slot>,
-    roots: [i64; 2],
+    slots: Vec<Option<Slot>>,
+    roots: [usize; 2],
     /// non-root slots in the order they are laid out: by depth, parent, sibling rank
-    order: Vec<i64>,
+    order: Vec<usize>,
 }
+
+/// The largest slot id (a stage table has a few dozen stages).
+pub const MAX_SLOT: i64 = 4095;
 
 impl Layout {
     /// rows: (slot, Slot) as read from the slot table.
     pub fn new(rows: Vec<(i64, Slot)>) -> Result<Layout, TimelineError> {
-        let mut slots = BTreeMap::new();
+        let mut slots: Vec<Option<Slot>> = Vec::new();
         for (id, s) in rows {
+            if !(0..=MAX_SLOT).contains(&id) {
+                return Err(TimelineError(format!("slot {} is not in 0..={}", id, MAX_SLOT)));
+            }
             if s.part > 1 {
                 return Err(TimelineError(format!("slot {}: part_no {} is neither 0 nor 1", id, s.part)));
             }
-            if slots.insert(id, s).is_some() {
+            let id = id as usize;
+            if slots.len() <= id {
+                slots.resize(id + 1, None);
+            }
+            if slots[id].replace(s).is_some() {
                 return Err(TimelineError(format!("slot {} appears twice", id)));
             }
         }
         let mut roots = [None, None];
-        for (id, s) in &slots {
+        for (id, s) in slots.iter().enumerate().filter_map(|(id, s)| s.as_ref().map(|s| (id, s))) {
             if s.depth == 0 {
-                if s.parent.is_some() || roots[s.part].replace(*id).is_some() {
+                if s.parent.is_some() || roots[s.part].replace(id).is_some() {
                     return Err(TimelineError(format!("slot {}: a second root, or a root with a parent", id)));
                 }
             } else {
-                match s.parent.and_then(|p| slots.get(&p)) {
+                let parent = s.parent.and_then(|p| usize::try_from(p).ok()).and_then(|p| slots.get(p)).and_then(|p| p.as_ref());
+                match parent {
                     Some(ps) if ps.part == s.part && ps.depth == s.depth - 1 => {}
                     _ => return Err(TimelineError(format!(
                         "slot {}: its parent_slot is not a slot of the same part one level up", id))),
@@ -83,17 +93,29 @@ impl Layout {
         let [Some(r0), Some(r1)] = roots else {
             return Err(TimelineError("the slot table lacks a root (depth 0) for each part".into()));
         };
-        let mut order: Vec<i64> = slots.iter().filter(|(_, s)| s.depth > 0).map(|(id, _)| *id).collect();
-        order.sort_by_key(|id| {
-            let s = &slots[id];
-            (s.depth, s.parent, s.sib, *id)
+        let mut order: Vec<usize> =
+            (0..slots.len()).filter(|&id| slots[id].as_ref().is_some_and(|s| s.depth > 0)).collect();
+        order.sort_by_key(|&id| {
+            let s = slots[id].as_ref().expect("listed above");
+            (s.depth, s.parent, s.sib, id)
         });
         Ok(Layout { slots, roots: [r0, r1], order })
     }
 
     pub fn slot(&self, id: i64) -> Option<&Slot> {
-        self.slots.get(&id)
+        usize::try_from(id).ok().and_then(|id| self.slots.get(id)).and_then(|s| s.as_ref())
     }
+
+    fn at(&self, id: usize) -> &Slot {
+        self.slots[id].as_ref().expect("a slot of the table")
+    }
+}
+
+/// Working space of lay_out, reused io after io: per slot id, the io's span and its placement.
+#[derive(Default)]
+pub struct Scratch {
+    raw: Vec<Option<Span>>,
+    placed: Vec<Option<Placed>>,
 }
 
 /// One io's row: what its slices carry beyond their times.
@@ -154,30 +176,39 @@ struct Placed {
 
 /// Lays out one io's slices (see the module doc) and appends them to out. A span of a slot that
 /// is not a stage of the table, or two spans of one slot, are errors.
-pub fn lay_out(layout: &Layout, io: &Io, spans: &[Span], out: &mut Vec<Slice>) -> Result<(), TimelineError> {
-    let mut raw: BTreeMap<i64, Span> = BTreeMap::new();
+pub fn lay_out(layout: &Layout, scratch: &mut Scratch, io: &Io, spans: &[Span], out: &mut Vec<Slice>)
+               -> Result<(), TimelineError> {
+    let n = layout.slots.len();
+    let Scratch { raw, placed } = scratch;
+    raw.clear();
+    raw.resize(n, None);
+    placed.clear();
+    placed.resize(n, None);
+    let (mut target_s, mut target_e) = (None::<i64>, None::<i64>);
     for sp in spans {
-        if layout.slot(sp.slot).is_none_or(|s| s.depth == 0) {
+        let Some(slot) = layout.slot(sp.slot).filter(|s| s.depth > 0) else {
             return Err(TimelineError(format!("io {}: slot {} is not a stage slot of the slot table", io.n, sp.slot)));
-        }
-        if raw.insert(sp.slot, *sp).is_some() {
+        };
+        if raw[sp.slot as usize].replace(*sp).is_some() {
             return Err(TimelineError(format!("io {}: slot {} has two spans", io.n, sp.slot)));
         }
+        if slot.part == 1 {
+            target_s = Some(target_s.map_or(sp.s, |t| t.min(sp.s)));
+            target_e = Some(target_e.map_or(sp.e.max(sp.s), |t| t.max(sp.e.max(sp.s))));
+        }
     }
-    let mut placed: BTreeMap<i64, Placed> = BTreeMap::new();
     let root_e = io.root_e.unwrap_or(io.root_s).max(io.root_s);
-    placed.insert(layout.roots[0], Placed { s: io.root_s, e: root_e, dur: None });
-    let target: Vec<&Span> = raw.values().filter(|sp| layout.slots[&sp.slot].part == 1).collect();
-    if let (Some(s), Some(e)) = (target.iter().map(|sp| sp.s).min(), target.iter().map(|sp| sp.e.max(sp.s)).max()) {
-        placed.insert(layout.roots[1], Placed { s, e, dur: None });
+    placed[layout.roots[0]] = Some(Placed { s: io.root_s, e: root_e, dur: None });
+    if let (Some(s), Some(e)) = (target_s, target_e) {
+        placed[layout.roots[1]] = Some(Placed { s, e, dur: None });
     }
     // slots in (depth, parent, sib) order: a parent is placed before its children, and the
     // siblings under one parent come in their order, each after the clamped ends of those before
     let mut after: Option<(i64, i64)> = None; // (parent, latest clamped end of the siblings so far)
-    for id in &layout.order {
-        let slot = &layout.slots[id];
+    for &id in &layout.order {
+        let slot = layout.at(id);
         let parent = slot.parent.expect("a non-root slot has a parent (Layout::new)");
-        let (Some(sp), Some(p)) = (raw.get(id), placed.get(&parent).copied()) else {
+        let (Some(sp), Some(p)) = (raw[id], placed[parent as usize]) else {
             continue;
         };
         let cs = sp.s.max(p.s).min(p.e);
@@ -190,21 +221,21 @@ pub fn lay_out(layout: &Layout, io: &Io, spans: &[Span], out: &mut Vec<Slice>) -
             Some((q, latest)) if q == parent => latest.max(ce),
             _ => ce,
         }));
-        placed.insert(*id, Placed { s: fs, e: ce.max(fs), dur: sp.dur });
+        placed[id] = Some(Placed { s: fs, e: ce.max(fs), dur: sp.dur });
     }
-    let has_target = placed.contains_key(&layout.roots[1]);
-    let marked = |flow| placed.keys().any(|id| layout.slots[id].flow == flow);
+    let has_target = placed[layout.roots[1]].is_some();
+    let marked = |flow| (0..n).any(|id| placed[id].is_some() && layout.at(id).flow == flow);
     let has_out = has_target && marked(FLOW_OUT);
     let has_back = has_target && marked(FLOW_BACK);
-    for (id, pl) in &placed {
-        let slot = &layout.slots[id];
+    let [out_flow, back_flow] = io.flows;
+    for (id, pl) in placed.iter().enumerate().filter_map(|(id, p)| p.map(|p| (id, p))) {
+        let slot = layout.at(id);
         if slot.depth > 0 && pl.dur.is_none() {
             continue;
         }
         let track = io.tracks[slot.part];
-        let is_target_root = *id == layout.roots[1];
-        let is_initiator_root = *id == layout.roots[0];
-        let [out_flow, back_flow] = io.flows;
+        let is_target_root = id == layout.roots[1];
+        let is_initiator_root = id == layout.roots[0];
         let flow_out = if slot.flow == FLOW_OUT && has_out {
             Some(out_flow)
         } else if is_target_root && has_back {
@@ -288,9 +319,9 @@ mod tests {
     }
 
     /// name iid -> (ts, end, stage_dur_ns, flow_out, flow_in) of the laid-out slices
-    fn drawn(io: &Io, spans: &[Span]) -> BTreeMap<i64, (i64, i64, Option<i64>, Option<i64>, Option<i64>)> {
+    fn drawn(io: &Io, spans: &[Span]) -> std::collections::BTreeMap<i64, (i64, i64, Option<i64>, Option<i64>, Option<i64>)> {
         let mut out = Vec::new();
-        lay_out(&layout(), io, spans, &mut out).unwrap();
+        lay_out(&layout(), &mut Scratch::default(), io, spans, &mut out).unwrap();
         out.iter().map(|s| (s.name_iid, (s.key.0, s.end_key.0, s.stage_dur_ns, s.flow_out, s.flow_in))).collect()
     }
 
@@ -308,7 +339,7 @@ mod tests {
         assert_eq!(d[&12], (130, 140, None, Some(2), Some(1)));
         assert_eq!(d[&17], (130, 140, None, None, None));
         let mut out = Vec::new();
-        lay_out(&layout(), &io, &spans, &mut out).unwrap();
+        lay_out(&layout(), &mut Scratch::default(), &io, &spans, &mut out).unwrap();
         let roots: Vec<&Slice> = out.iter().filter(|s| s.opens_track).collect();
         assert_eq!(roots.len(), 2);
         let init = out.iter().find(|s| s.name_iid == 11).unwrap();
@@ -369,9 +400,9 @@ mod tests {
         ]);
         assert!(cross_part.err().unwrap().0.contains("slot 3"));
         let mut out = Vec::new();
-        let e = lay_out(&layout(), &io(100, 200), &[span(9, 100, 110, Some(10))], &mut out).unwrap_err();
+        let e = lay_out(&layout(), &mut Scratch::default(), &io(100, 200), &[span(9, 100, 110, Some(10))], &mut out).unwrap_err();
         assert!(e.0.contains("slot 9"), "{}", e.0);
-        let e = lay_out(&layout(), &io(100, 200), &[span(3, 100, 110, Some(10)), span(3, 100, 110, Some(10))], &mut out)
+        let e = lay_out(&layout(), &mut Scratch::default(), &io(100, 200), &[span(3, 100, 110, Some(10)), span(3, 100, 110, Some(10))], &mut out)
             .unwrap_err();
         assert!(e.0.contains("two spans"), "{}", e.0);
     }
