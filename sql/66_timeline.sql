@@ -5,8 +5,9 @@
 -- Views and table macros only: the writer reads timeline_tracks, timeline_names and
 -- timeline_slots once, and timeline_io_rows_part, timeline_spans_part and
 -- timeline_counters_part once per part of the I/Os (a long run is sorted in parts of a bounded
--- number of I/Os, so that no statement holds all of it). The encoder (analyzer/src/timeline.rs) lays each io's slices out from its
--- row and spans and merges them with the counters in time order.
+-- number of I/Os, so that no statement holds all of it). The encoder (analyzer/src/timeline.rs)
+-- lays each io's slices out from its row and spans and merges them with the counters in time
+-- order.
 
 -- timeline_stage_set: one row: the stage set the timeline draws, primary_stage_set (the
 -- report replaces this view when its --stage-set leaves the primary set out).

@@ -15,8 +15,8 @@ timeline_spans_part), in parts of at most PART_IOS I/Os, and the counter values 
 parts' time ranges (one sort per part: a statement holds one part, whatever the run's length);
 the converter binary (analyzer/src/timeline.rs) lays each io's slices out by the slot table
 (timeline_slots: nested on their track) and merges them with the counters into packets in time
-order, one batch of rows at a time: memory stays bounded whatever the number of I/Os. Every time and duration comes from
-the views; this module and the binary only draw and encode."""
+order, one batch of rows at a time: memory stays bounded whatever the number of I/Os. Every time
+and duration comes from the views; this module and the binary only draw and encode."""
 import os
 import shlex
 import shutil
@@ -170,10 +170,10 @@ def start(con, path, part_ios=PART_IOS):
     io rows and their stage spans (timeline_io_rows_part, timeline_spans_part, a part of at most
     about part_ios I/Os at a time) and the counters (timeline_counters_part, the same parts'
     time ranges) into Parquet files in a private folder (spilling under its memory limit), and
-    the converter binary lays the slices out, merges them into packets in time order and appends them
-    (`ntscope timeline-encode`: a Python object or numpy pass per packet took a quarter of
-    analyze's time at 200 k I/Os) while the caller goes on (analyze writes the per-I/O Parquet
-    meanwhile)."""
+    the converter binary lays the slices out, merges them into packets in time order and
+    appends them (`ntscope timeline-encode`: a Python object or numpy pass per packet took a
+    quarter of analyze's time at 200 k I/Os) while the caller goes on (analyze writes the
+    per-I/O Parquet meanwhile)."""
     with open(path, "wb") as f:
         f.write(header(con))
     work = private_dir(con, "ntscope-timeline-")
