@@ -60,8 +60,8 @@ SELECT * FROM (VALUES
 ) AS t(stage_set, preference, meaning);
 
 -- stage_definitions: one row per stage of one stage set. Users add their own rows
--- (INSERT INTO stage_definitions ...), then re-run 50_stages.sql (its io_stage_definitions,
--- io_stage_durations and io_stage_check are tables; io_stages is a view over them).
+-- (INSERT INTO stage_definitions ...), then re-run 50_stages.sql (its io_stage_definitions and
+-- io_stage_durations are tables; io_stages and io_stage_check are views over them).
 --   stage_set    'stock' (events of unpatched kernels), 'ntprof' (ntprof's names),
 --                's_notation' (the paper's S1..S9 (S)/(C) stages); patched-kernel sets
 --                use the nvme_tcp / nvmet_tcp events of kernel-patches/

@@ -118,6 +118,13 @@ SELECT 'not_recorded_together', string_agg(host, ',' ORDER BY host),
 FROM h WHERE start_utc IS NOT NULL AND end_utc IS NOT NULL
 HAVING count(*) > 1 AND max(start_utc) > min(end_utc) + INTERVAL 1 MINUTE;
 
+-- input_error_stats: input_checks as pipeline_stats names them, one row per check: what
+-- compare reads of a run's pipeline_stats (its input_errors), without the rest of it. A view.
+--   name      'input_error:<check>:<host>' (the pipeline_stats name)
+--   value, meaning   as in input_checks
+CREATE OR REPLACE VIEW input_error_stats AS
+SELECT 'input_error:' || "check" || ':' || host AS name, value, meaning FROM input_checks;
+
 -- host_numbers: one row per host: a small integer standing for its name in packed keys.
 --   host     host directory name
 --   host_n   0.. in name order

@@ -21,6 +21,9 @@ co AS (
     -- the clock rows name their host pair when the run has several
     SELECT *, CASE WHEN count(*) OVER () > 1 THEN ':' || initiator_host || '->' || target_host ELSE '' END AS sfx
     FROM clock_offset
+), stage_checks AS MATERIALIZED (
+    -- io_stage_check (a view) computed once for the two rows that count its failures
+    SELECT stage_set, reason, count(*) AS n FROM io_stage_check WHERE reason IS NOT NULL GROUP BY ALL
 ), counts AS (
     SELECT (SELECT count(*) FROM ic) AS initiator_commands,
            (SELECT count(*) FROM tc) AS target_commands,
@@ -35,7 +38,7 @@ co AS (
                 ELSE 'role from host.json' END
     FROM hosts
     UNION ALL
-    SELECT 5, 'input_error:' || "check" || ':' || host, 'error', to_json(value), meaning FROM input_checks
+    SELECT 5, name, 'error', to_json(value), meaning FROM input_error_stats
     UNION ALL
     SELECT 11, 'events:' || host, 'info', to_json(events), 'events read on this host (all systems)' FROM hosts
     UNION ALL
@@ -148,13 +151,13 @@ co AS (
                      || '(through target ' || via_target || ', uncertainty ' || uncertainty_ns || ' ns)' END
     FROM initiator_clock WHERE host <> reference_host
     UNION ALL
-    SELECT 60, 'stage_sum_mismatch:' || stage_set, 'error', to_json(count(*)),
+    SELECT 60, 'stage_sum_mismatch:' || stage_set, 'error', to_json(sum(n)::BIGINT),
            'io whose top-level stages do not sum to end_to_end (a bug: report it)'
-    FROM io_stage_check WHERE reason LIKE 'sum differs%' GROUP BY stage_set
+    FROM stage_checks WHERE reason LIKE 'sum differs%' GROUP BY stage_set
     UNION ALL
-    SELECT 61, 'stage_incomplete:' || stage_set || ':' || reason, 'info', to_json(count(*)),
+    SELECT 61, 'stage_incomplete:' || stage_set || ':' || reason, 'info', to_json(n),
            'io left out of some stages of this set because a milestone is missing (e.g. unmatched, no block request)'
-    FROM io_stage_check WHERE reason LIKE 'missing%' GROUP BY stage_set, reason
+    FROM stage_checks WHERE reason LIKE 'missing%'
     UNION ALL
     SELECT 61, 'negative_stage:' || stage_set || ':' || stage, 'warning', to_json(count(*)),
            'io with a negative duration here: a clock-offset stage beyond the uncertainty, or a send-side event stamped after the peer received the bytes'

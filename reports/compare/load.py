@@ -4,6 +4,7 @@ Maps files to views and tables only; every metric is computed in sql/compare/*.s
 compare_connection(base, run) is a fresh DuckDB holding both runs' per-I/O stages as
 cmp_source (see compare_10_input.sql), then compare_*.sql on top.
 """
+import json
 import os
 import shutil
 import sys
@@ -29,7 +30,10 @@ def compare_files():
 # order, whatever the file's row order, by sorting integers: sorting the 24 M stage rows of
 # two 1 M-I/O sides by the io_id strings took 13.8 s, by an integer 4.2 s. The io_id itself
 # stays out: repeated on every stage row it was two thirds of the file (257 against 89 MB at
-# 1 M I/Os) and 1.6-1.9 s of writing it; io_rank leads back to it in the run's io.
+# 1 M I/Os) and 1.6-1.9 s of writing it; io_rank leads back to it in the run's io. A stage
+# is named by its def_no, and the file carries the names of each def_no in its key-value
+# metadata (STAGE_NAMES_KEY; add_side puts them back): the four name strings on every row were
+# 0.7 s of a side's 2.2 s of writing at 1 M I/Os.
 SOURCE_QUERY = """
 WITH i AS (
     SELECT i.io_id, row_number() OVER (ORDER BY i.io_id) AS io_rank, i.io_n, i.io_type, i.size_bytes, i.qid,
@@ -40,18 +44,26 @@ WITH i AS (
            coalesce(a.device_other_bytes, 0) AS device_other_bytes
     FROM io i LEFT JOIN intf_io_ahead a USING (io_n)
 )
-SELECT i.io_rank, i.io_type, i.size_bytes, i.qid, i.cpu, i.pid, i.comm,
-       d.stage_set, d.stage, d.seq, d.parent, d.direction, s.dur,
+SELECT i.io_rank, i.io_type, i.size_bytes, i.qid, i.cpu, i.pid, i.comm, s.def_no, s.dur,
        i.queue_ahead_cmds, i.queue_other_cpu_cmds, i.queue_other_bytes, i.device_other_bytes
-FROM io_stage_durations s JOIN i USING (io_n) JOIN io_stage_definitions d USING (def_no)
+FROM io_stage_durations s JOIN i USING (io_n)
 """
+
+# The names of a side's def_no values, in def_no order (1, 2, ...: io_stage_definitions numbers
+# them so), as written into the stages file's metadata under STAGE_NAMES_KEY (a JSON list of
+# rows, one value per column of STAGE_NAME_COLUMNS).
+STAGE_NAME_COLUMNS = (("stage_set", "VARCHAR"), ("stage", "VARCHAR"), ("seq", "INTEGER"), ("parent", "VARCHAR"),
+                      ("direction", "VARCHAR"))
+STAGE_NAMES_QUERY = ("SELECT def_no, " + ", ".join(c for c, _ in STAGE_NAME_COLUMNS)
+                     + " FROM io_stage_definitions ORDER BY def_no")
+STAGE_NAMES_KEY = "ntscope_stage_definitions"
 
 # One side's info row; compare_connection adds run, rep and run_dir.
 INFO_QUERY = """
 SELECT (SELECT max(uncertainty_ns) FROM clock_offset) AS offset_uncertainty_ns,
        string_agg(DISTINCT coalesce(trace_clock, '?'), ',') AS trace_clocks,
        (SELECT bool_and(synced) FROM clock_offset) AS clock_synced,
-       (SELECT string_agg(name, ', ' ORDER BY name) FROM pipeline_stats WHERE name LIKE 'input_error:%') AS input_errors,
+       (SELECT string_agg(name, ', ' ORDER BY name) FROM input_error_stats) AS input_errors,
        string_agg(DISTINCT role, ',' ORDER BY role) AS roles,
        (SELECT sum(local_per_s) FROM target_local_io) AS target_local_io_per_s,
        string_agg(DISTINCT digest, ',' ORDER BY digest) FILTER (WHERE role = 'initiator') AS digest,
@@ -136,23 +148,46 @@ def compare_connection(base_dirs, run_dirs, keep_run=False, on_first_run=None, p
 
 
 def add_side(con, name, role, rep, path, stages, info, strict=False):
-    """The view side_NAME over a side's stages file (with its role and rep) and the table
-    info_NAME from its info file; returns the side's row count. None when a file cannot be
-    read (a damaged kept side), unless strict (a side just built: the error is raised)."""
+    """The view side_NAME over a side's stages file (with its role and rep, and each row's
+    stage names from the file's metadata: stage_names) and the table info_NAME from its info
+    file; returns the side's row count. None when a file cannot be read (a damaged kept side),
+    unless strict (a side just built: the error is raised)."""
     part = views.sql_str(views.duckdb_literal_path(stages))   # read_parquet globs; COPY TO does not
     info_part = views.sql_str(views.duckdb_literal_path(info))
     try:
-        con.execute(f"CREATE OR REPLACE VIEW side_{name} AS SELECT {views.sql_str(role)} AS run, {int(rep)} AS rep, * "
-                    f"FROM read_parquet({part})")
+        names = stage_names(con, part, stages)
+        con.execute(f"CREATE OR REPLACE VIEW side_{name} AS SELECT {views.sql_str(role)} AS run, {int(rep)} AS rep, "
+                    f"* EXCLUDE (def_no, dur), {names}, def_no, dur FROM read_parquet({part})")
         # the count reads the file's footer: a truncated or foreign file fails here
         rows = con.execute(f"SELECT count(*) FROM side_{name}").fetchall()[0][0]
         con.execute(f"CREATE OR REPLACE TABLE info_{name} AS SELECT ?::VARCHAR AS run, ?::INTEGER AS rep, "
                     f"?::VARCHAR AS run_dir, * FROM read_parquet({info_part})", [role, rep, path])
         return rows
-    except duckdb.Error:
+    except (duckdb.Error, ValueError):
         if strict:
             raise
         return None
+
+
+def stage_names(con, part, stages):
+    """The select list that names each row's stage: one typed list literal per column of
+    STAGE_NAME_COLUMNS, indexed by def_no (a constant lookup per row; a join with a table of
+    names cost a hash probe per row on every scan of cmp_source). ValueError when the file's
+    metadata has no valid names (a foreign or damaged file)."""
+    found = con.execute(f"SELECT decode(value) FROM parquet_kv_metadata({part}) WHERE decode(key) = ?",
+                        [STAGE_NAMES_KEY]).fetchall()
+    try:
+        defs = json.loads(found[0][0]) if len(found) == 1 else None
+    except ValueError:
+        defs = None
+    width = len(STAGE_NAME_COLUMNS)
+    if not (isinstance(defs, list) and defs and all(isinstance(d, list) and len(d) == width for d in defs)):
+        raise ValueError(f"{stages}: no stage names in its metadata ({STAGE_NAMES_KEY})")
+
+    def literal(v):
+        return "NULL" if v is None else views.sql_str(v)
+    return ", ".join(f"([{', '.join(literal(d[k]) for d in defs)}]::{t}[])[def_no] AS {c}"
+                     for k, (c, t) in enumerate(STAGE_NAME_COLUMNS))
 
 
 def export_side(rc, folder, name):
@@ -160,7 +195,13 @@ def export_side(rc, folder, name):
     (stages file, info file) written into folder as NAME.parquet and NAME.info.parquet."""
     file = os.path.join(folder, f"{name}.parquet")
     info_file = os.path.join(folder, f"{name}.info.parquet")
-    rc.execute(f"COPY ({SOURCE_QUERY}) TO {views.sql_str(file)} (FORMAT parquet)").fetchall()
+    defs = rc.execute(STAGE_NAMES_QUERY).fetchall()
+    if [d[0] for d in defs] != list(range(1, len(defs) + 1)):
+        raise views.RunError(f"io_stage_definitions numbers its rows {[d[0] for d in defs]}, not 1..{len(defs)}; "
+                             f"fix: number def_no with row_number() as sql/50_stages.sql does")
+    names = views.sql_str(json.dumps([list(d[1:]) for d in defs]))
+    rc.execute(f"COPY ({SOURCE_QUERY}) TO {views.sql_str(file)} "
+               f"(FORMAT parquet, KV_METADATA {{{views.sql_str(STAGE_NAMES_KEY)}: {names}}})").fetchall()
     rc.execute(f"COPY ({INFO_QUERY}) TO {views.sql_str(info_file)} (FORMAT parquet)").fetchall()
     return file, info_file
 

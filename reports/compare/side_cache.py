@@ -7,7 +7,8 @@ base, so compare keeps what it read of each side in <run>/.ntscope/compare-side/
 it back while it is fresh:
 
   stages.parquet  the rows of load.SOURCE_QUERY (run and rep left out: a side's role is
-                  the comparison's, not the run's)
+                  the comparison's, not the run's), the stage names of its def_no values in
+                  its key-value metadata (load.STAGE_NAMES_KEY)
   info.parquet    the row of load.INFO_QUERY (run, rep, run_dir likewise left out)
   side.json       the key (below) and, when the run was compared as the RUN side, what
                   compare shows of it: its interference document and plot rows
@@ -38,7 +39,7 @@ from ntscope.output import OutputLock, ReportSet
 from ntscope.errors import NtscopeError
 from ntscope.sql import views
 
-SCHEMA = "ntscope.compare-side/2"   # 2: stages.parquet has io_rank instead of io_id
+SCHEMA = "ntscope.compare-side/3"   # 2: io_rank instead of io_id; 3: def_no instead of the stage names
 CACHE_DIR = os.path.join(".ntscope", "compare-side")
 
 

@@ -7,9 +7,10 @@ import os
 import subprocess
 import sys
 
+import duckdb
 import pytest
 
-from ntscope.compare import model, side_cache
+from ntscope.compare import load, model, side_cache
 from ntscope.sql import views
 
 BASE, RUN = "lab-6.1-patched-base-randread", "lab-6.1-patched-cmp-slow-device"
@@ -105,6 +106,24 @@ def test_a_damaged_kept_parquet_file_is_built_again_with_a_note(pair, tmp_path):
     again, err = cli_compare(base, run, str(tmp_path / "b"))
     assert "is damaged; building it again" in err and again == reference
     assert kept_rows(run) > 0 and side_cache.load(run, str(tmp_path)) is not None   # kept whole again
+
+
+def test_a_kept_file_without_its_stage_names_is_built_again_with_a_note(pair, tmp_path):
+    # the rows name stages by def_no; the names live in the file's metadata. The same rows
+    # rewritten without it (what a foreign tool or an older ntscope would leave) cannot be read
+    base, run = pair
+    reference, _ = cli_compare(base, run, str(tmp_path / "a"))
+    stages = os.path.join(side_cache.folder(run), "stages.parquet")
+    con = duckdb.connect()
+    assert con.execute("SELECT count(*) FROM parquet_kv_metadata(?) WHERE decode(key) = ?",
+                       [stages, load.STAGE_NAMES_KEY]).fetchall() == [(1,)]
+    bare = str(tmp_path / "bare.parquet")
+    con.execute(f"COPY (FROM read_parquet({views.sql_str(stages)})) TO {views.sql_str(bare)} (FORMAT parquet)")
+    os.replace(bare, stages)
+    again, err = cli_compare(base, run, str(tmp_path / "b"))
+    assert "is damaged; building it again" in err and again == reference
+    assert con.execute("SELECT count(*) FROM parquet_kv_metadata(?) WHERE decode(key) = ?",
+                       [stages, load.STAGE_NAMES_KEY]).fetchall() == [(1,)]   # kept whole again
 
 
 def test_hosts_behind_symbolic_links_count_and_a_dangling_link_does_not_stop_it(pair, tmp_path):

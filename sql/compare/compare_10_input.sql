@@ -11,7 +11,10 @@
 --                WHERE io_rank = ...
 --   io_type, size_bytes, qid, cpu, pid, comm   io columns (size in bytes)
 --   stage_set, stage, seq, parent, direction   as in stage_definitions
---   dur          ns (NULL when a milestone was missing)
+--   def_no       the stage's number in that run's io_stage_definitions (the side's file holds
+--                def_no, its metadata the names of each number: reports/compare/load.py)
+--   dur          ns (NULL when a milestone was missing; every io has a row for each def_no
+--                of its run)
 --   queue_ahead_cmds, queue_other_cpu_cmds, queue_other_bytes, device_other_bytes
 --                what was in flight ahead of the I/O at submit (intf_io_ahead of that run)
 -- plus cmp_run_info (one row per run of each side: run, rep, run_dir, offset_uncertainty_ns, trace_clocks, clock_synced,

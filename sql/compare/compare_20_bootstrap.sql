@@ -3,10 +3,13 @@
 --   part_id     1..P, the key of cmp_sample_vals
 --   run, group_key, stage_set, stage, seq, parent, direction
 --   n           samples (io with a known duration)
+--   positive, zero   of those, durations > 0 and = 0 (cmp_plot_presence: read here, not by
+--               another scan of every stage row)
 CREATE OR REPLACE TABLE cmp_sample_parts AS
 SELECT row_number() OVER (ORDER BY run, group_key, stage_set, stage) AS part_id,
        run, group_key, stage_set, stage, any_value(seq) AS seq, any_value(parent) AS parent,
-       any_value(direction) AS direction, count(*) AS n
+       any_value(direction) AS direction, count(*) AS n,
+       count(*) FILTER (WHERE dur > 0) AS positive, count(*) FILTER (WHERE dur = 0) AS zero
 FROM cmp_io_stage GROUP BY run, group_key, stage_set, stage;
 
 -- cmp_stage_set: one row: the stage set the verdict uses: the most preferred set

@@ -1,5 +1,6 @@
 -- Plot layer of compare.html (reports/compare/plot_data.py reads it; the HTML only draws
--- it). Aggregates over cmp_io_stage: size depends on groups and stages, not on I/Os.
+-- it). Aggregates over cmp_io_stage and cmp_sample_parts: size depends on groups and stages,
+-- not on I/Os.
 
 -- cmp_plot_cdf: one row per (run, group, stage set, stage, percent 1..100): the points of
 -- each run's cumulative distribution of the stage, to draw base and run on one axis.
@@ -36,12 +37,14 @@ FROM p JOIN cmp_sample_parts s USING (run, group_key, stage_set, stage);
 --                 'not_positive' (a run has durations, none > 0)
 CREATE OR REPLACE VIEW cmp_plot_presence AS
 WITH s AS (
+    -- from the parts (a few dozen rows), which count each run's durations
     SELECT group_key, stage_set, stage, any_value(seq) AS seq, any_value(parent) AS parent,
-           count(*) FILTER (WHERE run = 'base') AS base_ios, count(*) FILTER (WHERE run = 'run') AS run_ios,
-           count(*) FILTER (WHERE run = 'base' AND dur > 0) AS base_positive,
-           count(*) FILTER (WHERE run = 'run' AND dur > 0) AS run_positive,
-           count(*) FILTER (WHERE dur = 0) AS zero, count(*) AS n
-    FROM cmp_io_stage GROUP BY group_key, stage_set, stage
+           coalesce(sum(n) FILTER (WHERE run = 'base'), 0)::BIGINT AS base_ios,
+           coalesce(sum(n) FILTER (WHERE run = 'run'), 0)::BIGINT AS run_ios,
+           coalesce(sum(positive) FILTER (WHERE run = 'base'), 0)::BIGINT AS base_positive,
+           coalesce(sum(positive) FILTER (WHERE run = 'run'), 0)::BIGINT AS run_positive,
+           sum(zero)::BIGINT AS zero, sum(n)::BIGINT AS n
+    FROM cmp_sample_parts GROUP BY group_key, stage_set, stage
 )
 SELECT group_key, stage_set, stage, seq, parent, base_ios, run_ios, base_positive, run_positive,
        CASE WHEN base_ios = 0 THEN 'run_only' WHEN run_ios = 0 THEN 'base_only'
