@@ -23,30 +23,30 @@ def compare_files():
                   if f.startswith("compare_") and f.endswith(".sql"))
 
 
-# One side's rows; compare_connection adds its role (run) and repeat number (rep). The io's
-# columns are joined to intf_io_ahead first, so that the stage rows (about 12 per io) are
-# probed once, on the integer io_n. io_rank is the io's place in io_id order, ranked here
-# over the ios (1 M at 1 M I/Os) so that the compare numbers its samples in (rep, io_id)
-# order, whatever the file's row order, by sorting integers: sorting the 24 M stage rows of
-# two 1 M-I/O sides by the io_id strings took 13.8 s, by an integer 4.2 s. The io_id itself
-# stays out: repeated on every stage row it was two thirds of the file (257 against 89 MB at
-# 1 M I/Os) and 1.6-1.9 s of writing it; io_rank leads back to it in the run's io. A stage
-# is named by its def_no, and the file carries the names of each def_no in its key-value
-# metadata (STAGE_NAMES_KEY; add_side puts them back): the four name strings on every row were
-# 0.7 s of a side's 2.2 s of writing at 1 M I/Os.
-SOURCE_QUERY = """
-WITH i AS (
-    SELECT i.io_id, row_number() OVER (ORDER BY i.io_id) AS io_rank, i.io_n, i.io_type, i.size_bytes, i.qid,
-           i.cpu, i.pid, i.comm,
-           coalesce(a.queue_ahead_cmds, 0) AS queue_ahead_cmds,
-           coalesce(a.queue_other_cpu_cmds, 0) AS queue_other_cpu_cmds,
-           coalesce(a.queue_other_bytes, 0) AS queue_other_bytes,
-           coalesce(a.device_other_bytes, 0) AS device_other_bytes
-    FROM io i LEFT JOIN intf_io_ahead a USING (io_n)
-)
-SELECT i.io_rank, i.io_type, i.size_bytes, i.qid, i.cpu, i.pid, i.comm, s.def_no, s.dur,
-       i.queue_ahead_cmds, i.queue_other_cpu_cmds, i.queue_other_bytes, i.device_other_bytes
-FROM io_stage_durations s JOIN i USING (io_n)
+# One side's rows, in two files; compare_connection adds its role (run) and repeat number (rep).
+# IO_QUERY: one row per io. io_rank is the io's place in io_id order, ranked here over the ios
+# (1 M at 1 M I/Os) so that the compare numbers its samples in (rep, io_id) order, whatever the
+# file's row order, by sorting integers: sorting the 24 M stage rows of two 1 M-I/O sides by the
+# io_id strings took 13.8 s, by an integer 4.2 s. The io_id itself stays out: repeated on every
+# stage row it was two thirds of the file (257 against 89 MB at 1 M I/Os) and 1.6-1.9 s of
+# writing it; io_rank leads back to it in the run's io. STAGE_QUERY: one row per (io, stage),
+# with only the io columns that every scan of the stages reads (its group); the stage is named
+# by its def_no, and the file carries the names of each def_no in its key-value metadata
+# (STAGE_NAMES_KEY; add_side puts them back). At 1 M I/Os (12 M stage rows) the four name
+# strings on every row were 0.7 s of a side's 2.2 s of writing, the io's other eight columns
+# repeated on every row 0.4 s of the rest.
+IO_QUERY = """
+SELECT row_number() OVER (ORDER BY i.io_id) AS io_rank, i.io_n, i.io_type, i.size_bytes, i.qid, i.cpu, i.pid, i.comm,
+       coalesce(a.queue_ahead_cmds, 0) AS queue_ahead_cmds,
+       coalesce(a.queue_other_cpu_cmds, 0) AS queue_other_cpu_cmds,
+       coalesce(a.queue_other_bytes, 0) AS queue_other_bytes,
+       coalesce(a.device_other_bytes, 0) AS device_other_bytes
+FROM io i LEFT JOIN intf_io_ahead a USING (io_n)
+"""
+# over cmp_side_ios: IO_QUERY's rows as a table of the run's connection (export_side)
+STAGE_QUERY = """
+SELECT i.io_rank, i.io_type, i.size_bytes, s.def_no, s.dur
+FROM io_stage_durations s JOIN cmp_side_ios i USING (io_n)
 """
 
 # The names of a side's def_no values, in def_no order (1, 2, ...: io_stage_definitions numbers
@@ -109,7 +109,7 @@ def compare_connection(base_dirs, run_dirs, keep_run=False, on_first_run=None, p
                 side = side_cache.load(path, stash) if cache and not (keep_run and first) else None
                 if side is not None and first and on_first_run and side.first_run is None:
                     side = None   # kept as a base side, without the run side's documents
-                rows = add_side(con, name, role, rep, path, side.stages, side.info) if side is not None else None
+                rows = add_side(con, name, role, rep, path, side.stages, side.ios, side.info) if side is not None else None
                 if side is not None and rows is None:
                     print(f"ntscope: note: the compare input kept in {side_cache.folder(path)} is damaged; "
                           f"building it again", file=sys.stderr)
@@ -120,16 +120,16 @@ def compare_connection(base_dirs, run_dirs, keep_run=False, on_first_run=None, p
                     if first and on_first_run and first_run is not None:
                         first_run.update(side.first_run)
                 else:
-                    file, info_file, kept = build_side(path, role, rep, first, on_first_run, first_run, stash, cache,
-                                                       memory_limit, temp_dir, progress, keep_run and first)
+                    files, kept = build_side(path, role, rep, first, on_first_run, first_run, stash, cache,
+                                             memory_limit, temp_dir, progress, keep_run and first)
                     run_con = kept or run_con
-                    rows = add_side(con, name, role, rep, path, file, info_file, strict=True)
+                    rows = add_side(con, name, role, rep, path, *files, strict=True)
                 if rows == 0:
                     raise views.RunError(f"{path}: no I/O with stages (io_stages is empty); fix: check "
                                          f"`just analyze {path}` and its pipeline_stats")
-                parts.append(f"(FROM side_{name})")
                 names.append(name)
-        con.execute(f"CREATE VIEW cmp_source AS {' UNION ALL BY NAME '.join(parts)}").fetchall()
+        for view, prefix in (("cmp_source", "side"), ("cmp_io", "side_ios")):
+            con.execute(f"CREATE VIEW {view} AS " + " UNION ALL BY NAME ".join(f"(FROM {prefix}_{n})" for n in names))
         ok = True
     finally:
         if not ok:
@@ -147,19 +147,22 @@ def compare_connection(base_dirs, run_dirs, keep_run=False, on_first_run=None, p
     return (con, run_con) if keep_run else con
 
 
-def add_side(con, name, role, rep, path, stages, info, strict=False):
-    """The view side_NAME over a side's stages file (with its role and rep, and each row's
-    stage names from the file's metadata: stage_names) and the table info_NAME from its info
-    file; returns the side's row count. None when a file cannot be read (a damaged kept side),
-    unless strict (a side just built: the error is raised)."""
-    part = views.sql_str(views.duckdb_literal_path(stages))   # read_parquet globs; COPY TO does not
-    info_part = views.sql_str(views.duckdb_literal_path(info))
+def add_side(con, name, role, rep, path, stages, ios, info, strict=False):
+    """The views side_NAME over a side's stages file (with its role and rep, and each row's
+    stage names from the file's metadata: stage_names) and side_ios_NAME over its ios file,
+    and the table info_NAME from its info file; returns the side's stage row count. None when
+    a file cannot be read (a damaged kept side), unless strict (a side just built: the error is
+    raised)."""
+    part, ios_part, info_part = (views.sql_str(views.duckdb_literal_path(f)) for f in (stages, ios, info))
+    head = f"SELECT {views.sql_str(role)} AS run, {int(rep)} AS rep"
     try:
         names = stage_names(con, part, stages)
-        con.execute(f"CREATE OR REPLACE VIEW side_{name} AS SELECT {views.sql_str(role)} AS run, {int(rep)} AS rep, "
-                    f"* EXCLUDE (def_no, dur), {names}, def_no, dur FROM read_parquet({part})")
-        # the count reads the file's footer: a truncated or foreign file fails here
+        con.execute(f"CREATE OR REPLACE VIEW side_{name} AS {head}, * EXCLUDE (def_no, dur), {names}, def_no, dur "
+                    f"FROM read_parquet({part})")
+        con.execute(f"CREATE OR REPLACE VIEW side_ios_{name} AS {head}, * FROM read_parquet({ios_part})")
+        # the counts read the files' footers: a truncated or foreign file fails here
         rows = con.execute(f"SELECT count(*) FROM side_{name}").fetchall()[0][0]
+        con.execute(f"SELECT count(*) FROM side_ios_{name}").fetchall()
         con.execute(f"CREATE OR REPLACE TABLE info_{name} AS SELECT ?::VARCHAR AS run, ?::INTEGER AS rep, "
                     f"?::VARCHAR AS run_dir, * FROM read_parquet({info_part})", [role, rep, path])
         return rows
@@ -192,18 +195,28 @@ def stage_names(con, part, stages):
 
 def export_side(rc, folder, name):
     """A run's side of a comparison, from its connection (views and interference tables):
-    (stages file, info file) written into folder as NAME.parquet and NAME.info.parquet."""
+    (stages file, ios file, info file) written into folder as NAME.parquet, NAME.ios.parquet
+    and NAME.info.parquet."""
     file = os.path.join(folder, f"{name}.parquet")
+    ios_file = os.path.join(folder, f"{name}.ios.parquet")
     info_file = os.path.join(folder, f"{name}.info.parquet")
     defs = rc.execute(STAGE_NAMES_QUERY).fetchall()
     if [d[0] for d in defs] != list(range(1, len(defs) + 1)):
         raise views.RunError(f"io_stage_definitions numbers its rows {[d[0] for d in defs]}, not 1..{len(defs)}; "
                              f"fix: number def_no with row_number() as sql/50_stages.sql does")
     names = views.sql_str(json.dumps([list(d[1:]) for d in defs]))
-    rc.execute(f"COPY ({SOURCE_QUERY}) TO {views.sql_str(file)} "
-               f"(FORMAT parquet, KV_METADATA {{{views.sql_str(STAGE_NAMES_KEY)}: {names}}})").fetchall()
+    # the ios ranked once, read by both files (a table of the run's database, whose blocks can
+    # spill, unlike a temporary table's; dropped after)
+    rc.execute(f"CREATE OR REPLACE TABLE cmp_side_ios AS {IO_QUERY}")
+    try:
+        rc.execute(f"COPY (SELECT * EXCLUDE (io_n) FROM cmp_side_ios) TO {views.sql_str(ios_file)} "
+                   f"(FORMAT parquet)").fetchall()
+        rc.execute(f"COPY ({STAGE_QUERY}) TO {views.sql_str(file)} "
+                   f"(FORMAT parquet, KV_METADATA {{{views.sql_str(STAGE_NAMES_KEY)}: {names}}})").fetchall()
+    finally:
+        rc.execute("DROP TABLE IF EXISTS cmp_side_ios")
     rc.execute(f"COPY ({INFO_QUERY}) TO {views.sql_str(info_file)} (FORMAT parquet)").fetchall()
-    return file, info_file
+    return file, ios_file, info_file
 
 
 def keep_analyzed_side(con, run_dir, run_key, interference, plots):
@@ -211,8 +224,8 @@ def keep_analyzed_side(con, run_dir, run_key, interference, plots):
     interference tables, the interference document and plot rows), kept in side_cache."""
     folder = views.private_dir(con, "ntscope-side-")
     try:
-        file, info_file = export_side(con, folder, "side")
-        side_cache.store(run_dir, run_key, file, info_file, {"interference": interference, "plots": plots})
+        side_cache.store(run_dir, run_key, export_side(con, folder, "side"),
+                         {"interference": interference, "plots": plots})
     except duckdb.Error as e:   # the report does not depend on it
         print(f"ntscope: note: analyze did not keep the compare input of {run_dir} ({str(e).splitlines()[0]}); "
               f"a later compare builds it", file=sys.stderr)
@@ -222,24 +235,24 @@ def keep_analyzed_side(con, run_dir, run_key, interference, plots):
 
 def build_side(path, role, rep, first, on_first_run, first_run, stash, cache, memory_limit, temp_dir, progress,
                keep_open):
-    """One side from its run's views, into the stash: (stages file, info file, the run's
-    connection if keep_open else None). Kept in side_cache when cache."""
+    """One side from its run's views, into the stash: (its files as export_side returns them,
+    the run's connection if keep_open else None). Kept in side_cache when cache."""
     run_key = side_cache.key(path) if cache else None   # before reading: a change meanwhile is not kept as fresh
     rc = views.connect(path, memory_limit=memory_limit, temp_dir=temp_dir, interference=True, progress=progress)
     try:
-        file, info_file = export_side(rc, stash, f"{role}_{rep}")
+        files = export_side(rc, stash, f"{role}_{rep}")
         docs = on_first_run(rc) if first and on_first_run else None
         if docs is not None and first_run is not None:
             first_run.update(docs)
         if cache:
-            side_cache.store(path, run_key, file, info_file, docs)
+            side_cache.store(path, run_key, files, docs)
     except BaseException:
         rc.close()
         raise
     if keep_open:
-        return file, info_file, rc
+        return files, rc
     rc.close()
-    return file, info_file, None
+    return files, None
 
 
 def fill_bootstrap(con):

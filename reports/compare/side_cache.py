@@ -6,9 +6,10 @@ compare reading both sides back took 22-33 s in all. Users compare many runs aga
 base, so compare keeps what it read of each side in <run>/.ntscope/compare-side/ and reads
 it back while it is fresh:
 
-  stages.parquet  the rows of load.SOURCE_QUERY (run and rep left out: a side's role is
+  stages.parquet  the rows of load.STAGE_QUERY (run and rep left out: a side's role is
                   the comparison's, not the run's), the stage names of its def_no values in
                   its key-value metadata (load.STAGE_NAMES_KEY)
+  ios.parquet     the rows of load.IO_QUERY (one per io), likewise
   info.parquet    the row of load.INFO_QUERY (run, rep, run_dir likewise left out)
   side.json       the key (below) and, when the run was compared as the RUN side, what
                   compare shows of it: its interference document and plot rows
@@ -39,8 +40,9 @@ from ntscope.output import OutputLock, ReportSet
 from ntscope.errors import NtscopeError
 from ntscope.sql import views
 
-SCHEMA = "ntscope.compare-side/3"   # 2: io_rank instead of io_id; 3: def_no instead of the stage names
+SCHEMA = "ntscope.compare-side/4"   # 2: io_rank instead of io_id; 3: def_no instead of the stage names; 4: ios.parquet
 CACHE_DIR = os.path.join(".ntscope", "compare-side")
+FILES = ("stages.parquet", "ios.parquet", "info.parquet")   # in load.export_side's order
 
 
 def folder(run_dir):
@@ -97,11 +99,11 @@ def key(run_dir):
 
 
 class Side:
-    """A side read from the cache, its files pinned in a private folder: the stages and info
-    Parquet files and the run side's documents (None when the side was built as a base)."""
+    """A side read from the cache, its files pinned in a private folder: the stages, ios and
+    info Parquet files and the run side's documents (None when the side was built as a base)."""
 
-    def __init__(self, stages, info, first_run):
-        self.stages, self.info, self.first_run = stages, info, first_run
+    def __init__(self, stages, ios, info, first_run):
+        self.stages, self.ios, self.info, self.first_run = stages, ios, info, first_run
 
 
 def pin(src, dst):
@@ -117,14 +119,14 @@ def pin(src, dst):
 def load(run_dir, into):
     """The cached side of run_dir when fresh, its files pinned into the folder into (so that a
     compare or analyze keeping the side meanwhile cannot change what this compare reads), else
-    None. The three files are pinned under a shared lock on the folder's lock file (store holds
+    None. The files are pinned under a shared lock on the folder's lock file (store holds
     it exclusively while it swaps a new set in), then the key is checked on the pinned copy."""
     d = folder(run_dir)
     try:
         fd = os.open(OutputLock(d).path, os.O_RDONLY)   # the lock file store's OutputLock uses
     except OSError:
         return None   # never kept (store makes the lock file first)
-    names = ("side.json", "stages.parquet", "info.parquet")
+    names = ("side.json",) + FILES
     pinned = [os.path.join(tempfile.mkdtemp(prefix="side-", dir=into), n) for n in names]
     try:
         fcntl.flock(fd, fcntl.LOCK_SH)
@@ -145,24 +147,24 @@ def load(run_dir, into):
     if not (isinstance(first_run, dict) and isinstance(first_run.get("interference"), dict)
             and "plots" in first_run):
         first_run = None
-    return Side(pinned[1], pinned[2], first_run)
+    return Side(*pinned[1:], first_run)
 
 
-def store(run_dir, run_key, stages, info, first_run):
-    """Keeps a side built by compare (its stages and info Parquet files, the run side's
-    documents or None) under the key computed before the side was built, so that a file
-    changed meanwhile is not taken for what was read. Returns True, or False with a note on
-    stderr when the run folder cannot be written."""
+def store(run_dir, run_key, files, first_run):
+    """Keeps a side built by compare (its stages, ios and info Parquet files as
+    load.export_side returns them, the run side's documents or None) under the key computed
+    before the side was built, so that a file changed meanwhile is not taken for what was read.
+    Returns True, or False with a note on stderr when the run folder cannot be written."""
     d = folder(run_dir)
     doc = {"key": run_key, "first_run": first_run}
     try:
         os.makedirs(os.path.dirname(d), exist_ok=True)
         with OutputLock(d, "compare"):
-            files = ReportSet(d)
-            files.add("stages.parquet", lambda dst: pin(stages, dst))
-            files.add("info.parquet", lambda dst: pin(info, dst))
-            files.add("side.json", json.dumps(doc, default=str) + "\n")
-            files.commit()
+            kept = ReportSet(d)
+            for name, src in zip(FILES, files):
+                kept.add(name, lambda dst, src=src: pin(src, dst))
+            kept.add("side.json", json.dumps(doc, default=str) + "\n")
+            kept.commit()
         return True
     except (OSError, NtscopeError) as e:
         print(f"ntscope: note: compare did not keep its input for {run_dir} in {d} ({e}); "

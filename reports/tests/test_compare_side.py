@@ -1,4 +1,4 @@
-"""A compare side's rows name their io by io_rank (reports/compare/load.py SOURCE_QUERY), not by
+"""A compare side's rows name their io by io_rank (reports/compare/load.py IO_QUERY, STAGE_QUERY), not by
 the io_id string: the recipe in sql/compare/compare_10_input.sql leads from io_rank back to the
 run's io, whose columns and stage durations are the side's, and the bootstrap's sample order
 (rep, io_rank) is io_id order."""
@@ -12,11 +12,18 @@ def test_io_rank_leads_back_to_the_runs_io(fixture_run):
     con, run_con = load.compare_connection([base], [run], keep_run=True)
     try:
         side = {r[0]: r[1:] for r in con.execute(
-            "SELECT DISTINCT io_rank, io_type, size_bytes, qid, cpu, pid FROM cmp_source WHERE run = 'run'").fetchall()}
+            "SELECT io_rank, io_type, size_bytes, qid, cpu, pid FROM cmp_io WHERE run = 'run'").fetchall()}
         ios = {r[0]: r[1:] for r in run_con.execute(
             f"SELECT io_rank, io_type, size_bytes, qid, cpu, pid FROM ({RANKED_IO})").fetchall()}
-        assert len(side) > 1000 and set(side) <= set(ios)
+        assert len(side) > 1000 and set(side) == set(ios)
         assert all(side[k] == ios[k] for k in side)
+        # each stage row's io columns are its io's, and every io has a row for each definition
+        stage_ios = con.execute("SELECT io_rank, any_value(io_type), any_value(size_bytes), count(*), "
+                                "count(DISTINCT (io_type, size_bytes)) FROM cmp_source WHERE run = 'run' "
+                                "GROUP BY io_rank").fetchall()
+        defs = run_con.execute("SELECT count(*) FROM io_stage_definitions").fetchall()[0][0]
+        assert {r[0] for r in stage_ios} == set(side)
+        assert all(r[1:3] == side[r[0]][:2] and r[3] == defs and r[4] == 1 for r in stage_ios)
         e2e = dict(con.execute("SELECT io_rank, dur FROM cmp_source WHERE run = 'run' AND stage_set = 'stock' "
                                "AND stage = 'end_to_end' AND dur IS NOT NULL").fetchall())
         e2e_run = dict(run_con.execute(

@@ -1,7 +1,9 @@
 -- Compare layer, input. The loader (reports/compare/load.py) loads each run with
--- sql/views.py and hands its per-I/O stages here unchanged, as cmp_source (a view over one
--- Parquet file per run in the comparison's spill folder; copying them into a table took 7.2 s
--- for 773 k + 256 k I/Os, and the comparison after loading took 35 s that way, 26 s this way):
+-- sql/views.py and hands its per-I/O stages here unchanged, as cmp_source (one row per (run,
+-- io, stage)) and cmp_io (one row per (run, io)): views over two Parquet files per run in the
+-- comparison's spill folder (copying them into a table took 7.2 s for 773 k + 256 k I/Os, and
+-- the comparison after loading took 35 s that way, 26 s this way).
+-- cmp_source:
 --   run          'base' or 'run' (the side)
 --   rep          which run of the side: 1, 2, ... (`compare base1,base2 run1,run2`: repeats
 --                of one condition); 1 for a single run
@@ -9,12 +11,15 @@
 --                not across reps): the bootstrap's sample order. The io itself, in that run:
 --                SELECT * FROM (SELECT *, row_number() OVER (ORDER BY io_id) AS io_rank FROM io)
 --                WHERE io_rank = ...
---   io_type, size_bytes, qid, cpu, pid, comm   io columns (size in bytes)
+--   io_type, size_bytes   io columns (size in bytes): what groups the io
 --   stage_set, stage, seq, parent, direction   as in stage_definitions
 --   def_no       the stage's number in that run's io_stage_definitions (the side's file holds
 --                def_no, its metadata the names of each number: reports/compare/load.py)
 --   dur          ns (NULL when a milestone was missing; every io has a row for each def_no
 --                of its run)
+-- cmp_io (the io's other columns, once per io rather than on each of its stage rows):
+--   run, rep, io_rank, io_type, size_bytes   as in cmp_source
+--   qid, cpu, pid, comm   io columns
 --   queue_ahead_cmds, queue_other_cpu_cmds, queue_other_bytes, device_other_bytes
 --                what was in flight ahead of the I/O at submit (intf_io_ahead of that run)
 -- plus cmp_run_info (one row per run of each side: run, rep, run_dir, offset_uncertainty_ns, trace_clocks, clock_synced,
@@ -64,9 +69,8 @@ FROM cmp_run_info WHERE coalesce(roles, '') NOT LIKE '%initiator%' OR coalesce(r
 -- cmp_io_stage: one row per (run, io, stage) with a known duration, with its group.
 --   run, rep, io_rank, stage_set, stage, seq, parent, direction, dur (ns)
 --   group_key    'type=<io_type>, size=<bytes>' (the same key as the analyze report)
---   qid, cpu, pid, comm   as in io
 CREATE OR REPLACE VIEW cmp_io_stage AS
 SELECT run, rep, io_rank, 'type=' || coalesce(io_type, '?') || ', size=' || size_bytes AS group_key,
-       stage_set, stage, seq, parent, direction, dur, qid, cpu, pid, comm
+       stage_set, stage, seq, parent, direction, dur
 FROM cmp_source
 WHERE dur IS NOT NULL;

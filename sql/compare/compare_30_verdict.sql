@@ -1,5 +1,5 @@
 -- cmp_queue_evidence: one row per (run, group): how crowded the I/Os' transport queues
--- were when they were submitted (from intf_io_ahead of each run, copied into cmp_source).
+-- were when they were submitted (from intf_io_ahead of each run, copied into cmp_io).
 --   run, group_key
 --   ios                    I/Os of the group
 --   ahead_cmds_mean        commands in flight ahead on the same queue (any stream)
@@ -13,8 +13,7 @@ SELECT run, 'type=' || coalesce(io_type, '?') || ', size=' || size_bytes AS grou
        avg(queue_other_cpu_cmds) AS other_cpu_cmds_mean, avg(queue_other_bytes) AS other_stream_bytes_mean,
        avg(device_other_bytes) AS device_other_bytes_mean,
        count(DISTINCT qid) AS queues, count(DISTINCT cpu) AS cpus
-FROM cmp_source
-WHERE def_no = 1   -- every io has one row per def_no of its run: its row of the first is the io
+FROM cmp_io
 GROUP BY ALL;
 
 -- cmp_stage_share: one row per (group, stage) of the verdict's stage set (cmp_stage_set):
