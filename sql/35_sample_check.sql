@@ -19,7 +19,8 @@ WITH sampled_hosts AS (
     SELECT host FROM sampling WHERE sample_n > 1 AND role = 'initiator'
 ), linked AS (
     SELECT DISTINCT b.req_key, b.host, b.dev, b.complete_ts - b.issue_ts AS dur
-    FROM host_block_link l JOIN block_requests b USING (req_key)
+    FROM host_block_link_rows l
+    JOIN block_requests b ON b.host = l.host AND b.dev = l.dev AND b.sector = l.sector AND b.issue_ts = l.issue_ts
     WHERE l.host IN (SELECT host FROM sampled_hosts)
       AND b.state = 'complete' AND b.io_type IN ('read', 'write')
 ), devs AS (

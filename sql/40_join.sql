@@ -466,8 +466,8 @@ SELECT i.cmd_key AS io_id, i.host AS initiator_host, i.ctrl_id, m.cntlid, i.qid,
             THEN m.target_host || '/' || coalesce(regexp_replace(t.disk, '^/dev/', ''), '?') END AS target_device_key
 FROM nvme_commands i
 LEFT JOIN lba_shift ls ON ls.host = i.host
-LEFT JOIN host_block_link hb ON hb.host = i.host AND hb.submit_cpu = i.submit_cpu AND hb.submit_ts = i.submit_ts
-LEFT JOIN block_requests b ON b.req_key = hb.req_key
+LEFT JOIN host_block_link_rows hb ON hb.host = i.host AND hb.submit_cpu = i.submit_cpu AND hb.submit_ts = i.submit_ts
+LEFT JOIN block_requests b ON b.host = hb.host AND b.dev = hb.dev AND b.sector = hb.sector AND b.issue_ts = hb.issue_ts
 LEFT JOIN ctrl_map m ON m.initiator_host = i.host AND m.ctrl_id = i.ctrl_id
 LEFT JOIN command_match cm ON cm.i_cmd = i.cmd_key
 LEFT JOIN nvme_commands t ON t.cmd_key = cm.t_cmd
