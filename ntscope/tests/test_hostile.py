@@ -220,6 +220,16 @@ def test_compare_with_a_one_host_run_gives_no_verdict(fresh, ntscope_cli):
     assert "hosts traced: initiator" in doc["verdicts"][0]["evidence"]
 
 
+def test_compare_with_a_target_only_run_is_a_clear_error(fresh, ntscope_cli):
+    # no initiator: no stage set, so its side has no stage names and no rows (an empty list of
+    # names is valid; the error is the missing stages, not the file)
+    base, run = fresh(SMALL, "base"), fresh(OTHER, "run")
+    shutil.rmtree(os.path.join(run, "initiator"))
+    r = ntscope_cli("compare", base, run, "--quiet", "--no-cache")
+    assert r.returncode == 2 and f"{run}: no I/O with stages" in r.stderr and "fix:" in r.stderr
+    no_traceback(r)
+
+
 # ------------------------------------------------------------------ 6. exit codes: every error is exit 2 with a fix
 @pytest.mark.parametrize("flags, message", [
     (["--window", "abc"], "window 'abc' is not START:END"),

@@ -184,7 +184,8 @@ def stage_names(con, part, stages):
     except ValueError:
         defs = None
     width = len(STAGE_NAME_COLUMNS)
-    if not (isinstance(defs, list) and defs and all(isinstance(d, list) and len(d) == width for d in defs)):
+    # an empty list is valid: a run without stages (no initiator) has no rows either
+    if not (isinstance(defs, list) and all(isinstance(d, list) and len(d) == width for d in defs)):
         raise ValueError(f"{stages}: no stage names in its metadata ({STAGE_NAMES_KEY})")
 
     def literal(v):
@@ -226,7 +227,7 @@ def keep_analyzed_side(con, run_dir, run_key, interference, plots):
     try:
         side_cache.store(run_dir, run_key, export_side(con, folder, "side"),
                          {"interference": interference, "plots": plots})
-    except duckdb.Error as e:   # the report does not depend on it
+    except (duckdb.Error, views.RunError) as e:   # the report does not depend on it
         print(f"ntscope: note: analyze did not keep the compare input of {run_dir} ({str(e).splitlines()[0]}); "
               f"a later compare builds it", file=sys.stderr)
     finally:
