@@ -130,7 +130,11 @@ FROM host_block_link_rows;
 --                ended, lost events, or a later submit reused the id); 'no_submission'
 --                (completion of a command submitted before tracing started)
 CREATE OR REPLACE TABLE nvme_commands AS
-WITH raw_cmd_events AS (
+-- raw_cmd_events, fixed and completes are NOT MATERIALIZED: each is a filter over the event
+-- files, read again by each use. DuckDB materializes a CTE used more than once, and these
+-- copies of every command event (12 M wide rows at 40 M events) spilled under the memory
+-- limit: the statement took 4.06 -> 3.69 s at 10 M events, 26.1 -> 17.3 s at 40 M (the same rows).
+WITH raw_cmd_events AS NOT MATERIALIZED (
     SELECT host, role, event, ts, cpu, pid, comm, ctrl_id, qid, cid, opcode, fctype, slba, nlb,
            disk, status,
            CASE WHEN event IN ('nvme_setup_cmd', 'nvmet_req_init') THEN 0 ELSE 1 END AS phase
@@ -140,7 +144,7 @@ WITH raw_cmd_events AS (
     SELECT host, cid, ts, ctrl_id, qid FROM raw_cmd_events WHERE event = 'nvmet_req_complete'
 ), connects AS (
     SELECT * FROM raw_cmd_events WHERE event = 'nvmet_req_init' AND opcode = 127 AND fctype = 1
-), fixed AS (
+), fixed AS NOT MATERIALIZED (
     -- nvmet_req_init of a fabrics connect reports ctrl_id 0 and qid 0 (controller not
     -- allocated yet): take both from the next completion of that cid on that host.
     SELECT e.* REPLACE (coalesce(tc.ctrl_id, e.ctrl_id) AS ctrl_id, coalesce(tc.qid, e.qid) AS qid)
@@ -161,7 +165,7 @@ WITH raw_cmd_events AS (
            CASE WHEN next_phase = 1 THEN next_cpu END AS cid_complete_cpu,
            CASE WHEN next_phase = 1 THEN next_status END AS cid_status
     FROM ordered WHERE phase = 0
-), completes AS (
+), completes AS NOT MATERIALIZED (
     SELECT host, ctrl_id, qid, cid, ts, cpu, status FROM fixed WHERE phase = 1
 ), via_block AS (
     -- initiator: the nvme_complete_rq just before the linked request's block_rq_complete
