@@ -470,7 +470,7 @@ LEFT JOIN host_block_link_rows hb ON hb.host = i.host AND hb.submit_cpu = i.subm
 -- the build sides hold only the rows that can match (the initiators' block requests, the
 -- targets' commands): with every join's table built at once, the whole tables took the
 -- statement over the 2 GB limit at 40 M events (3 M I/Os) in five runs of eight
-LEFT JOIN (SELECT * FROM block_requests WHERE host IN (SELECT host FROM hosts WHERE role = 'initiator')) b
+LEFT JOIN (SELECT * FROM block_requests WHERE role = 'initiator') b
   ON b.host = hb.host AND b.dev = hb.dev AND b.sector = hb.sector AND b.issue_ts = hb.issue_ts
 LEFT JOIN ctrl_map m ON m.initiator_host = i.host AND m.ctrl_id = i.ctrl_id
 LEFT JOIN command_match cm ON cm.i_cmd = i.cmd_key

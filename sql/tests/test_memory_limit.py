@@ -24,7 +24,8 @@ SMALL = "lab-6.1-stock-base-randread"
 # below what the views need (since `events` became a view 300 MB no longer forced a spill;
 # since nvme_commands stopped materializing copies of the command events, 10 copies fit in
 # 200 MB).
-SCALED, COPIES, IOS = "stock-randread-4k-qd8", 20, 127780
+SCALED, COPIES = "stock-randread-4k-qd8", 20
+IOS = 6_389 * COPIES   # the fixture's reads, in every copy
 TINY = "250MB"
 
 
