@@ -151,30 +151,34 @@ LEFT JOIN tracks tq ON s.match_state = 'matched' AND tq.host = s.target_host AND
 CREATE OR REPLACE MACRO timeline_counters_part(lo_ts, hi_ts) AS TABLE
 WITH tracks AS MATERIALIZED (
     SELECT * FROM timeline_tracks WHERE kind = 'counter'
+), resource_iv AS NOT MATERIALIZED (
+    -- each interval of the run on its resource: read by the two uses below, each taking what
+    -- it needs of the io rows
+    SELECT initiator_host AS host, 'queue' AS resource_kind, queue_key AS key,
+           i_setup_ts AS s, i_complete_rq_ts AS e, size_bytes FROM io_selected
+    UNION ALL
+    SELECT initiator_host, 'device', device_key, i_rq_issue_ts, i_rq_complete_ts, size_bytes FROM io_selected
+    UNION ALL
+    SELECT target_host, 'queue', queue_key, t_init_ts - offset_ns, t_complete_ts - offset_ns, size_bytes
+    FROM io_selected WHERE match_state = 'matched'
+    UNION ALL
+    SELECT target_host, 'device', target_device_key, t_dev_issue_ts - offset_ns, t_dev_complete_ts - offset_ns,
+           size_bytes
+    FROM io_selected WHERE match_state = 'matched' AND target_device_key IS NOT NULL
 ), iv AS (
-    -- each interval with its counter tracks' uuids: the steps, bins and windows below group
-    -- and sort on them instead of (host, resource_kind, key) strings (773 k I/Os: 13.0 -> 9.5
-    -- CPU-s for the counters, same rows). Not materialized: each use below reads what it needs
-    -- of it (a materialized copy of every interval of a 100 M-event run is 1 GB).
+    -- the intervals that touch the part (open at lo_ts, or ending before the end of its last
+    -- bin), with their counter tracks' uuids: the steps, bins and windows below group and sort
+    -- on them instead of (host, resource_kind, key) strings (773 k I/Os: 13.0 -> 9.5 CPU-s for
+    -- the counters, same rows). Only the part's: every interval of a 3 M-I/O run is 12 M rows,
+    -- and joining them to their tracks in each part's query made the parts grow with the run.
     SELECT f.uuid AS in_flight_uuid, m.uuid AS mb_s_uuid, iv.s, iv.e, iv.size_bytes
-    FROM (
-        SELECT initiator_host AS host, 'queue' AS resource_kind, queue_key AS key,
-               i_setup_ts AS s, i_complete_rq_ts AS e, size_bytes FROM io_selected
-        UNION ALL
-        SELECT initiator_host, 'device', device_key, i_rq_issue_ts, i_rq_complete_ts, size_bytes FROM io_selected
-        UNION ALL
-        SELECT target_host, 'queue', queue_key, t_init_ts - offset_ns, t_complete_ts - offset_ns, size_bytes
-        FROM io_selected WHERE match_state = 'matched'
-        UNION ALL
-        SELECT target_host, 'device', target_device_key, t_dev_issue_ts - offset_ns, t_dev_complete_ts - offset_ns,
-               size_bytes
-        FROM io_selected WHERE match_state = 'matched' AND target_device_key IS NOT NULL
-    ) iv
+    FROM resource_iv iv
     JOIN tracks f ON f.counter = 'in_flight' AND f.host = iv.host
                  AND f.resource_kind = iv.resource_kind AND f.key = iv.key
     LEFT JOIN tracks m ON m.counter = 'mb_s' AND m.host = iv.host
                       AND m.resource_kind = iv.resource_kind AND m.key = iv.key
     WHERE iv.s IS NOT NULL AND iv.e IS NOT NULL AND iv.e >= iv.s
+      AND iv.e >= lo_ts AND (hi_ts IS NULL OR iv.s < hi_ts + 10000000)
 ), at_start AS (
     -- each in-flight track's value at lo_ts (v) and at hi_ts (v_end: 0 at the end of the run),
     -- and the sum of v_end over the tracks before it (by uuid): see the running sum below
@@ -194,8 +198,14 @@ WITH tracks AS MATERIALIZED (
     -- the track's value at lo_ts, as a step there that the output leaves out (below)
     SELECT uuid, NULL, v FROM at_start
 ), bin_range AS (
-    SELECT mb_s_uuid AS uuid, min((e - w.start_ts) // 10000000) AS lo, max((e - w.start_ts) // 10000000) AS hi
-    FROM iv, report_window w WHERE mb_s_uuid IS NOT NULL GROUP BY ALL
+    -- each mb_s track's first and last bin over the whole run: its intervals' ends grouped by
+    -- resource first (a few groups), then joined to the tracks
+    SELECT m.uuid, (r.min_e - w.start_ts) // 10000000 AS lo, (r.max_e - w.start_ts) // 10000000 AS hi
+    FROM (SELECT host, resource_kind, key, min(e) AS min_e, max(e) AS max_e FROM resource_iv
+          WHERE s IS NOT NULL AND e IS NOT NULL AND e >= s GROUP BY ALL) r
+    JOIN tracks f ON f.counter = 'in_flight' AND f.host = r.host AND f.resource_kind = r.resource_kind AND f.key = r.key
+    JOIN tracks m ON m.counter = 'mb_s' AND m.host = r.host AND m.resource_kind = r.resource_kind AND m.key = r.key
+    CROSS JOIN report_window w
 ), part_bins AS (
     -- the part's bins of each track: those starting in [lo_ts, hi_ts), from the track's first
     -- bin to the one after its last (a last 0)
@@ -277,8 +287,12 @@ WITH ios AS (
     SELECT io_n, n_before + row_number() OVER (ORDER BY order_ts, io_id) AS n, root_s
     FROM timeline_ios WHERE order_ts >= lo_ts AND (hi_ts IS NULL OR order_ts < hi_ts)
 ), target_starts AS (
+    -- only the part's io: a join with them, which DuckDB also turns into a range of io_n that
+    -- skips the other parts' stage rows (an aggregate over every io made each part's query
+    -- grow with the run, not with the part)
     SELECT st.io_n, min(st.from_ts) AS s
     FROM io_stage_durations st
+    JOIN (SELECT io_n FROM ios) USING (io_n)
     JOIN io_stage_definitions d ON d.def_no = st.def_no
      AND d.stage_set = (SELECT stage_set FROM timeline_stage_set)
     JOIN timeline_slots l ON l.stage = d.stage AND l.depth > 0 AND l.part_no = 1
