@@ -14,13 +14,16 @@ def milestones(con):
 
 
 def io_sql(con):
-    """io_export plus one column per milestone (ns, initiator clock), rows by first milestone."""
+    """io_export (but its join key io_n) plus one column per milestone (ns, initiator clock), rows
+    by first milestone. The milestones are grouped by the integer io_n, not by the io_id string
+    (3 M I/Os: 5.3 -> 4.2 s, 773 k: 1.02 -> 0.85 s); every io's (the left join keeps the selected ones: selecting them
+    first cost more than it saved when, as by default, every io is selected)."""
     ms = milestones(con)
     cols = "".join(f", max(m.ts) FILTER (WHERE m.milestone = {sql_str(name)}) AS {sql_ident(name)}" for name in ms)
     order = (sql_ident(ms[0]) + ", " if ms else "") + "io_id"
-    return (f"SELECT e.*, p.* EXCLUDE (io_id) FROM io_export e LEFT JOIN ("
-            f"SELECT s.io_id{cols} FROM io_milestone_ts m JOIN io_selected s USING (io_n) "
-            f"GROUP BY s.io_id) p USING (io_id) ORDER BY {order}")
+    return (f"SELECT e.* EXCLUDE (io_n), p.* EXCLUDE (io_n) FROM io_export e LEFT JOIN ("
+            f"SELECT m.io_n{cols} FROM io_milestone_ts m "
+            f"GROUP BY m.io_n) p USING (io_n) ORDER BY {order}")
 
 
 def write_io(con, path):
