@@ -16,8 +16,8 @@ def milestones(con):
 def io_sql(con):
     """io_export (but its join key io_n) plus one column per milestone (ns, initiator clock), rows
     by first milestone. The milestones are grouped by the integer io_n, not by the io_id string
-    (3 M I/Os: 5.3 -> 4.2 s, 773 k: 1.02 -> 0.85 s); every io's (the left join keeps the selected ones: selecting them
-    first cost more than it saved when, as by default, every io is selected)."""
+    (3 M I/Os: 5.3 -> 4.2 s; 773 k: 1.02 -> 0.85 s), and every io's: the left join keeps the
+    selected ones (selecting them first cost more than it saved when, as by default, all are)."""
     ms = milestones(con)
     cols = "".join(f", max(m.ts) FILTER (WHERE m.milestone = {sql_str(name)}) AS {sql_ident(name)}" for name in ms)
     order = (sql_ident(ms[0]) + ", " if ms else "") + "io_id"
