@@ -140,10 +140,13 @@ WITH raw_cmd_events AS NOT MATERIALIZED (
            CASE WHEN event IN ('nvme_setup_cmd', 'nvmet_req_init') THEN 0 ELSE 1 END AS phase
     FROM events
     WHERE event IN ('nvme_setup_cmd', 'nvme_complete_rq', 'nvmet_req_init', 'nvmet_req_complete')
-), target_completes AS (
-    SELECT host, cid, ts, ctrl_id, qid FROM raw_cmd_events WHERE event = 'nvmet_req_complete'
 ), connects AS (
     SELECT * FROM raw_cmd_events WHERE event = 'nvmet_req_init' AND opcode = 127 AND fctype = 1
+), target_completes AS (
+    -- only those of a connect's (host, cid): the ASOF join below sorts all of its right side
+    -- (every target completion: 0.9 s of thread time at 40 M events for a few connects)
+    SELECT host, cid, ts, ctrl_id, qid FROM raw_cmd_events
+    WHERE event = 'nvmet_req_complete' AND (host, cid) IN (SELECT host, cid FROM connects)
 ), fixed AS NOT MATERIALIZED (
     -- nvmet_req_init of a fabrics connect reports ctrl_id 0 and qid 0 (controller not
     -- allocated yet): take both from the next completion of that cid on that host.
