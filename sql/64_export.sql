@@ -1,6 +1,7 @@
 -- Per-I/O data on disk (report/io.parquet, report/io_stages.parquet) and the ids every
--- output shares (reports/README.md "Vocabulary"). All views; the report writes them with
--- DuckDB COPY (reports/report/export.py), streamed.
+-- output shares (reports/README.md "Vocabulary"). Views (and io_stage_names, a connection
+-- variable io_stage_export reads); the report writes them with DuckDB COPY
+-- (reports/report/export.py), streamed.
 
 -- io_keys: one row per io: the ids of the resources it used.
 --   io_id
