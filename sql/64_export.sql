@@ -51,7 +51,7 @@ GROUP BY m.milestone;
 -- and its rank in (stage_set, seq) order: a connection variable that io_stage_export reads, so
 -- that it sorts narrow rows (an io, a def_no) and puts the names on them after the sort (a join
 -- there would not keep the order). At 40 M events (37 M rows) the sort with the names carried
--- along took 13.4 s, 10.2 s without; at 10 M 2.4 and 1.8 s; the same rows in the same order.
+-- along took 13.4 s, 9.9 s without; at 10 M 2.4 and 1.8 s; the same rows in the same order.
 SET VARIABLE io_stage_names = (
     SELECT {'stage_set': list(stage_set ORDER BY def_no), 'stage': list(stage ORDER BY def_no),
             'seq': list(seq ORDER BY def_no), 'parent': list(parent ORDER BY def_no),
