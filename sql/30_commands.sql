@@ -1,7 +1,19 @@
+-- String keys. Other tables refer to a command or a block request by its rowid in
+-- nvme_command_rows or block_request_rows (columns named cmd_n, req_n, i_cmd_n, t_cmd_n) and
+-- join on it; the string keys people read (cmd_key, req_key, i_cmd, t_cmd) are built by the
+-- views over those tables, only for the rows a query reads. Building and storing them for every row, and
+-- joining and sorting on them, cost the views of the 10 M-event run 1.3 s of 14.7 (sql/bench/
+-- README.md, session 30). Rowids are stable here: these tables are written once, never updated.
+-- cmd_key_of(host, ctrl_id, qid, cid, ts): nvme_commands.cmd_key, '<host>/<ctrl_id>/<qid>/<cid>/<ts>'
+CREATE OR REPLACE MACRO cmd_key_of(host, ctrl_id, qid, cid, ts) AS
+    host || '/' || ctrl_id || '/' || qid || '/' || cid || '/' || ts;
+-- req_key_of(host, dev, sector, ts): block_requests.req_key, '<host>/<dev>/<sector>/<ts>'
+CREATE OR REPLACE MACRO req_key_of(host, dev, sector, ts) AS host || '/' || dev || '/' || sector || '/' || ts;
+
 -- block_requests: one row per block request lifetime on one host (block_rq_issue paired
 -- with the next block_rq_complete of the same (host, dev, sector)), with the bio that
 -- created it.
---   req_key      unique id: '<host>/<dev>/<sector>/<issue ts>'
+--   req_key      unique id: '<host>/<dev>/<sector>/<issue ts>' (complete ts when not issued)
 --   host, role   where it was traced
 --   dev          dev_t (major << 20 | minor);  sector  first 512 B sector;  nr_sector  length
 --   bytes        data bytes (block_rq_issue), 0 for flush
@@ -16,7 +28,9 @@
 --   queue_cpu    CPU of block_bio_queue
 --   error        block_rq_complete error code
 --   state        'complete' or 'no_completion' or 'no_issue'
-CREATE OR REPLACE TABLE block_requests AS
+-- The rows are the table block_request_rows (every column but req_key; req_n below is its
+-- rowid); this view adds req_key.
+CREATE OR REPLACE TABLE block_request_rows AS
 WITH e AS (
     SELECT host, role, event, ts, cpu, pid, comm, dev, sector, nr_sector, bytes, rwbs,
            CASE WHEN event = 'block_rq_issue' THEN 0 ELSE 1 END AS phase
@@ -40,8 +54,7 @@ WITH e AS (
 ), getrqs AS (
     SELECT host, dev, sector, ts FROM events WHERE event = 'block_getrq'
 )
-SELECT i.host || '/' || i.dev || '/' || i.sector || '/' || coalesce(i.issue_ts, i.complete_ts) AS req_key,
-       i.host, i.role, i.dev, i.sector, i.nr_sector, i.bytes, i.rwbs,
+SELECT i.host, i.role, i.dev, i.sector, i.nr_sector, i.bytes, i.rwbs,
        CASE WHEN i.rwbs LIKE '%D%' THEN 'discard' WHEN i.rwbs LIKE '%R%' THEN 'read'
             WHEN i.rwbs LIKE '%W%' AND coalesce(i.nr_sector, 0) > 0 THEN 'write'
             WHEN i.rwbs LIKE 'F%' OR (i.rwbs LIKE '%W%' AND i.nr_sector = 0) THEN 'flush'
@@ -52,6 +65,8 @@ SELECT i.host || '/' || i.dev || '/' || i.sector || '/' || coalesce(i.issue_ts, 
 FROM issued i
 ASOF LEFT JOIN bios b ON b.host = i.host AND b.dev = i.dev AND b.sector = i.sector AND b.ts <= i.issue_ts
 ASOF LEFT JOIN getrqs g ON g.host = i.host AND g.dev = i.dev AND g.sector = i.sector AND g.ts <= i.issue_ts;
+CREATE OR REPLACE VIEW block_requests AS
+SELECT req_key_of(host, dev, sector, coalesce(issue_ts, complete_ts)) AS req_key, * FROM block_request_rows;
 
 -- lba_shift: one row per host: how NVMe LBAs map to 512 B block sectors there
 -- (sector = slba << lba_shift), chosen as the shift under which more NVMe commands find a
@@ -100,7 +115,7 @@ WHERE (c.slba IS NULL AND b.io_type = 'flush') OR b.sector = c.slba << c.lba_shi
 --   gap_ns       block_rq_issue ts - nvme_setup_cmd ts (ns)
 CREATE OR REPLACE VIEW host_block_link AS
 SELECT host || '/' || submit_cpu || '/' || submit_ts AS submit_key, host, submit_cpu, submit_ts,
-       host || '/' || dev || '/' || sector || '/' || issue_ts AS req_key, gap_ns
+       req_key_of(host, dev, sector, issue_ts) AS req_key, gap_ns
 FROM host_block_link_rows;
 
 -- nvme_commands: one row per NVMe command lifetime on one host (command ids are reused:
@@ -129,7 +144,9 @@ FROM host_block_link_rows;
 --   state        'complete'; 'no_completion' (submit never completed in the trace: trace
 --                ended, lost events, or a later submit reused the id); 'no_submission'
 --                (completion of a command submitted before tracing started)
-CREATE OR REPLACE TABLE nvme_commands AS
+-- The rows are the table nvme_command_rows (every column but cmd_key; cmd_n below is its
+-- rowid); this view adds cmd_key.
+CREATE OR REPLACE TABLE nvme_command_rows AS
 -- raw_cmd_events, fixed and completes are NOT MATERIALIZED: each is a filter over the event
 -- files, read again by each use. DuckDB materializes a CTE used more than once, and these
 -- copies of every command event (12 M wide rows at 40 M events) spilled under the memory
@@ -244,8 +261,7 @@ WITH raw_cmd_events AS NOT MATERIALIZED (
     -- completions of commands outside the sample are not lifetimes of their own
     WHERE NOT outside_sample(c.host, c.cid)
 )
-SELECT host || '/' || ctrl_id || '/' || qid || '/' || cid || '/' || coalesce(submit_ts, complete_ts) AS cmd_key,
-       host, role, ctrl_id, qid, cid, opcode, fctype,
+SELECT host, role, ctrl_id, qid, cid, opcode, fctype,
        CASE WHEN opcode = 127 THEN 'fabrics' WHEN qid = 0 THEN 'admin'
             WHEN opcode IS NULL THEN 'unknown' ELSE 'io' END AS kind,
        CASE WHEN opcode = 127 OR qid = 0 OR opcode IS NULL THEN NULL
@@ -254,18 +270,23 @@ SELECT host || '/' || ctrl_id || '/' || qid || '/' || cid || '/' || coalesce(sub
        slba, nlb, disk, submit_ts, complete_ts, complete_ts - submit_ts AS dur,
        submit_cpu, submit_pid, submit_comm, complete_cpu, status, complete_cid, pairing, state
 FROM lifetimes;
+CREATE OR REPLACE VIEW nvme_commands AS
+SELECT cmd_key_of(host, ctrl_id, qid, cid, coalesce(submit_ts, complete_ts)) AS cmd_key, * FROM nvme_command_rows;
 
 -- target_device_link: one row per (target NVMe command, backing-device block request)
 -- that served it: same host, the request's first sector inside the command's LBA range,
 -- queued after nvmet_req_init and completed before nvmet_req_complete. A large command
 -- split by the block layer links to several requests.
 --   cmd_key      nvme_commands.cmd_key (target side);  req_key  block_requests.req_key
-CREATE OR REPLACE TABLE target_device_link AS
+-- The rows are the table target_device_link_rows: cmd_n (nvme_command_rows' rowid), req_n
+-- (block_request_rows' rowid) and the request's queue_ts, issue_ts, complete_ts and bytes (what
+-- target_device sums); this view names both sides by their keys.
+CREATE OR REPLACE TABLE target_device_link_rows AS
 WITH c AS (
-    SELECT c.cmd_key, c.host, c.submit_ts, c.complete_ts,
+    SELECT c.rowid AS cmd_n, c.host, c.submit_ts, c.complete_ts,
            c.slba << coalesce(s.lba_shift, 0) AS sector_start,
            (c.slba + c.nlb) << coalesce(s.lba_shift, 0) AS sector_end
-    FROM nvme_commands c LEFT JOIN lba_shift s USING (host)
+    FROM nvme_command_rows c LEFT JOIN lba_shift s USING (host)
     WHERE c.role = 'target' AND c.kind = 'io' AND c.state = 'complete' AND c.slba IS NOT NULL
 ), cb AS (
     -- equality keys keep the join linear: 1 MiB sector buckets x 1 s time buckets the
@@ -275,14 +296,21 @@ WITH c AS (
 ), cbt AS (
     SELECT *, unnest(range(submit_ts // 1000000000, complete_ts // 1000000000 + 1)) AS tb FROM cb
 ), b AS (
-    SELECT *, (sector >> 11)::BIGINT AS sb, coalesce(queue_ts, issue_ts) // 1000000000 AS tb
-    FROM block_requests WHERE role = 'target' AND state = 'complete'
+    SELECT rowid AS req_n, host, sector, queue_ts, issue_ts, complete_ts, bytes,
+           (sector >> 11)::BIGINT AS sb, coalesce(queue_ts, issue_ts) // 1000000000 AS tb
+    FROM block_request_rows WHERE role = 'target' AND state = 'complete'
 )
-SELECT c.cmd_key, b.req_key
+SELECT c.cmd_n, b.req_n, b.queue_ts, b.issue_ts, b.complete_ts, b.bytes
 FROM cbt c JOIN b
   ON b.host = c.host AND b.sb = c.sb AND b.tb = c.tb
  AND b.sector >= c.sector_start AND b.sector < c.sector_end
  AND coalesce(b.queue_ts, b.issue_ts) >= c.submit_ts AND b.complete_ts <= c.complete_ts;
+CREATE OR REPLACE VIEW target_device_link AS
+SELECT cmd_key_of(c.host, c.ctrl_id, c.qid, c.cid, coalesce(c.submit_ts, c.complete_ts)) AS cmd_key,
+       req_key_of(b.host, b.dev, b.sector, coalesce(b.issue_ts, b.complete_ts)) AS req_key
+FROM target_device_link_rows l
+JOIN nvme_command_rows c ON c.rowid = l.cmd_n
+JOIN block_request_rows b ON b.rowid = l.req_n;
 
 -- target_device: one row per target command with backing-device requests.
 --   cmd_key        nvme_commands.cmd_key (target side)
@@ -291,8 +319,14 @@ FROM cbt c JOIN b
 --   issue_ts       first block_rq_issue (ns, target clock)
 --   complete_ts    last block_rq_complete (ns, target clock)
 --   bytes          sum of request bytes
-CREATE OR REPLACE TABLE target_device AS
-SELECT l.cmd_key, count(*) AS requests, min(b.queue_ts) AS queue_ts, min(b.issue_ts) AS issue_ts,
-       max(b.complete_ts) AS complete_ts, sum(b.bytes)::BIGINT AS bytes
-FROM target_device_link l JOIN block_requests b USING (req_key)
-GROUP BY l.cmd_key;
+-- The rows are the table target_device_rows (cmd_n, nvme_command_rows' rowid, for cmd_key);
+-- this view adds cmd_key.
+CREATE OR REPLACE TABLE target_device_rows AS
+SELECT cmd_n, count(*) AS requests, min(queue_ts) AS queue_ts, min(issue_ts) AS issue_ts,
+       max(complete_ts) AS complete_ts, sum(bytes)::BIGINT AS bytes
+FROM target_device_link_rows
+GROUP BY cmd_n;
+CREATE OR REPLACE VIEW target_device AS
+SELECT cmd_key_of(c.host, c.ctrl_id, c.qid, c.cid, coalesce(c.submit_ts, c.complete_ts)) AS cmd_key,
+       d.* EXCLUDE (cmd_n)
+FROM target_device_rows d JOIN nvme_command_rows c ON c.rowid = d.cmd_n;

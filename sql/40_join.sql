@@ -195,19 +195,22 @@ FROM depth WHERE d = 1 GROUP BY ih, th;
 --   i_submit_ts         initiator submit time (ns, initiator clock)
 --   lo_ns, hi_ns        bounds on the offset from this pair (ns)
 --   fingerprinted       true when slba/nlb were compared too
-CREATE OR REPLACE TABLE clock_candidates AS
+-- The rows are the table clock_candidate_rows, with i_cmd_n and t_cmd_n (nvme_command_rows'
+-- rowids) for i_cmd and t_cmd; this view names the commands by their keys.
+CREATE OR REPLACE TABLE clock_candidate_rows AS
 WITH i AS (
-    SELECT c.*, m.target_host, m.cntlid,
+    SELECT c.rowid AS cmd_n, c.*, m.target_host, m.cntlid,
            (c.submit_ts + k.coarse_offset_ns) // 1000000000 AS b
-    FROM nvme_commands c JOIN ctrl_map m ON m.initiator_host = c.host AND m.ctrl_id = c.ctrl_id
+    FROM nvme_command_rows c JOIN ctrl_map m ON m.initiator_host = c.host AND m.ctrl_id = c.ctrl_id
     JOIN clock_coarse k ON k.initiator_host = c.host AND k.target_host = m.target_host
     WHERE c.role = 'initiator' AND c.kind = 'io' AND c.state = 'complete'
 ), t AS (
-    SELECT *, unnest([submit_ts // 1000000000 - 1, submit_ts // 1000000000, submit_ts // 1000000000 + 1]) AS b
-    FROM nvme_commands WHERE role = 'target' AND kind = 'io' AND state = 'complete'
+    SELECT rowid AS cmd_n, *,
+           unnest([submit_ts // 1000000000 - 1, submit_ts // 1000000000, submit_ts // 1000000000 + 1]) AS b
+    FROM nvme_command_rows WHERE role = 'target' AND kind = 'io' AND state = 'complete'
 )
 SELECT i.host AS initiator_host, i.target_host,
-       i.cmd_key AS i_cmd, t.cmd_key AS t_cmd, i.submit_ts AS i_submit_ts,
+       i.cmd_n AS i_cmd_n, t.cmd_n AS t_cmd_n, i.submit_ts AS i_submit_ts,
        t.complete_ts - i.complete_ts AS lo_ns, t.submit_ts - i.submit_ts AS hi_ns,
        (i.slba IS NOT NULL AND t.slba IS NOT NULL) AS fingerprinted
 FROM i JOIN t
@@ -215,6 +218,14 @@ FROM i JOIN t
  AND t.opcode = i.opcode AND t.b = i.b
  AND (i.slba IS NULL OR t.slba IS NULL OR (i.slba = t.slba AND i.nlb = t.nlb))
 WHERE t.complete_ts - i.complete_ts <= t.submit_ts - i.submit_ts;
+CREATE OR REPLACE VIEW clock_candidates AS
+SELECT cc.initiator_host, cc.target_host,
+       cmd_key_of(i.host, i.ctrl_id, i.qid, i.cid, coalesce(i.submit_ts, i.complete_ts)) AS i_cmd,
+       cmd_key_of(t.host, t.ctrl_id, t.qid, t.cid, coalesce(t.submit_ts, t.complete_ts)) AS t_cmd,
+       cc.i_submit_ts, cc.lo_ns, cc.hi_ns, cc.fingerprinted
+FROM clock_candidate_rows cc
+JOIN nvme_command_rows i ON i.rowid = cc.i_cmd_n
+JOIN nvme_command_rows t ON t.rowid = cc.t_cmd_n;
 
 -- clock_offset_slices: per host pair, one row per tenth of the run (by initiator submit
 -- time), plus one row for the whole run (slice = -1): the offset interval most candidate
@@ -230,10 +241,10 @@ CREATE OR REPLACE TABLE clock_offset_slices AS
 WITH span AS (
     SELECT initiator_host, target_host, min(i_submit_ts) AS t0,
            greatest(max(i_submit_ts) - min(i_submit_ts), 1) AS len
-    FROM clock_candidates GROUP BY ALL
+    FROM clock_candidate_rows GROUP BY ALL
 ), c AS (
     SELECT c.*, least(floor((c.i_submit_ts - s.t0) * 10.0 / s.len), 9)::INTEGER AS slice
-    FROM clock_candidates c JOIN span s USING (initiator_host, target_host)
+    FROM clock_candidate_rows c JOIN span s USING (initiator_host, target_host)
 ), both_levels AS (
     SELECT initiator_host, target_host, slice, lo_ns, hi_ns FROM c
     UNION ALL SELECT initiator_host, target_host, -1, lo_ns, hi_ns FROM c
@@ -292,7 +303,7 @@ s AS (
            count(*) FILTER (WHERE abs((c.lo_ns + c.hi_ns) / 2 - f.mid - f.slope_ppm * (c.i_submit_ts - f.t0) / 1e6)
                                   <= (c.hi_ns - c.lo_ns) / 2 + f.tol) AS with_drift,
            count(*) FILTER (WHERE abs((c.lo_ns + c.hi_ns) / 2 - f.mid) <= (c.hi_ns - c.lo_ns) / 2 + f.tol) AS without_drift
-    FROM clock_candidates c JOIN fit f USING (initiator_host, target_host)
+    FROM clock_candidate_rows c JOIN fit f USING (initiator_host, target_host)
     GROUP BY ALL
 )
 SELECT g.initiator_host, g.target_host,
@@ -359,18 +370,29 @@ FROM ok;
 --   i_cmd, t_cmd      nvme_commands.cmd_key of each side
 --   offset_at_ns      the clock offset at this command's time (ns, target - initiator)
 --   uncertainty_ns    that offset's uncertainty (ns, clock_offset of the host pair)
-CREATE OR REPLACE TABLE command_match AS
+-- The rows are the table command_match_rows, with i_cmd_n and t_cmd_n (nvme_command_rows'
+-- rowids) for i_cmd and t_cmd; this view names the commands by their keys. Equally close
+-- candidates (the same miss, to the ns) are told apart by those numbers: the command recorded
+-- first in nvme_command_rows wins.
+CREATE OR REPLACE TABLE command_match_rows AS
 WITH c AS (
     SELECT cc.*, (o.offset_ns + o.drift_ppm * (cc.i_submit_ts - o.t0_ns) / 1e6)::BIGINT AS offset_at_ns,
            o.uncertainty_ns
-    FROM clock_candidates cc JOIN clock_offset o USING (initiator_host, target_host)
+    FROM clock_candidate_rows cc JOIN clock_offset o USING (initiator_host, target_host)
 ), ok AS (
     SELECT *, abs((lo_ns + hi_ns) / 2 - offset_at_ns) AS miss
     FROM c WHERE lo_ns <= offset_at_ns + uncertainty_ns + 1000 AND hi_ns >= offset_at_ns - uncertainty_ns - 1000
-    QUALIFY row_number() OVER (PARTITION BY i_cmd ORDER BY miss, t_cmd) = 1
+    QUALIFY row_number() OVER (PARTITION BY i_cmd_n ORDER BY miss, t_cmd_n) = 1
 )
-SELECT i_cmd, t_cmd, offset_at_ns, uncertainty_ns FROM ok
-QUALIFY row_number() OVER (PARTITION BY t_cmd ORDER BY miss, i_cmd) = 1;
+SELECT i_cmd_n, t_cmd_n, offset_at_ns, uncertainty_ns FROM ok
+QUALIFY row_number() OVER (PARTITION BY t_cmd_n ORDER BY miss, i_cmd_n) = 1;
+CREATE OR REPLACE VIEW command_match AS
+SELECT cmd_key_of(i.host, i.ctrl_id, i.qid, i.cid, coalesce(i.submit_ts, i.complete_ts)) AS i_cmd,
+       cmd_key_of(t.host, t.ctrl_id, t.qid, t.cid, coalesce(t.submit_ts, t.complete_ts)) AS t_cmd,
+       m.offset_at_ns, m.uncertainty_ns
+FROM command_match_rows m
+JOIN nvme_command_rows i ON i.rowid = m.i_cmd_n
+JOIN nvme_command_rows t ON t.rowid = m.t_cmd_n;
 
 -- initiator_clock: one row per initiator host: how its trace clock maps onto the run's
 -- reference clock, the one clock that every io i_* time and every report time (window, time
@@ -441,9 +463,10 @@ FROM n CROSS JOIN ref LEFT JOIN via v ON v.host = n.host;
 -- joined wide rows, instead of on the lookup tables: at 40 M events (3 M I/Os) io_joined ran out
 -- of the 2 GB limit in every run on some orders of the commands' rows. Dropped after io_joined.
 CREATE OR REPLACE TABLE io_initiator_commands AS
-SELECT cmd_key, host, ctrl_id, qid, cid, io_type, nlb, disk, slba, submit_ts, complete_ts,
+SELECT rowid AS cmd_n, cmd_key_of(host, ctrl_id, qid, cid, coalesce(submit_ts, complete_ts)) AS cmd_key,
+       host, ctrl_id, qid, cid, io_type, nlb, disk, slba, submit_ts, complete_ts,
        submit_cpu, submit_pid, submit_comm, status, state
-FROM nvme_commands WHERE role = 'initiator' AND kind = 'io';
+FROM nvme_command_rows WHERE role = 'initiator' AND kind = 'io';
 CREATE OR REPLACE TABLE io_joined AS
 WITH tw AS (
     -- each target's trace window (a join, not a correlated subquery: DuckDB copies the whole
@@ -458,13 +481,14 @@ SELECT i.cmd_key AS io_id, i.host AS initiator_host, i.ctrl_id, m.cntlid, i.qid,
        b.queue_ts + sh.s AS i_bio_queue_ts, b.getrq_ts + sh.s AS i_getrq_ts, i.submit_ts + sh.s AS i_setup_ts,
        b.issue_ts + sh.s AS i_rq_issue_ts, i.complete_ts + sh.s AS i_complete_rq_ts,
        b.complete_ts + sh.s AS i_rq_complete_ts,
-       m.target_host, cm.t_cmd, t.submit_ts AS t_init_ts, t.complete_ts AS t_complete_ts,
+       m.target_host, cmd_key_of(t.host, t.ctrl_id, t.qid, t.cid, coalesce(t.submit_ts, t.complete_ts)) AS t_cmd,
+       t.submit_ts AS t_init_ts, t.complete_ts AS t_complete_ts,
        td.requests AS t_dev_requests, td.queue_ts AS t_dev_queue_ts, td.issue_ts AS t_dev_issue_ts,
        td.complete_ts AS t_dev_complete_ts,
        coalesce(cm.offset_at_ns, (o.offset_ns + o.drift_ppm * (i.submit_ts - o.t0_ns) / 1e6)::BIGINT) - sh.s AS offset_ns,
        coalesce(cm.uncertainty_ns, o.uncertainty_ns) AS offset_uncertainty_ns,
        i.status,
-       CASE WHEN cm.t_cmd IS NOT NULL THEN 'matched'
+       CASE WHEN cm.t_cmd_n IS NOT NULL THEN 'matched'
             WHEN i.state <> 'complete' THEN 'initiator_incomplete'
             WHEN m.cntlid IS NULL THEN 'no_target_controller'
             WHEN i.submit_ts + o.offset_ns > tw.last_ts OR i.complete_ts + o.offset_ns < tw.first_ts
@@ -472,7 +496,7 @@ SELECT i.cmd_key AS io_id, i.host AS initiator_host, i.ctrl_id, m.cntlid, i.qid,
             ELSE 'no_target_command' END AS match_state,
        i.host || '/c' || i.ctrl_id || '/q' || i.qid AS queue_key,
        i.host || '/' || coalesce(i.disk, '?') AS device_key,
-       CASE WHEN cm.t_cmd IS NOT NULL
+       CASE WHEN cm.t_cmd_n IS NOT NULL
             THEN m.target_host || '/' || coalesce(regexp_replace(t.disk, '^/dev/', ''), '?') END AS target_device_key
 FROM io_initiator_commands i
 LEFT JOIN lba_shift ls ON ls.host = i.host
@@ -483,9 +507,10 @@ LEFT JOIN host_block_link_rows hb ON hb.host = i.host AND hb.submit_cpu = i.subm
 LEFT JOIN (SELECT * FROM block_requests WHERE role = 'initiator') b
   ON b.host = hb.host AND b.dev = hb.dev AND b.sector = hb.sector AND b.issue_ts = hb.issue_ts
 LEFT JOIN ctrl_map m ON m.initiator_host = i.host AND m.ctrl_id = i.ctrl_id
-LEFT JOIN command_match cm ON cm.i_cmd = i.cmd_key
-LEFT JOIN (SELECT cmd_key, submit_ts, complete_ts, disk FROM nvme_commands WHERE role = 'target') t ON t.cmd_key = cm.t_cmd
-LEFT JOIN target_device td ON td.cmd_key = cm.t_cmd
+LEFT JOIN command_match_rows cm ON cm.i_cmd_n = i.cmd_n
+LEFT JOIN (SELECT rowid AS cmd_n, host, ctrl_id, qid, cid, submit_ts, complete_ts, disk
+           FROM nvme_command_rows WHERE role = 'target') t ON t.cmd_n = cm.t_cmd_n
+LEFT JOIN target_device_rows td ON td.cmd_n = cm.t_cmd_n
 LEFT JOIN clock_offset o ON o.initiator_host = i.host AND o.target_host = m.target_host
 LEFT JOIN (SELECT host, coalesce(shift_ns, 0) AS s FROM initiator_clock) sh ON sh.host = i.host
 LEFT JOIN tw ON tw.host = m.target_host;
@@ -509,14 +534,15 @@ WITH iw AS (
     LEFT JOIN clock_offset o ON o.initiator_host = m.initiator_host AND o.target_host = m.target_host
     GROUP BY ALL
 )
-SELECT t.cmd_key AS t_cmd, t.host, t.ctrl_id, t.qid, t.cid, t.submit_ts,
+SELECT cmd_key_of(t.host, t.ctrl_id, t.qid, t.cid, coalesce(t.submit_ts, t.complete_ts)) AS t_cmd,
+       t.host, t.ctrl_id, t.qid, t.cid, t.submit_ts,
        CASE WHEN t.state <> 'complete' THEN 'target_incomplete'
             WHEN iw.cntlid IS NULL THEN 'no_initiator_controller'
             WHEN coalesce(t.submit_ts, t.complete_ts) - coalesce(iw.offset_ns, 0) < iw.first_ts
               OR coalesce(t.submit_ts, t.complete_ts) - coalesce(iw.offset_ns, 0) > iw.last_ts
               THEN 'outside_initiator_trace'
             ELSE 'no_initiator_command' END AS reason
-FROM nvme_commands t
+FROM nvme_command_rows t
 LEFT JOIN iw ON iw.target_host = t.host AND iw.cntlid = t.ctrl_id
 WHERE t.role = 'target' AND t.kind = 'io'
-  AND t.cmd_key NOT IN (SELECT t_cmd FROM command_match);
+  AND t.rowid NOT IN (SELECT t_cmd_n FROM command_match_rows);

@@ -11,11 +11,11 @@
 --   local_per_s        local_requests per second of that window
 --   local_share        local_requests / requests
 CREATE OR REPLACE VIEW target_local_io AS
-WITH linked AS (SELECT DISTINCT req_key FROM target_device_link),
+WITH linked AS (SELECT DISTINCT req_n FROM target_device_link_rows),
 per_dev AS (
-    SELECT b.host, b.dev, count(*) AS requests, count(l.req_key) AS nvme_requests,
+    SELECT b.host, b.dev, count(*) AS requests, count(l.req_n) AS nvme_requests,
            greatest(max(b.complete_ts) - min(b.issue_ts), 1) AS window_ns
-    FROM block_requests b LEFT JOIN linked l USING (req_key)
+    FROM block_request_rows b LEFT JOIN linked l ON l.req_n = b.rowid
     WHERE b.role = 'target' AND b.state = 'complete'
     GROUP BY b.host, b.dev
 )
