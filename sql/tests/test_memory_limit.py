@@ -193,6 +193,19 @@ def test_io_joined_builds_its_hash_tables_on_the_lookup_tables(no_env, scaled):
     assert con.execute("SELECT count(*) FROM io").fetchone()[0] == IOS
 
 
+def test_io_n_numbers_the_ios_in_initiator_and_submit_order(no_env, scaled):
+    """io_n numbers the ios 1..n in (initiator host, submit time) order, every number once, as
+    sql/40_join.sql documents it, on a run whose sort spans many row groups (its two threads
+    each sort a share)."""
+    con = views.connect(scaled)
+    got = con.execute("""
+        SELECT count(*), count(*) FILTER (WHERE io_n <> r), min(io_n), max(io_n), count(DISTINCT io_n)
+        FROM (SELECT io_n, row_number() OVER (ORDER BY initiator_host, coalesce(i_setup_ts, i_complete_rq_ts),
+                                              ctrl_id, qid, cid) AS r
+              FROM io)""").fetchone()
+    assert got == (IOS, 0, 1, IOS, IOS)
+
+
 def test_tiny_limit_cannot_compute_the_views_without_spilling(no_env, scaled, tmp_path):
     """What makes the next test meaningful: at TINY the views need the disk (no room for
     spill files: DuckDB runs out of memory)."""
