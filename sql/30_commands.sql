@@ -1,9 +1,12 @@
 -- String keys. Other tables refer to a command or a block request by its rowid in
 -- nvme_command_rows or block_request_rows (columns named cmd_n, req_n, i_cmd_n, t_cmd_n) and
 -- join on it; the string keys people read (cmd_key, req_key, i_cmd, t_cmd) are built by the
--- views over those tables, only for the rows a query reads. Building and storing them for every row, and
--- joining and sorting on them, cost the views of the 10 M-event run 1.3 s of 14.7 (sql/bench/
--- README.md, session 30). Rowids are stable here: these tables are written once, never updated.
+-- views over those tables, only for the rows a query reads. Building and storing them for every
+-- row, and joining and sorting on them, cost the views of the 10 M-event run 1.3 s of 14.7
+-- (sql/bench/README.md, session 30). The rowids stay valid because these tables are written
+-- once and never updated, and because each statement commits on its own (views.connect runs
+-- them so): DuckDB numbers the rows of a table it has not committed yet apart (from 2^55) and
+-- renumbers them at commit, so one transaction around these statements would break the links.
 -- cmd_key_of(host, ctrl_id, qid, cid, ts): nvme_commands.cmd_key, '<host>/<ctrl_id>/<qid>/<cid>/<ts>'
 CREATE OR REPLACE MACRO cmd_key_of(host, ctrl_id, qid, cid, ts) AS
     host || '/' || ctrl_id || '/' || qid || '/' || cid || '/' || ts;
