@@ -7,9 +7,10 @@
 -- once and never updated, and because each statement commits on its own (views.connect runs
 -- them so): DuckDB numbers the rows of a table it has not committed yet apart (from 2^55) and
 -- renumbers them at commit, so one transaction around these statements would break the links.
--- cmd_key_of(host, ctrl_id, qid, cid, ts): nvme_commands.cmd_key, '<host>/<ctrl_id>/<qid>/<cid>/<ts>'
-CREATE OR REPLACE MACRO cmd_key_of(host, ctrl_id, qid, cid, ts) AS
-    host || '/' || ctrl_id || '/' || qid || '/' || cid || '/' || ts;
+-- cmd_key_of(host, ctrl_id, qid, cid, submit_ts, complete_ts): nvme_commands.cmd_key,
+-- '<host>/<ctrl_id>/<qid>/<cid>/<submit ts, or complete ts when not submitted>'
+CREATE OR REPLACE MACRO cmd_key_of(host, ctrl_id, qid, cid, submit_ts, complete_ts) AS
+    host || '/' || ctrl_id || '/' || qid || '/' || cid || '/' || coalesce(submit_ts, complete_ts);
 -- req_key_of(host, dev, sector, ts): block_requests.req_key, '<host>/<dev>/<sector>/<ts>'
 CREATE OR REPLACE MACRO req_key_of(host, dev, sector, ts) AS host || '/' || dev || '/' || sector || '/' || ts;
 
@@ -274,7 +275,7 @@ SELECT host, role, ctrl_id, qid, cid, opcode, fctype,
        submit_cpu, submit_pid, submit_comm, complete_cpu, status, complete_cid, pairing, state
 FROM lifetimes;
 CREATE OR REPLACE VIEW nvme_commands AS
-SELECT cmd_key_of(host, ctrl_id, qid, cid, coalesce(submit_ts, complete_ts)) AS cmd_key, * FROM nvme_command_rows;
+SELECT cmd_key_of(host, ctrl_id, qid, cid, submit_ts, complete_ts) AS cmd_key, * FROM nvme_command_rows;
 
 -- target_device_link: one row per (target NVMe command, backing-device block request)
 -- that served it: same host, the request's first sector inside the command's LBA range,
@@ -309,7 +310,7 @@ FROM cbt c JOIN b
  AND b.sector >= c.sector_start AND b.sector < c.sector_end
  AND coalesce(b.queue_ts, b.issue_ts) >= c.submit_ts AND b.complete_ts <= c.complete_ts;
 CREATE OR REPLACE VIEW target_device_link AS
-SELECT cmd_key_of(c.host, c.ctrl_id, c.qid, c.cid, coalesce(c.submit_ts, c.complete_ts)) AS cmd_key,
+SELECT cmd_key_of(c.host, c.ctrl_id, c.qid, c.cid, c.submit_ts, c.complete_ts) AS cmd_key,
        req_key_of(b.host, b.dev, b.sector, coalesce(b.issue_ts, b.complete_ts)) AS req_key
 FROM target_device_link_rows l
 JOIN nvme_command_rows c ON c.rowid = l.cmd_n
@@ -330,6 +331,6 @@ SELECT cmd_n, count(*) AS requests, min(queue_ts) AS queue_ts, min(issue_ts) AS 
 FROM target_device_link_rows
 GROUP BY cmd_n;
 CREATE OR REPLACE VIEW target_device AS
-SELECT cmd_key_of(c.host, c.ctrl_id, c.qid, c.cid, coalesce(c.submit_ts, c.complete_ts)) AS cmd_key,
+SELECT cmd_key_of(c.host, c.ctrl_id, c.qid, c.cid, c.submit_ts, c.complete_ts) AS cmd_key,
        d.* EXCLUDE (cmd_n)
 FROM target_device_rows d JOIN nvme_command_rows c ON c.rowid = d.cmd_n;

@@ -220,8 +220,8 @@ FROM i JOIN t
 WHERE t.complete_ts - i.complete_ts <= t.submit_ts - i.submit_ts;
 CREATE OR REPLACE VIEW clock_candidates AS
 SELECT cc.initiator_host, cc.target_host,
-       cmd_key_of(i.host, i.ctrl_id, i.qid, i.cid, coalesce(i.submit_ts, i.complete_ts)) AS i_cmd,
-       cmd_key_of(t.host, t.ctrl_id, t.qid, t.cid, coalesce(t.submit_ts, t.complete_ts)) AS t_cmd,
+       cmd_key_of(i.host, i.ctrl_id, i.qid, i.cid, i.submit_ts, i.complete_ts) AS i_cmd,
+       cmd_key_of(t.host, t.ctrl_id, t.qid, t.cid, t.submit_ts, t.complete_ts) AS t_cmd,
        cc.i_submit_ts, cc.lo_ns, cc.hi_ns, cc.fingerprinted
 FROM clock_candidate_rows cc
 JOIN nvme_command_rows i ON i.rowid = cc.i_cmd_n
@@ -387,8 +387,8 @@ WITH c AS (
 SELECT i_cmd_n, t_cmd_n, offset_at_ns, uncertainty_ns FROM ok
 QUALIFY row_number() OVER (PARTITION BY t_cmd_n ORDER BY miss, i_cmd_n) = 1;
 CREATE OR REPLACE VIEW command_match AS
-SELECT cmd_key_of(i.host, i.ctrl_id, i.qid, i.cid, coalesce(i.submit_ts, i.complete_ts)) AS i_cmd,
-       cmd_key_of(t.host, t.ctrl_id, t.qid, t.cid, coalesce(t.submit_ts, t.complete_ts)) AS t_cmd,
+SELECT cmd_key_of(i.host, i.ctrl_id, i.qid, i.cid, i.submit_ts, i.complete_ts) AS i_cmd,
+       cmd_key_of(t.host, t.ctrl_id, t.qid, t.cid, t.submit_ts, t.complete_ts) AS t_cmd,
        m.offset_at_ns, m.uncertainty_ns
 FROM command_match_rows m
 JOIN nvme_command_rows i ON i.rowid = m.i_cmd_n
@@ -463,7 +463,7 @@ FROM n CROSS JOIN ref LEFT JOIN via v ON v.host = n.host;
 -- joined wide rows, instead of on the lookup tables: at 40 M events (3 M I/Os) io_joined ran out
 -- of the 2 GB limit in every run on some orders of the commands' rows. Dropped after io_joined.
 CREATE OR REPLACE TABLE io_initiator_commands AS
-SELECT rowid AS cmd_n, cmd_key_of(host, ctrl_id, qid, cid, coalesce(submit_ts, complete_ts)) AS cmd_key,
+SELECT rowid AS cmd_n, cmd_key_of(host, ctrl_id, qid, cid, submit_ts, complete_ts) AS cmd_key,
        host, ctrl_id, qid, cid, io_type, nlb, disk, slba, submit_ts, complete_ts,
        submit_cpu, submit_pid, submit_comm, status, state
 FROM nvme_command_rows WHERE role = 'initiator' AND kind = 'io';
@@ -481,7 +481,7 @@ SELECT i.cmd_key AS io_id, i.host AS initiator_host, i.ctrl_id, m.cntlid, i.qid,
        b.queue_ts + sh.s AS i_bio_queue_ts, b.getrq_ts + sh.s AS i_getrq_ts, i.submit_ts + sh.s AS i_setup_ts,
        b.issue_ts + sh.s AS i_rq_issue_ts, i.complete_ts + sh.s AS i_complete_rq_ts,
        b.complete_ts + sh.s AS i_rq_complete_ts,
-       m.target_host, cmd_key_of(t.host, t.ctrl_id, t.qid, t.cid, coalesce(t.submit_ts, t.complete_ts)) AS t_cmd,
+       m.target_host, cmd_key_of(t.host, t.ctrl_id, t.qid, t.cid, t.submit_ts, t.complete_ts) AS t_cmd,
        t.submit_ts AS t_init_ts, t.complete_ts AS t_complete_ts,
        td.requests AS t_dev_requests, td.queue_ts AS t_dev_queue_ts, td.issue_ts AS t_dev_issue_ts,
        td.complete_ts AS t_dev_complete_ts,
@@ -534,7 +534,7 @@ WITH iw AS (
     LEFT JOIN clock_offset o ON o.initiator_host = m.initiator_host AND o.target_host = m.target_host
     GROUP BY ALL
 )
-SELECT cmd_key_of(t.host, t.ctrl_id, t.qid, t.cid, coalesce(t.submit_ts, t.complete_ts)) AS t_cmd,
+SELECT cmd_key_of(t.host, t.ctrl_id, t.qid, t.cid, t.submit_ts, t.complete_ts) AS t_cmd,
        t.host, t.ctrl_id, t.qid, t.cid, t.submit_ts,
        CASE WHEN t.state <> 'complete' THEN 'target_incomplete'
             WHEN iw.cntlid IS NULL THEN 'no_initiator_controller'
