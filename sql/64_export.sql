@@ -41,9 +41,25 @@ FROM io_selected s;
 --                   't:<event>' target, '<event>#last' the last of repeated NVMe/TCP events)
 --   mean_offset_ns  mean time after the io's first initiator point (block_bio_queue, else
 --                   nvme_setup_cmd): the columns follow an io's life
+-- The stock milestones are averaged over io_stock_milestones' columns, one pass (over
+-- io_milestone_ts's rows it took 0.76 s against 0.05 s for 773 k I/Os).
 CREATE OR REPLACE VIEW io_export_milestones AS
-SELECT m.milestone, avg(m.ts - coalesce(s.i_bio_queue_ts, s.i_setup_ts)) AS mean_offset_ns
-FROM io_milestone_ts m JOIN io_selected s USING (io_n)
+WITH stock AS (
+    SELECT m.*, coalesce(s.i_bio_queue_ts, s.i_setup_ts) AS start_ts
+    FROM io_stock_milestones m JOIN io_selected s USING (io_n)
+), stock_counts AS (
+    SELECT * FROM (SELECT count(COLUMNS(* EXCLUDE (io_n, start_ts))) FROM stock)
+    UNPIVOT (n FOR milestone IN (COLUMNS(*)))
+), stock_means AS (
+    SELECT * FROM (SELECT avg(COLUMNS(* EXCLUDE (io_n, start_ts)) - start_ts) FROM stock)
+    UNPIVOT INCLUDE NULLS (mean_offset_ns FOR milestone IN (COLUMNS(*)))
+)
+SELECT milestone, m.mean_offset_ns
+FROM stock_counts c JOIN stock_means m USING (milestone)
+WHERE c.n > 0
+UNION ALL
+SELECT m.milestone, avg(m.ts - coalesce(s.i_bio_queue_ts, s.i_setup_ts))
+FROM io_tcp_milestone_ts m JOIN io_selected s USING (io_n)
 WHERE m.ts IS NOT NULL
 GROUP BY m.milestone;
 

@@ -8,22 +8,28 @@ PARQUET = "(FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 122880)"
 
 
 def milestones(con):
-    """The milestone columns of io.parquet, in the order of an I/O's life (io_export_milestones)."""
-    return [r[0] for r in con.execute(
-        "SELECT milestone FROM io_export_milestones ORDER BY mean_offset_ns, milestone").fetchall()]
+    """The milestone columns of io.parquet, in the order of an I/O's life (io_export_milestones):
+    (name, stock) pairs, stock true for a column of io_stock_milestones (stock_milestone_names)."""
+    return con.execute("SELECT e.milestone, s.milestone IS NOT NULL FROM io_export_milestones e "
+                       "LEFT JOIN stock_milestone_names s USING (milestone) "
+                       "ORDER BY e.mean_offset_ns, e.milestone").fetchall()
 
 
 def io_sql(con):
     """io_export (but its join key io_n) plus one column per milestone (ns, initiator clock), rows
-    by first milestone. The milestones are grouped by the integer io_n, not by the io_id string
-    (3 M I/Os: 5.3 -> 4.2 s; 773 k: 1.02 -> 0.85 s), and every io's: the left join keeps the
-    selected ones (selecting them first cost more than it saved when, as by default, all are)."""
+    by first milestone. The stock milestones are io_stock_milestones' columns; the NVMe/TCP ones
+    are grouped by the integer io_n, not by the io_id string (3 M I/Os: 5.3 -> 4.2 s; 773 k: 1.02
+    -> 0.85 s), and every io's: the left join keeps the selected ones (selecting them first cost
+    more than it saved when, as by default, all are)."""
     ms = milestones(con)
-    cols = "".join(f", max(m.ts) FILTER (WHERE m.milestone = {sql_str(name)}) AS {sql_ident(name)}" for name in ms)
-    order = (sql_ident(ms[0]) + ", " if ms else "") + "io_id"
-    return (f"SELECT e.* EXCLUDE (io_n), p.* EXCLUDE (io_n) FROM io_export e LEFT JOIN ("
-            f"SELECT m.io_n{cols} FROM io_milestone_ts m "
-            f"GROUP BY m.io_n) p USING (io_n) ORDER BY {order}")
+    cols = "".join(f", s.{sql_ident(name)}" if stock else f", p.{sql_ident(name)}" for name, stock in ms)
+    tcp = "".join(f", max(m.ts) FILTER (WHERE m.milestone = {sql_str(name)}) AS {sql_ident(name)}"
+                  for name, stock in ms if not stock)
+    order = (sql_ident(ms[0][0]) + ", " if ms else "") + "io_id"
+    tcp_join = (f" LEFT JOIN (SELECT m.io_n{tcp} FROM io_tcp_milestone_ts m GROUP BY m.io_n) p USING (io_n)"
+                if tcp else "")
+    return (f"SELECT e.* EXCLUDE (io_n){cols} FROM io_export e "
+            f"LEFT JOIN io_stock_milestones s USING (io_n){tcp_join} ORDER BY {order}")
 
 
 def write_io(con, path):
