@@ -78,7 +78,7 @@ def to_parquet(con, name, cols, rows, path, columns):
         con.executemany(f"INSERT INTO {name} VALUES ({', '.join('?' * (len(cols) + 1))})",
                         [[int64(v) for v in r] + [i] for i, r in enumerate(rows)])
     con.execute(f"COPY (SELECT {columns} FROM {name} ORDER BY row_no) "
-                f"TO {sql_str(path)} (FORMAT parquet, COMPRESSION {timeline.PACKETS_COMPRESSION})")
+                f"TO {sql_str(path)} ({timeline.PACKETS_PARQUET})")
     return path
 
 
