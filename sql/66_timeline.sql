@@ -190,10 +190,10 @@ WITH tracks AS MATERIALIZED (
                   - count(*) FILTER (WHERE hi_ts IS NULL OR e < hi_ts))::BIGINT AS v_end
           FROM iv GROUP BY 1)
 ), steps AS (
-    SELECT uuid, ts, sum(d) AS d FROM (
-        SELECT in_flight_uuid AS uuid, s AS ts, 1 AS d FROM iv WHERE s >= lo_ts AND (hi_ts IS NULL OR s < hi_ts)
-        UNION ALL
-        SELECT in_flight_uuid, e, -1 FROM iv WHERE e >= lo_ts AND (hi_ts IS NULL OR e < hi_ts)) GROUP BY ALL
+    -- +1 at each start, -1 at each end (several at one ts: the running sum below keeps the last)
+    SELECT in_flight_uuid AS uuid, s AS ts, 1 AS d FROM iv WHERE s >= lo_ts AND (hi_ts IS NULL OR s < hi_ts)
+    UNION ALL
+    SELECT in_flight_uuid, e, -1 FROM iv WHERE e >= lo_ts AND (hi_ts IS NULL OR e < hi_ts)
     UNION ALL
     -- the track's value at lo_ts, as a step there that the output leaves out (below)
     SELECT uuid, NULL, v FROM at_start
@@ -222,13 +222,15 @@ WITH tracks AS MATERIALIZED (
 -- rows, its value at lo_ts first, add up to its value at hi_ts (v_end), so subtracting the
 -- v_end of the tracks before it (v_before) leaves the track's own. A window partitioned by
 -- track sorts a few huge partitions: 22.7 s against 12 s for 6.6 M steps (773 k I/Os), the
--- same rows.
+-- same rows. The steps at one (track, ts) are summed by keeping the last row of each such run
+-- (lead() in the same window): grouping them first was a hash aggregate of as many groups as
+-- rows, 1.6 -> 1.0 s for the same 6.6 M steps (sql/bench/README.md, session 31).
 SELECT uuid, ts, int_value, NULL::DOUBLE AS double_value FROM (
-    SELECT s.uuid, s.ts,
-           ((sum(s.d) OVER (ORDER BY s.uuid, s.ts NULLS FIRST ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW))
-            - a.v_before)::BIGINT AS int_value
-    FROM steps s JOIN at_start a USING (uuid))
-WHERE ts IS NOT NULL
+    SELECT s.uuid, s.ts, ((sum(s.d) OVER w) - a.v_before)::BIGINT AS int_value,
+           lead(s.uuid) OVER w AS next_uuid, lead(s.ts) OVER w AS next_ts
+    FROM steps s JOIN at_start a USING (uuid)
+    WINDOW w AS (ORDER BY s.uuid, s.ts NULLS FIRST ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW))
+WHERE ts IS NOT NULL AND (next_uuid IS DISTINCT FROM uuid OR next_ts IS DISTINCT FROM ts)
 UNION ALL
 SELECT e.uuid, w.start_ts + e.bin * 10000000, NULL, coalesce(b.bytes, 0) * 1e3 / 10000000
 FROM part_bins e LEFT JOIN bins b USING (uuid, bin), report_window w;
