@@ -453,10 +453,14 @@ FROM n CROSS JOIN ref LEFT JOIN via v ON v.host = n.host;
 --   io_n           the io's number, 1.. in (initiator host, submit time) order: the integer key
 --                  io_milestones and io_stage_durations carry (joins on it are cheaper than
 --                  on io_id); it may change when the analysis changes, io_id does not
--- Two statements: io_joined (the joins), then io (io_joined numbered after a sort by
--- initiator and submit time: the same numbers each time a run is analyzed). The sort spills
--- and row_number() OVER () streams in its order; sorting or numbering inside the join's
--- statement, with the join's hash tables held, broke the 2 GB memory limit at 1.5 M I/Os.
+-- Two statements: io_joined (the joins), then io_rows (io_joined sorted by initiator and submit
+-- time, a table), and io is a view that numbers io_rows' rows by their rowid (the order they
+-- were stored in: the same numbers each time a run is analyzed; the rowids hold because
+-- io_rows is written once and its statement commits on its own, see sql/30_commands.sql's
+-- header). Numbering them in the statement with row_number() OVER () ran on one thread, in
+-- the sort's order: 1.1 s against 0.64 s at 773 k I/Os (sql/bench/README.md, session 31). The
+-- sort spills; sorting inside the join's statement, with the join's hash tables held, broke
+-- the 2 GB memory limit at 1.5 M I/Os.
 -- io_initiator_commands holds the rows io_joined starts from (the initiators' io commands), a
 -- table of its own so that DuckDB knows how many there are: over nvme_commands it estimated a
 -- sixth of them (two filters) and built each join's hash table on that side, the whole chain of
@@ -515,10 +519,11 @@ LEFT JOIN clock_offset o ON o.initiator_host = i.host AND o.target_host = m.targ
 LEFT JOIN (SELECT host, coalesce(shift_ns, 0) AS s FROM initiator_clock) sh ON sh.host = i.host
 LEFT JOIN tw ON tw.host = m.target_host;
 DROP TABLE io_initiator_commands;
-CREATE OR REPLACE TABLE io AS
-SELECT *, row_number() OVER () AS io_n
-FROM (FROM io_joined ORDER BY initiator_host, coalesce(i_setup_ts, i_complete_rq_ts), ctrl_id, qid, cid);
+CREATE OR REPLACE TABLE io_rows AS
+FROM io_joined ORDER BY initiator_host, coalesce(i_setup_ts, i_complete_rq_ts), ctrl_id, qid, cid;
 DROP TABLE io_joined;
+CREATE OR REPLACE VIEW io AS
+SELECT *, rowid + 1 AS io_n FROM io_rows;
 
 -- unmatched_target_commands: one row per target I/O command no initiator command matched.
 --   t_cmd          nvme_commands.cmd_key;  host, ctrl_id, qid, cid, submit_ts (target clock)
