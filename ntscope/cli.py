@@ -87,37 +87,42 @@ def cmd_analyze(a):
         run_key = side_cache.key(run) if keep_side else None   # before the views read the files
         con = views.connect(run, memory_limit=a.memory_limit, temp_dir=a.temp_dir,
                             interference=not a.no_interference, progress=p)
-        p.step("report model (groups, stage statistics, histograms)", con)
+        p.step("report model (groups, stage statistics, histograms; the timeline's order)", con)
         selection.apply(con, spec)
         slo.load(con, spec.slos)
         doc = model.build(con, spec)
-        text = render_text.render(doc, run)
         files = ReportSet(out)
-        files.add("report.json", json.dumps(doc, indent=1, default=str) + "\n")
-        files.add("report.html", render_html.render(doc, plot_data.build(con, doc)))
-        timeline.stage_set_of(con, doc)
-        # before the per-I/O Parquet: its encoder runs in the background while DuckDB writes them
-        files.add(timeline.FILE_NAME, lambda path: timeline.start(con, path))
-        files.add("io.parquet", lambda path: export.write_io(con, path))
-        files.add("io_stages.parquet", lambda path: export.write_stages(con, path, doc["stage_sets"]))
-        p.step("interference report: skipped (--no-interference)" if a.no_interference else
-               "interference report (streams, plots, the input a later compare reads)", con)
-        if not a.no_interference:
-            m = imodel.interference_model(con, run)
-            itxt = itext.interference_text(m)
-            text += "\n" + itxt
-            files.add("interference.txt", itxt)
-            files.add("interference.json", json.dumps(m, indent=1, default=str))
-            iplots = iplot.build(con)
-            files.add("interference.html", ihtml.interference_html(m, iplots))
-            if keep_side:   # a later compare of this run reads its side from there (side_cache)
-                compare_load.keep_analyzed_side(con, run, run_key, m, iplots)
-        else:   # an earlier analyze's interference.* would sit beside a report they were not made with
-            for ext in ("txt", "json", "html"):
-                files.drop(f"interference.{ext}")
-        files.add("report.txt", text)
-        p.step("writing the report set (per-I/O Parquet, timeline)")
-        written = files.commit()
+        try:
+            timeline.stage_set_of(con, doc)
+            # its encoder (a process of its own) runs from here on, beside the rendering below and
+            # the per-I/O Parquet that DuckDB writes at commit
+            files.start(timeline.FILE_NAME, lambda path: timeline.start(con, path))
+            text = render_text.render(doc, run)
+            files.add("report.json", json.dumps(doc, indent=1, default=str) + "\n")
+            files.add("report.html", render_html.render(doc, plot_data.build(con, doc)))
+            files.add("io.parquet", lambda path: export.write_io(con, path))
+            files.add("io_stages.parquet", lambda path: export.write_stages(con, path, doc["stage_sets"]))
+            p.step("interference report: skipped (--no-interference)" if a.no_interference else
+                   "interference report (streams, plots, the input a later compare reads)", con)
+            if not a.no_interference:
+                m = imodel.interference_model(con, run)
+                itxt = itext.interference_text(m)
+                text += "\n" + itxt
+                files.add("interference.txt", itxt)
+                files.add("interference.json", json.dumps(m, indent=1, default=str))
+                iplots = iplot.build(con)
+                files.add("interference.html", ihtml.interference_html(m, iplots))
+                if keep_side:   # a later compare of this run reads its side from there (side_cache)
+                    compare_load.keep_analyzed_side(con, run, run_key, m, iplots)
+            else:   # an earlier analyze's interference.* would sit beside a report they were not made with
+                for ext in ("txt", "json", "html"):
+                    files.drop(f"interference.{ext}")
+            files.add("report.txt", text)
+            p.step("writing the report set (per-I/O Parquet, timeline)")
+            written = files.commit()
+        except BaseException:
+            files.abort()
+            raise
     if not a.quiet:
         sys.stdout.write(text)
     print(f"ntscope: wrote {out}/{{{','.join(sorted(os.path.basename(w) for w in written))}}}", file=sys.stderr)

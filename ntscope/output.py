@@ -128,6 +128,9 @@ class ReportSet:
         self.parent = parent
         self.files = {}
         self.dropped = set()
+        self.tmp = os.path.join(self.parent, f".{self.name}.tmp-{os.getpid()}")
+        self.started = []   # (path, running) of files start() set writing before commit
+        self.tmp_made = False
 
     def drop(self, filename):
         """A file of this set that this time it does not make (analyze --no-interference:
@@ -144,6 +147,39 @@ class ReportSet:
             raise ValueError(f"report file name {filename!r}")
         self.files[filename] = content
 
+    def start(self, filename, write):
+        """A file of the set written in the background from now on: write(path) as add()'s
+        functions, called now, into the set's private folder (made now), so that its work runs
+        beside what the caller does before commit() (analyze: the timeline's encoder beside the
+        report's rendering). commit() waits for it; a caller that will not commit calls abort()."""
+        if os.sep in filename or filename.startswith("."):
+            raise ValueError(f"report file name {filename!r}")
+        try:
+            self.make_tmp()
+        except OSError as e:
+            fail_on_os_error("cannot write the report set into", self.out_dir, e)
+        path = os.path.join(self.tmp, filename)
+        self.files[filename] = None   # written: commit neither writes nor carries it over
+        running = write(path)
+        if running is not None:
+            self.started.append((path, running))
+        else:
+            self.written(path)
+
+    def make_tmp(self):
+        """The set's private folder, made once (one left by a dead writer with this pid is
+        removed first: its files do not belong to this set)."""
+        if not self.tmp_made:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+            os.makedirs(self.tmp)
+            self.tmp_made = True
+
+    def abort(self):
+        """Stops what start() set writing and removes the private folder (a set not committed)."""
+        abort_all(self.started)
+        self.started = []
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
     def written(self, path):
         """A file of the set is complete: on disk before the set is swapped in."""
         with open(path, "rb") as f:
@@ -155,11 +191,12 @@ class ReportSet:
     def commit(self):
         clean_stale(self.parent, self.name)
         pid = os.getpid()
-        tmp = os.path.join(self.parent, f".{self.name}.tmp-{pid}")
+        tmp = self.tmp
         old = os.path.join(self.parent, f".{self.name}.old-{pid}")
-        pending = []   # (path, running) of files still being written in the background
+        # (path, running) of files still being written in the background (start()'s first)
+        pending, self.started = self.started, []
         try:
-            os.makedirs(tmp)
+            self.make_tmp()
             if os.path.isdir(self.out_dir):
                 for e in os.listdir(self.out_dir):  # other sets' files survive the swap, dropped ones do not
                     src = os.path.join(self.out_dir, e)
@@ -167,6 +204,8 @@ class ReportSet:
                         os.link(src, os.path.join(tmp, e))
             for filename, content in self.files.items():
                 path = os.path.join(tmp, filename)
+                if content is None:   # start() writes it
+                    continue
                 if callable(content):
                     running = content(path)
                     if running is not None:

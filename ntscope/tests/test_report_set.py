@@ -1,5 +1,6 @@
 """ReportSet (ntscope/output.py) with a file written in the background (analyze's timeline: its
-encoder runs while DuckDB writes the per-I/O Parquet): the other files are written meanwhile,
+encoder runs while analyze renders the report and DuckDB writes the per-I/O Parquet): the other
+files are written meanwhile,
 the set appears only once every file is complete, and a failure on either side leaves the
 previous set as it was and no process behind; files of other sets in the folder survive."""
 import os
@@ -102,6 +103,58 @@ def test_a_failure_while_it_runs_stops_it_and_leaves_the_previous_set(tmp_path):
     assert log == ["abort"] and started[0].proc.returncode is not None   # killed, not left running
     assert contents(out) == before
     assert [e for e in os.listdir(tmp_path) if e.startswith(".")] == []
+
+
+def test_a_file_started_before_commit_runs_while_the_caller_works(tmp_path):
+    """start() (analyze's timeline) sets the writer going at once, in the set's private folder,
+    and commit() waits for it: the set appears complete, with the started file."""
+    out, log, started = previous_set(tmp_path), [], []
+
+    def slow(path):
+        started.append(Background(path, log))
+        return started[0]
+
+    s = ReportSet(str(out))
+    s.start("slow.bin", slow)
+    assert started[0].proc.poll() is None and contents(out)["slow.bin"] == "old slow\n"
+    log.append("caller works")
+    s.add("a.txt", "new a\n")
+    assert sorted(os.path.basename(w) for w in s.commit()) == ["a.txt", "slow.bin"]
+    assert log == ["caller works", "finish"]
+    assert contents(out) == {"a.txt": "new a\n", "slow.bin": "slow"}
+    assert os.listdir(tmp_path) == ["report"]
+
+
+def test_a_set_aborted_after_start_stops_the_writer_and_leaves_the_previous_set(tmp_path):
+    """A failure between start() and commit() (the caller's abort()): the writer is killed, its
+    private folder removed, the earlier set untouched."""
+    out, log, started = previous_set(tmp_path), [], []
+    before = contents(out)
+
+    def slow(path):
+        started.append(Background(path, log, seconds=30))
+        return started[0]
+
+    s = ReportSet(str(out))
+    s.start("slow.bin", slow)
+    assert any(e.startswith(".report.tmp-") for e in os.listdir(tmp_path))
+    s.abort()
+    assert log == ["abort"] and started[0].proc.returncode is not None
+    assert contents(out) == before
+    assert os.listdir(tmp_path) == ["report"]
+
+
+def test_a_stale_folder_of_this_pid_does_not_join_the_set(tmp_path):
+    """A private folder left under this process's id (a dead writer whose pid came back) is
+    emptied before the set is written: its files do not appear in the set."""
+    out = previous_set(tmp_path)
+    stale = tmp_path / f".report.tmp-{os.getpid()}"
+    stale.mkdir()
+    (stale / "stray.txt").write_text("not ours\n")
+    s = ReportSet(str(out))
+    s.add("a.txt", "new a\n")
+    s.commit()
+    assert contents(out) == {"a.txt": "new a\n", "slow.bin": "old slow\n"}
 
 
 def test_files_of_other_sets_survive_and_this_sets_are_replaced(tmp_path):
