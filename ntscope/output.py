@@ -152,14 +152,12 @@ class ReportSet:
         functions, called now, into the set's private folder (made now), so that its work runs
         beside what the caller does before commit() (analyze: the timeline's encoder beside the
         report's rendering). commit() waits for it; a caller that will not commit calls abort()."""
-        if os.sep in filename or filename.startswith("."):
-            raise ValueError(f"report file name {filename!r}")
+        self.add(filename, None)   # None: written here, commit neither writes nor carries it over
         try:
             self.make_tmp()
         except OSError as e:
             fail_on_os_error("cannot write the report set into", self.out_dir, e)
         path = os.path.join(self.tmp, filename)
-        self.files[filename] = None   # written: commit neither writes nor carries it over
         running = write(path)
         if running is not None:
             self.started.append((path, running))
