@@ -3,9 +3,10 @@
 -- flows between the initiator and the target part, counters per queue and device. All times
 -- are ns on the INITIATOR clock (target times minus io.offset_ns, as in io_milestones).
 -- Views and table macros only: the writer reads timeline_tracks, timeline_names and
--- timeline_slots once, and timeline_io_rows_part, timeline_spans_part and
--- timeline_counters_part once per part of the I/Os (a long run is sorted in parts of a bounded
--- number of I/Os, so that no statement holds all of it). The encoder (analyzer/src/timeline.rs)
+-- timeline_slots once, and per part of the I/Os (a long run is sorted in parts of a bounded
+-- number of I/Os, so that no statement holds all of it) stores timeline_io_order_part in a table
+-- of its own that timeline_io_rows_of and timeline_spans_of read, and reads
+-- timeline_counters_part. The encoder (analyzer/src/timeline.rs)
 -- lays each io's slices out from its row and spans and merges them with the counters in time
 -- order.
 
@@ -282,8 +283,8 @@ JOIN timeline_names n ON n.kind = 'event' AND n.name = l.stage;
 -- timeline_io_order_part(lo_ts, hi_ts, n_before): the rows of the io with lo_ts <= order_ts <
 -- hi_ts (hi_ts NULL: no upper bound), numbered from n_before + 1, n_before being the count of
 -- timeline_ios with order_ts < lo_ts: any split of the io into such ranges gives, together, the
--- rows of the whole. The writer sorts a long run a part at a time (timeline_io_rows_part and
--- timeline_spans_part read it); the view is the whole.
+-- rows of the whole. The writer sorts a long run a part at a time (it stores each part's rows
+-- for timeline_io_rows_of and timeline_spans_of); the view is the whole.
 CREATE OR REPLACE MACRO timeline_io_order_part(lo_ts, hi_ts, n_before) AS TABLE
 WITH ios AS (
     SELECT io_n, n_before + row_number() OVER (ORDER BY order_ts, io_id) AS n, root_s
@@ -319,8 +320,12 @@ FROM timeline_io_order_part(-9223372036854775808, NULL, 0);
 --                   target root to the 'back' slice
 --   category_iid    timeline_names iid of its io type (every slice's category)
 --   io_id, size_bytes, cid, match_state   the io (arguments of its roots)
--- timeline_io_rows_part(lo_ts, hi_ts, n_before): as timeline_io_order_part.
-CREATE OR REPLACE MACRO timeline_io_rows_part(lo_ts, hi_ts, n_before) AS TABLE
+-- timeline_io_rows_of(order_rel): the rows of the io in ORDER_REL, the name of a relation with
+-- timeline_io_order's columns (io_n, n, start_ts): timeline_io_order itself (the view below), or
+-- a table of timeline_io_order_part(...)'s rows that the writer stores once per part, so that
+-- this and timeline_spans_of share one computation of the part's order (0.25-0.3 s each at
+-- 773 k I/Os: sql/bench/README.md, session 32).
+CREATE OR REPLACE MACRO timeline_io_rows_of(order_rel) AS TABLE
 WITH base AS (
     SELECT max(uuid) AS uuid FROM timeline_tracks
 )
@@ -328,11 +333,11 @@ SELECT o.start_ts, o.n, i.root_s AS s, i.root_e AS e,
        b.uuid + 2 * o.n - 1 AS initiator_track, b.uuid + 2 * o.n AS target_track,
        i.queue_track, i.target_queue_track, 2 * o.n - 1 AS out_flow, 2 * o.n AS back_flow,
        c.iid AS category_iid, i.io_id, i.size_bytes, i.cid, i.match_state
-FROM timeline_io_order_part(lo_ts, hi_ts, n_before) o JOIN timeline_ios i USING (io_n) CROSS JOIN base b
+FROM query_table(order_rel) o JOIN timeline_ios i USING (io_n) CROSS JOIN base b
 JOIN timeline_names c ON c.kind = 'category' AND c.name = coalesce(i.io_type, 'unknown');
 
 CREATE OR REPLACE VIEW timeline_io_rows AS
-FROM timeline_io_rows_part(-9223372036854775808, NULL, 0);
+FROM timeline_io_rows_of('timeline_io_order');
 
 -- timeline_spans: one row per span of a drawn stage of a selected io (the stages of
 -- timeline_stage_set whose from and to milestones it has: io_stage_durations), keyed by
@@ -342,14 +347,14 @@ FROM timeline_io_rows_part(-9223372036854775808, NULL, 0);
 --   slot            timeline_slots.slot of the stage
 --   s, e, dur       the stage's from_ts, to_ts and own duration (io_stages.dur; NULL when
 --                   unknown: laid out, not drawn). ns, initiator clock
--- timeline_spans_part(lo_ts, hi_ts, n_before): as timeline_io_order_part.
-CREATE OR REPLACE MACRO timeline_spans_part(lo_ts, hi_ts, n_before) AS TABLE
+-- timeline_spans_of(order_rel): the spans of the io in ORDER_REL, as timeline_io_rows_of.
+CREATE OR REPLACE MACRO timeline_spans_of(order_rel) AS TABLE
 SELECT o.start_ts, o.n, l.slot, st.from_ts AS s, st.to_ts AS e, st.dur
-FROM io_stage_durations st JOIN timeline_io_order_part(lo_ts, hi_ts, n_before) o USING (io_n)
+FROM io_stage_durations st JOIN query_table(order_rel) o USING (io_n)
 JOIN io_stage_definitions d ON d.def_no = st.def_no
  AND d.stage_set = (SELECT stage_set FROM timeline_stage_set)
 JOIN timeline_slots l ON l.stage = d.stage AND l.depth > 0
 WHERE st.from_ts IS NOT NULL AND st.to_ts IS NOT NULL;
 
 CREATE OR REPLACE VIEW timeline_spans AS
-FROM timeline_spans_part(-9223372036854775808, NULL, 0);
+FROM timeline_spans_of('timeline_io_order');

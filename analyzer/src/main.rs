@@ -33,11 +33,11 @@ enum Command {
         /// Parquet file, one row per slot (sql/66_timeline.sql timeline_slots)
         #[arg(long, value_name = "FILE")]
         layout: PathBuf,
-        /// Parquet file, one row per io (timeline_io_rows_part, sorted by start_ts, n); repeated,
+        /// Parquet file, one row per io (timeline_io_rows_of, sorted by start_ts, n); repeated,
         /// one per part of the run: the parts are merged
         #[arg(long, value_name = "FILE", required = true)]
         ios: Vec<PathBuf>,
-        /// Parquet file, the stage spans of the ios of the --ios file in the same place (timeline_spans_part,
+        /// Parquet file, the stage spans of the ios of the --ios file in the same place (timeline_spans_of,
         /// in the order of those ios); repeated likewise
         #[arg(long, value_name = "FILE", required = true)]
         spans: Vec<PathBuf>,

@@ -2,7 +2,7 @@
 //! rows with their stage spans, and of counters -> the bytes of a perfetto.protos.Trace (each
 //! packet one `Trace.packet`), appended to a file. Knows Perfetto's protobuf field numbers and
 //! nothing of NVMe: what the packets say comes from the SQL views of sql/66_timeline.sql
-//! (`timeline_slots`, `timeline_io_rows_part`, `timeline_spans_part`, `timeline_counters_part`),
+//! (`timeline_slots`, `timeline_io_rows_of`, `timeline_spans_of`, `timeline_counters_part`),
 //! each io's slices laid out from them by `timeline_slices`, and the packets before them
 //! (interned names, fixed tracks) are written by reports/report/timeline.py.
 //!
@@ -536,8 +536,8 @@ impl PendingBegins {
 /// pos) order and appends it to `out`.
 /// - `layout`: the slot table (timeline_slots);
 /// - `ios` and `spans`, pairs of Parquet files, one pair per part of the run (the parts are
-///   merged as they are read): the io rows sorted by (start_ts, n) (timeline_io_rows_part) and
-///   their stage spans in the same order of ios (timeline_spans_part);
+///   merged as they are read): the io rows sorted by (start_ts, n) (timeline_io_rows_of) and
+///   their stage spans in the same order of ios (timeline_spans_of);
 /// - `counters`: Parquet files of counter values sorted by (ts, uuid) (timeline_counters_part).
 ///
 /// Each io's slices are laid out (timeline_slices) when the ios are read up to it; a begin goes

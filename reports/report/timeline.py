@@ -10,9 +10,10 @@ Layout of the file (a perfetto.protos.Trace, i.e. a stream of TracePackets):
   3. in time order: per-io track descriptors, slice begins and ends, counter values.
 Packets 1-2 are built here with Perfetto's generated classes (perfetto.protos). The stream of
 step 3 (tens of millions of packets at real rates) comes from Parquet files that DuckDB sorts,
-spilling under its memory limit: the io rows and their stage spans (timeline_io_rows_part,
-timeline_spans_part), in parts of at most PART_IOS I/Os, and the counter values in the same
-parts' time ranges (one sort per part: a statement holds one part, whatever the run's length);
+spilling under its memory limit: the io rows and their stage spans (timeline_io_rows_of,
+timeline_spans_of over the part's order, timeline_io_order_part, stored once in ORDER_TABLE), in
+parts of at most PART_IOS I/Os, and the counter values in the same parts' time ranges (one sort
+per part: a statement holds one part, whatever the run's length);
 the converter binary (analyzer/src/timeline.rs) lays each io's slices out by the slot table
 (timeline_slots: nested on their track) and merges them with the counters into packets in time
 order, one batch of rows at a time: memory stays bounded whatever the number of I/Os. Every time
@@ -34,6 +35,9 @@ from ntscope.sql.views import private_dir, sql_str
 PART_IOS = 1_000_000
 INT64_MIN = -2**63
 FILE_NAME = "timeline.perfetto-trace"   # in the report set (analyze writes it, size_hint reads it)
+# a table of the run's database (its blocks can spill) holding one part's timeline_io_order_part
+# rows while that part's io rows and spans are written; dropped after
+ORDER_TABLE = "timeline_part_order"
 SEQUENCE_ID = 1            # one writer, one packet sequence (also analyzer/src/timeline.rs)
 # The sorted packets' files live seconds, in the spill folder: uncompressed, and written without
 # dictionaries in Parquet 2's pages (delta-encoded integers), which DuckDB writes faster: the 10 M-event
@@ -148,15 +152,18 @@ def encode(con, parts_queries, path, work):
     """The slot table and the rows of the queries (each already in the encoder's order), written to
     Parquet files in the folder work, then the converter binary started on them, appending to
     path: an Encoding (the binary reads only those files, so DuckDB may go on with other work
-    meanwhile). parts_queries: per part, the queries of its io rows, spans and counters."""
-    files = [(os.path.join(work, "slots.parquet"), f"SELECT {SLOT_COLUMNS} FROM timeline_slots ORDER BY slot")]
-    args = ["--layout", files[0][0]]
-    for k, queries in enumerate(parts_queries):
+    meanwhile). parts_queries: per part, the statement run before its queries (or None), then the
+    queries of its io rows, spans and counters."""
+    slots = os.path.join(work, "slots.parquet")
+    con.execute(f"COPY (SELECT {SLOT_COLUMNS} FROM timeline_slots ORDER BY slot) TO {sql_str(slots)} ({PACKETS_PARQUET})")
+    args = ["--layout", slots]
+    for k, (setup, *queries) in enumerate(parts_queries):
+        if setup:
+            con.execute(setup)
         for flag, query in zip(("--ios", "--spans", "--counters"), queries):
-            files.append((os.path.join(work, f"{flag[2:]}-{k}.parquet"), query))
-            args += [flag, files[-1][0]]
-    for file, query in files:
-        con.execute(f"COPY ({query}) TO {sql_str(file)} ({PACKETS_PARQUET})")
+            file = os.path.join(work, f"{flag[2:]}-{k}.parquet")
+            con.execute(f"COPY ({query}) TO {sql_str(file)} ({PACKETS_PARQUET})")
+            args += [flag, file]
     proc = subprocess.Popen([converter.path(), "timeline-encode", *args, "--append-to", path],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     return Encoding(proc, work)
@@ -170,9 +177,9 @@ def sql_int(v):
 def start(con, path, part_ios=PART_IOS):
     """Starts writing the timeline of the selected I/Os (io_selected) at path: returns an
     Encoding, whose finish() completes the file. The header comes from here; DuckDB sorts the
-    io rows and their stage spans (timeline_io_rows_part, timeline_spans_part, a part of at most
-    about part_ios I/Os at a time) and the counters (timeline_counters_part, the same parts'
-    time ranges) into Parquet files in a private folder (spilling under its memory limit), and
+    io rows and their stage spans (timeline_io_rows_of, timeline_spans_of over the part's order
+    in ORDER_TABLE, a part of at most about part_ios I/Os at a time) and the counters
+    (timeline_counters_part, the same parts' time ranges) into Parquet files in a private folder (spilling under its memory limit), and
     the converter binary lays the slices out, merges them into packets in time order and
     appends them (`ntscope timeline-encode`: a Python object or numpy pass per packet took a
     quarter of analyze's time at 200 k I/Os) while the caller goes on (analyze writes the
@@ -180,16 +187,25 @@ def start(con, path, part_ios=PART_IOS):
     with open(path, "wb") as f:
         f.write(header(con))
     work = private_dir(con, "ntscope-timeline-")
+    order = sql_str(ORDER_TABLE)
+    drop_order = f"DROP TABLE IF EXISTS {ORDER_TABLE}"
     try:
         bounds = [(sql_int(lo), sql_int(hi), sql_int(before)) for lo, hi, before in parts(con, part_ios)]
-        return encode(con, [
-            (f"SELECT {IO_COLUMNS} FROM timeline_io_rows_part({lo}, {hi}, {before}) ORDER BY {IO_ORDER}",
-             f"SELECT {SPAN_COLUMNS} FROM timeline_spans_part({lo}, {hi}, {before}) ORDER BY {SPAN_ORDER}",
+        encoding = encode(con, [
+            (f"CREATE OR REPLACE TABLE {ORDER_TABLE} AS FROM timeline_io_order_part({lo}, {hi}, {before})",
+             f"SELECT {IO_COLUMNS} FROM timeline_io_rows_of({order}) ORDER BY {IO_ORDER}",
+             f"SELECT {SPAN_COLUMNS} FROM timeline_spans_of({order}) ORDER BY {SPAN_ORDER}",
              f"SELECT {COUNTER_COLUMNS} FROM timeline_counters_part({lo}, {hi}) ORDER BY {COUNTER_ORDER}")
             for lo, hi, before in bounds], path, work)
     except BaseException:
         shutil.rmtree(work, ignore_errors=True)
+        try:
+            con.execute(drop_order)
+        except Exception:   # a connection that failed: the error being raised says why
+            pass
         raise
+    con.execute(drop_order)
+    return encoding
 
 
 def size_hint(path):

@@ -167,6 +167,17 @@ def test_slices_sorted_in_parts_give_the_same_trace(stock, tmp_path):
         path = str(tmp_path / f"parts-{part_ios}.perfetto-trace")
         timeline.write(con, path, part_ios=part_ios)
         assert open(path, "rb").read() == want, part_ios
+        # each part's order was stored once (timeline.ORDER_TABLE) and is gone with the writer
+        assert con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = ?",
+                           [timeline.ORDER_TABLE]).fetchall() == [(0,)]
+    # the io rows and spans over a stored order are those of the views over timeline_io_order
+    con.execute(f"CREATE TABLE {timeline.ORDER_TABLE} AS FROM timeline_io_order_part("
+                f"{timeline.sql_int(parts[1][0])}, {timeline.sql_int(parts[1][1])}, {parts[1][2]})")
+    for of, view in (("timeline_io_rows_of", "timeline_io_rows"), ("timeline_spans_of", "timeline_spans")):
+        part = con.execute(f"SELECT * FROM {of}('{timeline.ORDER_TABLE}') ORDER BY ALL").fetchall()
+        whole = con.execute(f"SELECT v.* FROM {view} v JOIN {timeline.ORDER_TABLE} o USING (n) "
+                            "ORDER BY ALL").fetchall()
+        assert part == whole and len(part) >= sizes[1][0], of
 
 
 def test_patched_timeline_uses_ntprof_stages(patched):
