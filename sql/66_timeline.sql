@@ -6,9 +6,8 @@
 -- timeline_slots once, and per part of the I/Os (a long run is sorted in parts of a bounded
 -- number of I/Os, so that no statement holds all of it) stores timeline_io_order_part in a table
 -- of its own that timeline_io_rows_of and timeline_spans_of read, and reads
--- timeline_counters_part. The encoder (analyzer/src/timeline.rs)
--- lays each io's slices out from its row and spans and merges them with the counters in time
--- order.
+-- timeline_counters_part. The encoder (analyzer/src/timeline.rs) lays each io's slices out from
+-- its row and spans and merges them with the counters in time order.
 
 -- timeline_stage_set: one row: the stage set the timeline draws, primary_stage_set (the
 -- report replaces this view when its --stage-set leaves the primary set out).

@@ -152,14 +152,13 @@ def encode(con, parts_queries, path, work):
     """The slot table and the rows of the queries (each already in the encoder's order), written to
     Parquet files in the folder work, then the converter binary started on them, appending to
     path: an Encoding (the binary reads only those files, so DuckDB may go on with other work
-    meanwhile). parts_queries: per part, the statement run before its queries (or None), then the
-    queries of its io rows, spans and counters."""
+    meanwhile). parts_queries: per part, the statement that stores its order (ORDER_TABLE), then
+    the queries of its io rows, spans and counters."""
     slots = os.path.join(work, "slots.parquet")
     con.execute(f"COPY (SELECT {SLOT_COLUMNS} FROM timeline_slots ORDER BY slot) TO {sql_str(slots)} ({PACKETS_PARQUET})")
     args = ["--layout", slots]
-    for k, (setup, *queries) in enumerate(parts_queries):
-        if setup:
-            con.execute(setup)
+    for k, (store_order, *queries) in enumerate(parts_queries):
+        con.execute(store_order)
         for flag, query in zip(("--ios", "--spans", "--counters"), queries):
             file = os.path.join(work, f"{flag[2:]}-{k}.parquet")
             con.execute(f"COPY ({query}) TO {sql_str(file)} ({PACKETS_PARQUET})")
@@ -179,11 +178,11 @@ def start(con, path, part_ios=PART_IOS):
     Encoding, whose finish() completes the file. The header comes from here; DuckDB sorts the
     io rows and their stage spans (timeline_io_rows_of, timeline_spans_of over the part's order
     in ORDER_TABLE, a part of at most about part_ios I/Os at a time) and the counters
-    (timeline_counters_part, the same parts' time ranges) into Parquet files in a private folder (spilling under its memory limit), and
-    the converter binary lays the slices out, merges them into packets in time order and
-    appends them (`ntscope timeline-encode`: a Python object or numpy pass per packet took a
-    quarter of analyze's time at 200 k I/Os) while the caller goes on (analyze writes the
-    per-I/O Parquet meanwhile)."""
+    (timeline_counters_part, the same parts' time ranges) into Parquet files in a private folder
+    (spilling under its memory limit), and the converter binary lays the slices out, merges them
+    into packets in time order and appends them (`ntscope timeline-encode`: a Python object or
+    numpy pass per packet took a quarter of analyze's time at 200 k I/Os) while the caller goes
+    on (analyze writes the per-I/O Parquet meanwhile)."""
     with open(path, "wb") as f:
         f.write(header(con))
     work = private_dir(con, "ntscope-timeline-")
