@@ -6,10 +6,13 @@ STREAMS = 8   # per-stream series: the streams with the most I/Os
 
 
 def build(con):
-    top = ("SELECT stream_id FROM (SELECT DISTINCT stream_id, stream_ios FROM intf_stream_timeseries) "
-           "ORDER BY stream_ios DESC, stream_id LIMIT ?")
+    # the view evaluated once for both the ranking and the rows (MATERIALIZED): read twice, it
+    # aggregated every I/O twice (0.25 -> 0.12 s at 773 k I/Os, the same rows)
     return {
-        "streams": rows(con, f"SELECT * FROM intf_stream_timeseries WHERE stream_id IN ({top}) "
+        "streams": rows(con, "WITH t AS MATERIALIZED (FROM intf_stream_timeseries), "
+                             "top AS (SELECT stream_id FROM (SELECT DISTINCT stream_id, stream_ios FROM t) "
+                             "        ORDER BY stream_ios DESC, stream_id LIMIT ?) "
+                             "SELECT * FROM t WHERE stream_id IN (FROM top) "
                              "ORDER BY stream_ios DESC, stream_id, bin", [STREAMS]),
         "streams_total": rows(con, "SELECT count(*) AS n FROM intf_streams")[0]["n"],
     }
