@@ -2,7 +2,7 @@
 histograms and CDFs. Only SELECTs here: no arithmetic on the data. Everything is an
 aggregate (groups x stages x bins x buckets), so a 1 M-I/O run gives a page of the same
 size as a 1 k-I/O one."""
-from ntscope.sql.views import rows_of as rows
+from ntscope.sql.views import rows_of as rows, top_series_rows
 
 CHART_GROUPS = 8        # per-group charts (CDF, histogram, tail, heatmap): the largest groups
 BREAKDOWN_GROUPS = 40   # bars of the stacked breakdown: the largest groups
@@ -23,11 +23,7 @@ def build(con, doc):
                           "ORDER BY group_key, cohort, seq", [stage_set, chart_groups]),
         "heatmap": rows(con, "SELECT * FROM plot_latency_heatmap WHERE stage_set = ? AND list_contains(?, group_key) "
                              "ORDER BY group_key, bin, bucket", [stage_set, chart_groups]),
-        # the view evaluated once for the ranking and the rows (as interference/plot_data.py)
-        "queue_timeseries": rows(con, "WITH t AS MATERIALIZED (FROM plot_queue_timeseries), "
-                                      "top AS (SELECT queue FROM (SELECT DISTINCT queue, queue_completions FROM t) "
-                                      "        ORDER BY queue = 'all' DESC, queue_completions DESC, queue LIMIT ?) "
-                                      "SELECT * FROM t WHERE queue IN (FROM top) "
-                                      "ORDER BY queue = 'all' DESC, queue_completions DESC, queue, bin", [SERIES]),
+        "queue_timeseries": top_series_rows(con, "plot_queue_timeseries", "queue", "queue_completions",
+                                            "queue = 'all' DESC, queue_completions DESC, queue", SERIES),
         "queues_total": rows(con, "SELECT count(DISTINCT queue) AS n FROM report_timeseries")[0]["n"],
     }
