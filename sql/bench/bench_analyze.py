@@ -5,7 +5,10 @@ medians of REPS runs, taken in turn (one command at a time).
 
 In:  fixtures/stock-randread-4k-qd8 (a real two-host stock capture), converted once.
      The analyze input at size N is make_scaled_run.py's N time-shifted copies of it (both
-     hosts shifted alike, so every command still joins); the trace-cmd input is
+     hosts shifted alike, so every command still joins), copy k stretched in time by
+     STRETCH * k / N (--stretch: its durations differ from the other copies', as a real run's
+     do; exact copies repeat every duration N times and flatter every GROUP BY over
+     durations); the trace-cmd input is
      `ntscope synth replicate` of each host's trace.dat to the same number of events (the
      real trace's pages repeated: a trace.dat trace-cmd really prints), zstd-compressed as
      trace-cmd 3.x records by default, and the same events uncompressed ("raw"): trace-cmd
@@ -25,6 +28,7 @@ Env: NTSCOPE_BIN (converter), NTSCOPE_PYTHON (the Python that runs `-m ntscope`,
      (default 3), LIMITS (the --memory-limit values to measure, default "default none":
      `default` is ntscope's own, `none` DuckDB's 80% of RAM; MEMORY_LIMIT=X alone means
      LIMITS=X), TRACECMD (default 1; 0 skips trace-cmd), COMPARE_IOS (default 0: no compare),
+     STRETCH (default 0.02: the last copy 2% slower; 0: exact copies, as before session 34),
      BENCH_DIR (scaled runs are kept there between calls, default $NTSCOPE_CACHE/bench).
 Runs are analyzed from converted Parquet (convert is benchmarked by `just bench-convert`).
 """
@@ -118,12 +122,18 @@ def events(run_dir, host):
         return json.load(f)["total_events"]
 
 
+def stretch():
+    """make_scaled_run.py's --stretch for the benchmark's runs ($STRETCH, default 0.02)."""
+    return float(os.environ.get("STRETCH", "0.02"))
+
+
 def scaled(work, src, copies):
-    """make_scaled_run.py SRC x COPIES under WORK (once)."""
-    dst = os.path.join(work, f"{os.path.basename(src)}-x{copies}")
+    """make_scaled_run.py SRC x COPIES under WORK (once), stretched by stretch()."""
+    s = stretch()
+    dst = os.path.join(work, f"{os.path.basename(src)}-x{copies}" + (f"-s{s:g}" if s else ""))
     if not os.path.exists(os.path.join(dst, ".done")):
         shutil.rmtree(dst, ignore_errors=True)
-        run([sys.executable, os.path.join(HERE, "make_scaled_run.py"), src, dst, str(copies)])
+        run([sys.executable, os.path.join(HERE, "make_scaled_run.py"), src, dst, str(copies), "--stretch", str(s)])
         open(os.path.join(dst, ".done"), "w").close()
     return dst
 
@@ -196,7 +206,7 @@ def main():
                 print(f"  rep {rep + 1}/{reps} x{n}: trace-cmd {tc_wall:.1f} s, analyze --memory-limit {lim} "
                       f"{res[n][lim][-1][0]:.1f} s, {res[n][lim][-1][2]:,.0f} MiB", file=sys.stderr, flush=True)
     print(f"ntscope analyze (from Parquet; interference included) vs `trace-cmd report > /dev/null` of both "
-          f"hosts, same events; {SAMPLE} x N; median of {reps}; {os.cpu_count()} CPUs, "
+          f"hosts, same events; {SAMPLE} x N, stretched {stretch():g}; median of {reps}; {os.cpu_count()} CPUs, "
           f"{views.machine_memory_bytes() / 2**30:.1f} GiB")
     print(f"{'N':>4} {'events':>11} {'I/Os':>8} | {'tc s':>6} {'tc ev/s':>9} {'tc MiB':>6} {'raw s':>6} | "
           f"{'memory limit':>18} {'an s':>6} {'an cpu s':>8} {'an ev/s':>9} {'peak RSS MiB':>12} {'spill MiB':>9} | "

@@ -5,8 +5,18 @@ on both hosts (the same shift, so the clock offset and every per-command relatio
 preserved; the uneven part keeps copy j's initiator and copy j+k's target, which carry
 the same command ids and LBAs, from agreeing on one false offset).
 
+--stretch S: copy k's times also run (1 + S * k / N) times slower, every host's around the
+same moment (the copy's start on the reference initiator's clock, placed on each host's
+clock by the run's own clock estimate: initiator_clock, clock_offset), so that every
+duration of copy k is the original's times that factor and every relation between the hosts
+holds as in the original (to within the offset's uncertainty times the factor). Exact copies
+repeat every duration N times, which real I/O never does: a GROUP BY over durations (the
+percentiles' value counts, the interference breakdown) then has N times fewer groups than a
+real run of that size, and the benchmark flatters the analysis (sql/bench/README.md, session
+34). The equal-answers test (sql/tests/test_scaled_run.py) uses exact copies.
+
 In:  SRC run directory (converted), N.  Out: DST/<host>/parquet/... and metadata.json.
-Usage: make_scaled_run.py SRC DST N"""
+Usage: make_scaled_run.py SRC DST N [--stretch S]"""
 import glob
 import os
 import shutil
@@ -14,15 +24,48 @@ import sys
 
 import duckdb
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
-def main(src, dst, n):
+
+def host_anchors(src):
+    """{host: the copy's anchor on that host's clock (ns)}: the reference initiator's first
+    event, placed on each host's clock through the run's clock estimate; a host the estimate
+    does not place keeps its own first event."""
+    from ntscope.sql import views
+    con = views.connect(src)
+    try:
+        return dict(con.execute("""
+            WITH t0 AS (
+                SELECT min(e.ts) AS ts FROM events e JOIN initiator_clock c ON c.host = e.host
+                WHERE c.host = c.reference_host
+            ), placed AS (
+                SELECT host, (SELECT ts FROM t0) - shift_ns AS anchor FROM initiator_clock WHERE shift_ns IS NOT NULL
+                UNION ALL
+                -- a target through the first initiator (by name) placed with it
+                SELECT o.target_host, arg_min(p.anchor + o.offset_ns, o.initiator_host)
+                FROM clock_offset o JOIN (SELECT host, (SELECT ts FROM t0) - shift_ns AS anchor FROM initiator_clock
+                                          WHERE shift_ns IS NOT NULL) p ON p.host = o.initiator_host
+                GROUP BY o.target_host
+            )
+            SELECT h.host, coalesce(p.anchor, h.first_ts)::BIGINT
+            FROM (SELECT host, min(ts) AS first_ts FROM events GROUP BY host) h LEFT JOIN placed p USING (host)
+        """).fetchall())
+    finally:
+        con.close()
+
+
+def main(src, dst, n, stretch=0.0):
     con = duckdb.connect()
     files = glob.glob(os.path.join(src, "*", "parquet", "*", "*.parquet"))
     if not files:
         print(f"make_scaled_run: no Parquet under {src}/*/parquet; fix: convert the run first", file=sys.stderr)
         return 2
+    if not 0 <= stretch < 1:
+        print(f"make_scaled_run: --stretch {stretch} is not in [0, 1); fix: e.g. --stretch 0.02", file=sys.stderr)
+        return 2
     lo, hi = con.execute("SELECT min(ts), max(ts) FROM read_parquet(?, union_by_name = true)", [files]).fetchone()
-    shift = (hi - lo) + 1_000_000_000
+    shift = int((hi - lo) * (1 + stretch)) + 1_000_000_000
+    anchors = host_anchors(src) if stretch else {}
     for f in files:
         rel = os.path.relpath(f, src)
         out = os.path.join(dst, rel)
@@ -30,9 +73,13 @@ def main(src, dst, n):
         if con.execute("SELECT count(*) FROM read_parquet(?)", [f]).fetchone()[0] == 0:
             shutil.copy(f, out)
             continue
-        con.execute(f"COPY (SELECT * REPLACE (ts + k * {shift} + ((k * k) % 7) * 1000000 AS ts) "
+        anchor = int(anchors.get(rel.split(os.sep)[0], 0))
+        # copy k: (ts - anchor) * (1 + stretch * k / n) + anchor, then shifted (integers: the
+        # factor as a fraction of n, exact, no floating point)
+        slow = f"(ts - {anchor})::HUGEINT * {int(stretch * 1_000_000)} * k // ({n}::HUGEINT * 1000000)" if stretch else "0"
+        con.execute(f"COPY (SELECT * REPLACE ((ts + {slow} + k * {shift} + ((k * k) % 7) * 1000000)::BIGINT AS ts) "
                     f"FROM read_parquet(?), range({n}) r(k) "
-                    f"ORDER BY ts) TO '{out}.tmp' (FORMAT parquet)", [f])
+                    f"ORDER BY ts) TO '{(out + '.tmp').replace(chr(39), chr(39) * 2)}' (FORMAT parquet)", [f])
         os.replace(out + ".tmp", out)
     for m in glob.glob(os.path.join(src, "*", "parquet", "metadata.json")):
         shutil.copy(m, os.path.join(dst, os.path.relpath(m, src)))
@@ -40,7 +87,17 @@ def main(src, dst, n):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 4:
+    args = sys.argv[1:]
+    stretch = 0.0
+    if "--stretch" in args:
+        i = args.index("--stretch")
+        try:
+            stretch = float(args[i + 1])
+        except (IndexError, ValueError):
+            print(__doc__, file=sys.stderr)
+            sys.exit(2)
+        del args[i:i + 2]
+    if len(args) != 3:
         print(__doc__, file=sys.stderr)
         sys.exit(2)
-    sys.exit(main(sys.argv[1], sys.argv[2], int(sys.argv[3])))
+    sys.exit(main(args[0], args[1], int(args[2]), stretch))

@@ -122,3 +122,41 @@ def test_interference_equal(pair):
     q = ("SELECT sum(queue_ahead_cmds), sum(queue_other_bytes), sum(queue_other_cpu_cmds), sum(device_ahead_cmds), "
          "sum(device_other_bytes) FROM intf_io_ahead")
     assert [n * v for v in a.execute(q).fetchone()] == list(b.execute(q).fetchone())
+
+
+def test_stretched_copies_keep_the_run_and_vary_durations(fixture_run, tmp_path):
+    """make_scaled_run.py --stretch (the benchmark's input): copy k runs (1 + S k / N) times
+    slower on every host around one moment, so the commands still pair and match as in the
+    original, each one-host stage's durations sum to the original's times the copies' factors,
+    and the durations no longer repeat from copy to copy."""
+    n, s = 3, 0.03
+    orig = fixture_run("lab-6.1-stock-interference-c2")
+    big = str(tmp_path / "stretched")
+    subprocess.run([sys.executable, os.path.join(SQL, "bench", "make_scaled_run.py"), orig, big, str(n),
+                    "--stretch", str(s)], check=True, capture_output=True)
+    a, b = views.connect(orig), views.connect(big)
+    try:
+        q = ("SELECT name, value FROM pipeline_stats "
+             "WHERE name IN ('initiator_commands', 'target_commands', 'matched_commands')")
+        sa, sb = dict(a.execute(q).fetchall()), dict(b.execute(q).fetchall())
+        assert int(sa["matched_commands"]) > 100
+        assert {k: int(v) * n for k, v in sa.items()} == {k: int(v) for k, v in sb.items()}
+        oa = a.execute("SELECT offset_ns, uncertainty_ns FROM clock_offset").fetchone()
+        ob = b.execute("SELECT offset_ns, uncertainty_ns FROM clock_offset").fetchone()
+        assert abs(oa[0] - ob[0]) <= oa[1] + ob[1]
+        # one-host stages: every event moved by the copy's factor, to within 1 ns per endpoint
+        q = ("SELECT s.stage, sum(s.dur)::HUGEINT, count(s.dur), count(DISTINCT s.dur) FROM io_stages s "
+             "JOIN stage_definitions d USING (stage_set, stage) WHERE d.side IN ('initiator', 'target') "
+             "AND s.stage_set = 'stock' GROUP BY ALL")
+        ra = {r[0]: r[1:] for r in a.execute(q).fetchall()}
+        rb = {r[0]: r[1:] for r in b.execute(q).fetchall()}
+        assert ra.keys() == rb.keys() and {"end_to_end", "target_exec", "host_queue"} <= ra.keys()
+        factor = sum(1 + s * k / n for k in range(n))
+        for stage, (total, count, distinct) in ra.items():
+            assert rb[stage][1] == n * count, stage
+            assert abs(rb[stage][0] - total * factor) <= 2 * rb[stage][1], (stage, total, rb[stage][0])
+        # end_to_end (milliseconds) varies from copy to copy: nearly n times the distinct values
+        assert rb["end_to_end"][2] >= 0.9 * n * ra["end_to_end"][2]
+    finally:
+        a.close()
+        b.close()
