@@ -1,6 +1,6 @@
 -- Plot layer of compare.html (reports/compare/plot_data.py reads it; the HTML only draws
--- it). Aggregates over cmp_io_stage and cmp_sample_parts: size depends on groups and stages,
--- not on I/Os.
+-- it). Over cmp_value_counts and cmp_sample_parts: size depends on groups and stages, not on
+-- I/Os.
 
 -- cmp_plot_cdf: one row per (run, group, stage set, stage, percent 1..100): the points of
 -- each run's cumulative distribution of the stage, to draw base and run on one axis.
@@ -9,23 +9,15 @@
 --   pct          1..100 (percent of the run's I/Os at or below dur_ns)
 --   dur_ns       that percentile (nearest-rank, ns)
 -- Each distinct duration holds the percents whose rank ceil(pct * n / 100) falls in its run of
--- equal values, as report_stage_cdf (sql/60_reports.sql) computes them: no quantile aggregate
--- holding every duration.
+-- equal values (cmp_value_counts), as report_stage_cdf (sql/60_reports.sql) computes them: no
+-- quantile aggregate holding every duration.
 CREATE OR REPLACE VIEW cmp_plot_cdf AS
-WITH v AS (
-    SELECT run, group_key, stage_set, stage, dur, count(*) AS c FROM cmp_io_stage GROUP BY ALL
-), r AS (
-    SELECT *, sum(c) OVER (PARTITION BY run, group_key, stage_set, stage ORDER BY dur
-                           ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)::BIGINT AS upto,
-           sum(c) OVER (PARTITION BY run, group_key, stage_set, stage)::BIGINT AS total
-    FROM v
-), p AS (
-    SELECT run, group_key, stage_set, stage, dur,
-           unnest(range(100 * (upto - c) // total + 1, 100 * upto // total + 1)) AS pct
-    FROM r
+WITH p AS (
+    SELECT v.part_id, v.dur, unnest(range(100 * (v.upto - v.c) // s.n + 1, 100 * v.upto // s.n + 1)) AS pct
+    FROM cmp_value_counts v JOIN cmp_sample_parts s USING (part_id)
 )
-SELECT p.run, p.group_key, p.stage_set, p.stage, s.seq, s.parent, p.pct, p.dur AS dur_ns
-FROM p JOIN cmp_sample_parts s USING (run, group_key, stage_set, stage);
+SELECT s.run, s.group_key, s.stage_set, s.stage, s.seq, s.parent, p.pct, p.dur AS dur_ns
+FROM p JOIN cmp_sample_parts s USING (part_id);
 
 -- cmp_plot_presence: one row per (group, stage set, stage) of either run: what a log time
 -- axis can show of the stage in each run, and why not.
