@@ -24,13 +24,11 @@ import sys
 
 import duckdb
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-
 
 def host_anchors(src):
     """{host: the copy's anchor on that host's clock (ns)}: the reference initiator's first
     event, placed on each host's clock through the run's clock estimate; a host the estimate
-    does not place keeps its own first event."""
+    does not place keeps its own first event. Needs the ntscope package (setup.sh installs it)."""
     from ntscope.sql import views
     con = views.connect(src)
     try:
