@@ -25,6 +25,11 @@ import sys
 import duckdb
 
 
+def sql_str(s):
+    """A string literal (the output path is data)."""
+    return "'" + s.replace("'", "''") + "'"
+
+
 def host_anchors(src):
     """{host: the copy's anchor on that host's clock (ns)}: the reference initiator's first
     event, placed on each host's clock through the run's clock estimate; a host the estimate
@@ -36,13 +41,14 @@ def host_anchors(src):
             WITH t0 AS (
                 SELECT min(e.ts) AS ts FROM events e JOIN initiator_clock c ON c.host = e.host
                 WHERE c.host = c.reference_host
-            ), placed AS (
+            ), initiators AS (
                 SELECT host, (SELECT ts FROM t0) - shift_ns AS anchor FROM initiator_clock WHERE shift_ns IS NOT NULL
+            ), placed AS (
+                SELECT host, anchor FROM initiators
                 UNION ALL
                 -- a target through the first initiator (by name) placed with it
-                SELECT o.target_host, arg_min(p.anchor + o.offset_ns, o.initiator_host)
-                FROM clock_offset o JOIN (SELECT host, (SELECT ts FROM t0) - shift_ns AS anchor FROM initiator_clock
-                                          WHERE shift_ns IS NOT NULL) p ON p.host = o.initiator_host
+                SELECT o.target_host, arg_min(i.anchor + o.offset_ns, o.initiator_host)
+                FROM clock_offset o JOIN initiators i ON i.host = o.initiator_host
                 GROUP BY o.target_host
             )
             SELECT h.host, coalesce(p.anchor, h.first_ts)::BIGINT
@@ -77,7 +83,7 @@ def main(src, dst, n, stretch=0.0):
         slow = f"(ts - {anchor})::HUGEINT * {int(stretch * 1_000_000)} * k // ({n}::HUGEINT * 1000000)" if stretch else "0"
         con.execute(f"COPY (SELECT * REPLACE ((ts + {slow} + k * {shift} + ((k * k) % 7) * 1000000)::BIGINT AS ts) "
                     f"FROM read_parquet(?), range({n}) r(k) "
-                    f"ORDER BY ts) TO '{(out + '.tmp').replace(chr(39), chr(39) * 2)}' (FORMAT parquet)", [f])
+                    f"ORDER BY ts) TO {sql_str(out + '.tmp')} (FORMAT parquet)", [f])
         os.replace(out + ".tmp", out)
     for m in glob.glob(os.path.join(src, "*", "parquet", "metadata.json")):
         shutil.copy(m, os.path.join(dst, os.path.relpath(m, src)))

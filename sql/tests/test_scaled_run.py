@@ -44,18 +44,28 @@ def keyed(rows, *key):
     return {tuple(r[k] for k in key): r for r in rows}
 
 
-def test_commands_and_matches_scale_by_n(pair):
-    n, a, b = pair
+def assert_commands_scale(a, b, n):
+    """The run b has n times run a's initiator, target and matched commands."""
     q = "SELECT name, value FROM pipeline_stats WHERE name IN ('initiator_commands', 'target_commands', 'matched_commands')"
     sa, sb = dict(a.execute(q).fetchall()), dict(b.execute(q).fetchall())
     assert len(sa) == 3 and int(sa["matched_commands"]) > 100
     assert {k: int(v) * n for k, v in sa.items()} == {k: int(v) for k, v in sb.items()}
-    q = "SELECT match_state, count(*) FROM io GROUP BY 1"
-    assert {k: v * n for k, v in a.execute(q).fetchall()} == dict(b.execute(q).fetchall())
-    # one offset for every copy: both hosts were shifted alike
+
+
+def assert_one_offset(a, b):
+    """Both runs' clock offsets agree within their uncertainties."""
     oa, ob = a.execute("SELECT offset_ns, uncertainty_ns FROM clock_offset").fetchone(), \
         b.execute("SELECT offset_ns, uncertainty_ns FROM clock_offset").fetchone()
     assert abs(oa[0] - ob[0]) <= oa[1] + ob[1]
+
+
+def test_commands_and_matches_scale_by_n(pair):
+    n, a, b = pair
+    assert_commands_scale(a, b, n)
+    q = "SELECT match_state, count(*) FROM io GROUP BY 1"
+    assert {k: v * n for k, v in a.execute(q).fetchall()} == dict(b.execute(q).fetchall())
+    # one offset for every copy: both hosts were shifted alike
+    assert_one_offset(a, b)
 
 
 def test_groups_and_stage_stats_equal(pair):
@@ -136,14 +146,8 @@ def test_stretched_copies_keep_the_run_and_vary_durations(fixture_run, tmp_path)
                     "--stretch", str(s)], check=True, capture_output=True)
     a, b = views.connect(orig), views.connect(big)
     try:
-        q = ("SELECT name, value FROM pipeline_stats "
-             "WHERE name IN ('initiator_commands', 'target_commands', 'matched_commands')")
-        sa, sb = dict(a.execute(q).fetchall()), dict(b.execute(q).fetchall())
-        assert int(sa["matched_commands"]) > 100
-        assert {k: int(v) * n for k, v in sa.items()} == {k: int(v) for k, v in sb.items()}
-        oa = a.execute("SELECT offset_ns, uncertainty_ns FROM clock_offset").fetchone()
-        ob = b.execute("SELECT offset_ns, uncertainty_ns FROM clock_offset").fetchone()
-        assert abs(oa[0] - ob[0]) <= oa[1] + ob[1]
+        assert_commands_scale(a, b, n)
+        assert_one_offset(a, b)
         # one-host stages: every event moved by the copy's factor, to within 1 ns per endpoint
         q = ("SELECT s.stage, sum(s.dur)::HUGEINT, count(s.dur), count(DISTINCT s.dur) FROM io_stages s "
              "JOIN stage_definitions d USING (stage_set, stage) WHERE d.side IN ('initiator', 'target') "
