@@ -172,7 +172,9 @@ if [ -n "$diagnosis_runs" ]; then
 	# few-queues: 128 KiB reads came out faster in one of two pairs, 4 KiB reads in one CI run);
 	# the queue's signature does not: for the 4 KiB reads nvme_tcp_completion amplified most (LAD
 	# 137 and 191 on 2026-11-23, 71 in the faster pair: check_diagnosis then wants truth's stage
-	# among the stages that grew), nvme_tcp_submission 7.8-30x, queues used 2 -> 1
+	# among the stages that grew, and leaves the cause id alone: a faster verdict's cause is
+	# what shrank most, network or (2026-11-25) the target's completion work), nvme_tcp_submission
+	# 7.8-30x, queues used 2 -> 1
 	diagnose fs-base fs-1q --group "type=read, size=4096" --verdicts "slower,no significant change,faster" \
 		--amplified ntprof:nvme_tcp_submission,stock:- --min-lad 3
 	# a 1 MiB writer on the target's device throttled to 20 MiB/s: target_subsystem +32 ms
