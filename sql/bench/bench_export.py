@@ -3,7 +3,8 @@
 io_stages.parquet (DuckDB COPY) and report/timeline.perfetto-trace (DuckDB sorts the io rows,
 spans and counters into Parquet, `ntscope timeline-encode` lays out, merges and encodes them),
 at two (or more) sizes of a synthetic run: fixtures/stock-randread-4k-qd8 (6389 I/Os) repeated
-N times (make_scaled_run.py). Prints figures and the ratios between the
+N times (make_scaled_run.py), copy k stretched in time by STRETCH * k / N (--stretch, as
+bench_analyze.py: durations that vary from copy to copy, as a real run's do). Prints figures and the ratios between the
 sizes; asserts nothing (speed and memory are not test verdicts on a shared machine).
 
 Each size runs in a child process, in phases: load (views, selection), export (the two
@@ -15,11 +16,10 @@ is the peak of Python's own heap (tracemalloc; DuckDB's buffers not: those are b
 beside this process: add the two).
 
 Usage: NTSCOPE_BIN=.../ntscope python sql/bench/bench_export.py [N1 N2 ...]   (default 20 160:
-       128 k and 1.02 M I/Os).  Env: MEMORY_LIMIT (default 2GB), TMPDIR (scratch; the
-       1 M-I/O run needs ~3 GB)."""
+       128 k and 1.02 M I/Os).  Env: MEMORY_LIMIT (default 2GB), STRETCH (default 0.02; 0:
+       exact copies, as before session 35), TMPDIR (scratch; the 1 M-I/O run needs ~3 GB)."""
 import json
 import os
-import resource
 import shutil
 import subprocess
 import sys
@@ -49,6 +49,7 @@ def reset_peak():
 
 def child(run, memory_limit):
     import tracemalloc
+    from ntscope import converter
     from ntscope.report import export, selection, spec, timeline
     from ntscope.sql import views
     out = {}
@@ -63,9 +64,17 @@ def child(run, memory_limit):
         tracemalloc.stop()
         cpu = lambda t: t.user + t.system + t.children_user + t.children_system   # noqa: E731
         out[name] = {"s": secs, "cpu_s": cpu(c2) - cpu(c),
-                     "peak_rss_mib": status_kib("VmHWM") / 1024, "py_heap_peak_mib": py_peak / 2**20,
-                     "child_peak_rss_mib": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}
+                     "peak_rss_mib": status_kib("VmHWM") / 1024, "py_heap_peak_mib": py_peak / 2**20}
         return result
+
+    # The encoder's own peak RSS, from /usr/bin/time around it (the children's ru_maxrss would
+    # count the pages a fork of this process shares with it: this process's RSS, not the encoder's)
+    work = tempfile.mkdtemp(prefix="bench-export-encoder.")
+    wrapper, rss_file = os.path.join(work, "ntscope"), os.path.join(work, "encoder-rss-kib")
+    with open(wrapper, "w") as f:
+        f.write('#!/bin/sh\nexec /usr/bin/time -f %M -a -o "$BENCH_ENCODER_RSS" "$BENCH_ENCODER_BIN" "$@"\n')
+    os.chmod(wrapper, 0o755)
+    os.environ.update(BENCH_ENCODER_RSS=rss_file, BENCH_ENCODER_BIN=converter.path(), NTSCOPE_BIN=wrapper)
 
     def load():
         c = views.connect(run, memory_limit=memory_limit)
@@ -78,9 +87,12 @@ def child(run, memory_limit):
     io_p, st_p, tl_p = (os.path.join(rep, f) for f in ("io.parquet", "io_stages.parquet", "timeline.perfetto-trace"))
     phase("io.parquet + io_stages.parquet", lambda: (export.write_io(con, io_p), export.write_stages(con, st_p, ["stock"])))
     out["io.parquet + io_stages.parquet"]["mb"] = (os.path.getsize(io_p) + os.path.getsize(st_p)) / 1e6
-    timeline.stage_set_of(con, {"stage_sets": ["stock"]})
+    timeline.stage_set_of(con, {"stage_sets": ["stock"], "primary_stage_set": "stock"})
     phase("timeline.perfetto-trace", lambda: timeline.write(con, tl_p))
     out["timeline.perfetto-trace"]["mb"] = os.path.getsize(tl_p) / 1e6
+    with open(rss_file) as f:
+        out["timeline.perfetto-trace"]["encoder_peak_rss_mib"] = max(int(x) for x in f.read().split()) / 1024
+    shutil.rmtree(work)
     print(json.dumps(out))
 
 
@@ -90,6 +102,7 @@ def main(sizes):
         print("bench_export: set NTSCOPE_BIN to the ntscope converter binary", file=sys.stderr)
         return 2
     mem = os.environ.get("MEMORY_LIMIT", "2GB")
+    stretch = os.environ.get("STRETCH", "0.02")
     results = {}
     with tempfile.TemporaryDirectory(prefix="ntscope-bench-export.") as work:
         sample = os.path.join(work, "sample")
@@ -99,17 +112,20 @@ def main(sizes):
                             os.path.join(sample, host, "parquet"), "--quiet"], check=True)
         for n in sizes:
             big = os.path.join(work, f"x{n}")
-            subprocess.run([sys.executable, os.path.join(HERE, "make_scaled_run.py"), sample, big, str(n)], check=True)
-            r = subprocess.run([sys.executable, __file__, "--child", big, mem], check=True,
-                               capture_output=True, text=True)
+            subprocess.run([sys.executable, os.path.join(HERE, "make_scaled_run.py"), sample, big, str(n),
+                            "--stretch", stretch], check=True)
+            r = subprocess.run([sys.executable, __file__, "--child", big, mem], capture_output=True, text=True)
+            if r.returncode != 0:
+                print(f"bench_export: the x{n} child failed (exit {r.returncode}):\n{r.stderr[-3000:]}", file=sys.stderr)
+                return 2
             results[n] = json.loads(r.stdout.strip().splitlines()[-1])
             shutil.rmtree(big)
-            print_table(results, mem)
+            print_table(results, mem, stretch)
     return 0
 
 
-def print_table(results, mem):
-    print(f"\nbench_export (DuckDB memory_limit {mem}; this machine: {os.cpu_count()} CPUs, "
+def print_table(results, mem, stretch):
+    print(f"\nbench_export (DuckDB memory_limit {mem}; copies stretched by {stretch}; this machine: {os.cpu_count()} CPUs, "
           f"load {os.getloadavg()[0]:.1f})")
     print(f"{'I/Os':>9}  {'phase':<32} {'wall s':>8} {'CPU s':>8} {'peak RSS MiB':>13} {'py heap MiB':>12} "
           f"{'MB out':>8} {'encoder RSS MiB':>16}")
@@ -118,7 +134,7 @@ def print_table(results, mem):
             x = r[ph]
             print(f"{r['ios']:>9}  {ph:<32} {x['s']:>8.1f} {x.get('cpu_s', float('nan')):>8.1f} "
                   f"{x['peak_rss_mib']:>13.0f} {x['py_heap_peak_mib']:>12.1f} {x.get('mb', float('nan')):>8.1f} "
-                  f"{x.get('child_peak_rss_mib', 0) if ph.startswith('timeline') else float('nan'):>16.0f}")
+                  f"{x.get('encoder_peak_rss_mib', 0) if ph.startswith('timeline') else float('nan'):>16.0f}")
     if len(results) >= 2:
         (n1, a), (n2, b) = list(results.items())[0], list(results.items())[-1]
         print(f"ratios {b['ios']} / {a['ios']} I/Os (x{b['ios'] / a['ios']:.1f}):")

@@ -6,6 +6,7 @@ neighbour), the same histograms x N, clock offset and interference. Small N keep
 seconds; the benchmark (sql/bench/bench_analyze.py) runs the same SQL at millions of events.
 Needs the converter (NTSCOPE_BIN)."""
 import bisect
+import json
 import os
 import subprocess
 import sys
@@ -164,3 +165,31 @@ def test_stretched_copies_keep_the_run_and_vary_durations(fixture_run, tmp_path)
     finally:
         a.close()
         b.close()
+
+
+def test_export_benchmark_measures_a_stretched_run(fixture_run, tmp_path):
+    """sql/bench/bench_export.py (run by hand, so nothing else would notice it break: it did, on
+    timeline.stage_set_of's primary_stage_set) measures its three phases on a 2-copy stretched
+    run: every selected I/O counted, each output written and its size reported, the timeline
+    encoder's peak memory its own."""
+    orig = fixture_run("lab-6.1-stock-interference-c2")
+    big = str(tmp_path / "x2")
+    subprocess.run([sys.executable, os.path.join(SQL, "bench", "make_scaled_run.py"), orig, big, "2",
+                    "--stretch", "0.02"], check=True, capture_output=True)
+    r = subprocess.run([sys.executable, os.path.join(SQL, "bench", "bench_export.py"), "--child", big, "1GB"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-2000:]
+    got = json.loads(r.stdout.strip().splitlines()[-1])
+    a = views.connect(orig)
+    try:
+        ios = a.execute("SELECT count(*) FROM io").fetchone()[0]
+    finally:
+        a.close()
+    assert got["ios"] == 2 * ios
+    out = os.path.join(big, "bench-out")
+    for phase, files in (("io.parquet + io_stages.parquet", ("io.parquet", "io_stages.parquet")),
+                         ("timeline.perfetto-trace", ("timeline.perfetto-trace",))):
+        assert got[phase]["s"] > 0 and got[phase]["peak_rss_mib"] > 0
+        assert got[phase]["mb"] == pytest.approx(sum(os.path.getsize(os.path.join(out, f)) for f in files) / 1e6)
+    # the encoder's own peak (a few MB to tens at this size), not this process's (hundreds)
+    assert 1 < got["timeline.perfetto-trace"]["encoder_peak_rss_mib"] < got["load views"]["peak_rss_mib"]
