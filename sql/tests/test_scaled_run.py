@@ -193,3 +193,34 @@ def test_export_benchmark_measures_a_stretched_run(fixture_run, tmp_path):
         assert got[phase]["mb"] == pytest.approx(sum(os.path.getsize(os.path.join(out, f)) for f in files) / 1e6)
     # the encoder's own peak (a few MB to tens at this size), not this process's (hundreds)
     assert 1 < got["timeline.perfetto-trace"]["encoder_peak_rss_mib"] < got["load views"]["peak_rss_mib"]
+
+
+def test_analyze_benchmark_prints_both_sizes(fixture_run, ntscope_bin, tmp_path):
+    """sql/bench/bench_analyze.py (`just bench-analyze`, the benchmark of record) at two tiny
+    sizes: a row per size with the sample's events and I/Os times the copies, trace-cmd and
+    analyze both timed, and the growth line between the sizes."""
+    orig = fixture_run("stock-randread-4k-qd8")
+    a = views.connect(orig)
+    try:
+        ios = a.execute("SELECT count(*) FROM io").fetchone()[0]
+    finally:
+        a.close()
+    ev = 0
+    for host in ("initiator", "target"):
+        with open(os.path.join(orig, host, "parquet", "metadata.json")) as f:
+            ev += json.load(f)["total_events"]
+    env = dict(os.environ, SIZES="1 2", REPS="1", LIMITS="default", TRACECMD="1", NTSCOPE_BIN=ntscope_bin,
+               BENCH_DIR=str(tmp_path / "bench"))
+    r = subprocess.run([sys.executable, os.path.join(SQL, "bench", "bench_analyze.py")], env=env,
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-2000:]
+    rows = {}
+    for line in r.stdout.splitlines():
+        w = line.split()
+        if len(w) > 12 and w[0] in ("1", "2") and w[3] == "|":
+            rows[int(w[0])] = (int(w[1].replace(",", "")), int(w[2].replace(",", "")), float(w[4]), float(w[11]))   # an s: after "2000MB (default)"
+    assert sorted(rows) == [1, 2], r.stdout
+    for n, (events, n_ios, tc_s, an_s) in rows.items():
+        assert (events, n_ios) == (n * ev, n * ios)
+        assert tc_s > 0 and an_s > 0
+    assert "x2.0 events: analyze x" in r.stdout
