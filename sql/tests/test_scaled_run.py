@@ -7,6 +7,7 @@ seconds; the benchmark (sql/bench/bench_analyze.py) runs the same SQL at million
 Needs the converter (NTSCOPE_BIN)."""
 import bisect
 import json
+import re
 import os
 import subprocess
 import sys
@@ -224,3 +225,34 @@ def test_analyze_benchmark_prints_both_sizes(fixture_run, ntscope_bin, tmp_path)
         assert (events, n_ios) == (n * ev, n * ios)
         assert tc_s > 0 and an_s > 0
     assert "x2.0 events: analyze x" in r.stdout
+
+
+def test_convert_benchmark_counts_what_trace_cmd_prints(ntscope_bin, tmp_path):
+    """analyzer/bench/bench_convert.sh (`just bench-convert`) at 200 k events, without the lab
+    capture (BENCH_LAB=0): the four commands timed on each input, the compressed and the
+    uncompressed copy hold the same events, and the events it reports for a replicated trace are
+    the event lines `trace-cmd report` prints of that very file."""
+    repo = os.path.dirname(SQL)
+    cache = tmp_path / "cache"
+    env = dict(os.environ, BENCH_LAB="0", BENCH_EVENTS="200000", BENCH_REPS="1", NTSCOPE_BIN=ntscope_bin,
+               NTSCOPE_CACHE=str(cache))
+    r = subprocess.run(["bash", os.path.join(repo, "analyzer", "bench", "bench_convert.sh")], env=env,
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-2000:]
+    commands = ("ntscope convert (all cores)", "ntscope convert --threads 1", "ntscope --decode-only (no Parquet)",
+                "trace-cmd report > /dev/null")
+    events = {}
+    for line in r.stdout.splitlines():
+        for c in commands:
+            if c in line:
+                name, n = line.split()[:2]
+                events.setdefault(name, {})[c] = int(n)
+    assert set(events) == {"scaled-small", "scaled-big", "scaled-big-raw"}, r.stdout
+    assert all(set(e) == set(commands) and len(set(e.values())) == 1 for e in events.values()), events
+    big = events["scaled-big"][commands[0]]
+    assert big >= 200000 and events["scaled-big-raw"][commands[0]] == big
+    [trace] = [p for p in (cache / "bench").glob("replicated-200000-*.dat") if not p.name.endswith("-none.dat")]
+    printed = subprocess.run(["trace-cmd", "report", "-i", str(trace)], capture_output=True, text=True, check=True)
+    lines = [x for x in printed.stdout.splitlines() if re.match(r"^ *\S.*\[[0-9]+\] +[0-9]+\.[0-9]+:", x)]
+    assert len(lines) == big
+    assert "goal: time linear in trace length (scaled):" in r.stdout
