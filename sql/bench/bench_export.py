@@ -4,8 +4,8 @@ io_stages.parquet (DuckDB COPY) and report/timeline.perfetto-trace (DuckDB sorts
 spans and counters into Parquet, `ntscope timeline-encode` lays out, merges and encodes them),
 at two (or more) sizes of a synthetic run: fixtures/stock-randread-4k-qd8 (6389 I/Os) repeated
 N times (make_scaled_run.py), copy k stretched in time by STRETCH * k / N (--stretch, as
-bench_analyze.py: durations that vary from copy to copy, as a real run's do). Prints figures and the ratios between the
-sizes; asserts nothing (speed and memory are not test verdicts on a shared machine).
+bench_analyze.py: durations that vary from copy to copy, as a real run's do). Prints figures
+and the ratios between the sizes; asserts nothing (speed and memory are not test verdicts on a shared machine).
 
 Each size runs in a child process, in phases: load (views, selection), export (the two
 Parquet files), timeline; wall and CPU seconds (user + system, every thread and the encoder

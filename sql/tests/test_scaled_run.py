@@ -7,8 +7,8 @@ seconds; the benchmark (sql/bench/bench_analyze.py) runs the same SQL at million
 Needs the converter (NTSCOPE_BIN)."""
 import bisect
 import json
-import re
 import os
+import re
 import subprocess
 import sys
 
@@ -27,13 +27,28 @@ PCTS = ["p10_ns", "p50_ns", "p70_ns", "p80_ns", "p90_ns", "p95_ns", "p99_ns", "p
 def pair(request, fixture_run, tmp_path_factory):
     fixture, n = request.param
     orig = fixture_run(fixture)
-    big = str(tmp_path_factory.mktemp(fixture) / f"x{n}")
-    subprocess.run([sys.executable, os.path.join(SQL, "bench", "make_scaled_run.py"), orig, big, str(n)],
-                   check=True, capture_output=True)
+    big = scaled_run(orig, str(tmp_path_factory.mktemp(fixture) / f"x{n}"), n)
     cons = [views.connect(d, interference=True) for d in (orig, big)]
     yield n, cons[0], cons[1]
     for c in cons:
         c.close()
+
+
+def scaled_run(src, dst, n, stretch=None):
+    """make_scaled_run.py's n copies of the converted run src in dst (stretched when given)."""
+    args = ["--stretch", str(stretch)] if stretch is not None else []
+    subprocess.run([sys.executable, os.path.join(SQL, "bench", "make_scaled_run.py"), src, dst, str(n), *args],
+                   check=True, capture_output=True)
+    return dst
+
+
+def io_count(run):
+    """I/Os of a run (its view io)."""
+    con = views.connect(run)
+    try:
+        return con.execute("SELECT count(*) FROM io").fetchone()[0]
+    finally:
+        con.close()
 
 
 def table(con, sql):
@@ -143,9 +158,7 @@ def test_stretched_copies_keep_the_run_and_vary_durations(fixture_run, tmp_path)
     and the durations no longer repeat from copy to copy."""
     n, s = 3, 0.03
     orig = fixture_run("lab-6.1-stock-interference-c2")
-    big = str(tmp_path / "stretched")
-    subprocess.run([sys.executable, os.path.join(SQL, "bench", "make_scaled_run.py"), orig, big, str(n),
-                    "--stretch", str(s)], check=True, capture_output=True)
+    big = scaled_run(orig, str(tmp_path / "stretched"), n, stretch=s)
     a, b = views.connect(orig), views.connect(big)
     try:
         assert_commands_scale(a, b, n)
@@ -174,19 +187,12 @@ def test_export_benchmark_measures_a_stretched_run(fixture_run, tmp_path):
     run: every selected I/O counted, each output written and its size reported, the timeline
     encoder's peak memory its own."""
     orig = fixture_run("lab-6.1-stock-interference-c2")
-    big = str(tmp_path / "x2")
-    subprocess.run([sys.executable, os.path.join(SQL, "bench", "make_scaled_run.py"), orig, big, "2",
-                    "--stretch", "0.02"], check=True, capture_output=True)
+    big = scaled_run(orig, str(tmp_path / "x2"), 2, stretch=0.02)
     r = subprocess.run([sys.executable, os.path.join(SQL, "bench", "bench_export.py"), "--child", big, "1GB"],
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stderr[-2000:]
     got = json.loads(r.stdout.strip().splitlines()[-1])
-    a = views.connect(orig)
-    try:
-        ios = a.execute("SELECT count(*) FROM io").fetchone()[0]
-    finally:
-        a.close()
-    assert got["ios"] == 2 * ios
+    assert got["ios"] == 2 * io_count(orig)
     out = os.path.join(big, "bench-out")
     for phase, files in (("io.parquet + io_stages.parquet", ("io.parquet", "io_stages.parquet")),
                          ("timeline.perfetto-trace", ("timeline.perfetto-trace",))):
@@ -201,11 +207,7 @@ def test_analyze_benchmark_prints_both_sizes(fixture_run, ntscope_bin, tmp_path)
     sizes: a row per size with the sample's events and I/Os times the copies, trace-cmd and
     analyze both timed, and the growth line between the sizes."""
     orig = fixture_run("stock-randread-4k-qd8")
-    a = views.connect(orig)
-    try:
-        ios = a.execute("SELECT count(*) FROM io").fetchone()[0]
-    finally:
-        a.close()
+    ios = io_count(orig)
     ev = 0
     for host in ("initiator", "target"):
         with open(os.path.join(orig, host, "parquet", "metadata.json")) as f:
@@ -219,7 +221,8 @@ def test_analyze_benchmark_prints_both_sizes(fixture_run, ntscope_bin, tmp_path)
     for line in r.stdout.splitlines():
         w = line.split()
         if len(w) > 12 and w[0] in ("1", "2") and w[3] == "|":
-            rows[int(w[0])] = (int(w[1].replace(",", "")), int(w[2].replace(",", "")), float(w[4]), float(w[11]))   # an s: after "2000MB (default)"
+            # N, events, I/Os | tc s ... | 2000MB (default) an s ...
+            rows[int(w[0])] = (int(w[1].replace(",", "")), int(w[2].replace(",", "")), float(w[4]), float(w[11]))
     assert sorted(rows) == [1, 2], r.stdout
     for n, (events, n_ios, tc_s, an_s) in rows.items():
         assert (events, n_ios) == (n * ev, n * ios)
