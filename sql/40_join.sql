@@ -100,16 +100,23 @@ QUALIFY row_number() OVER (PARTITION BY initiator_host, ctrl_id ORDER BY prio) =
 --   initiator_host, target_host   the host pair
 --   coarse_offset_ns   ns;  pairs   candidate pairs used
 CREATE OR REPLACE TABLE clock_coarse AS
-WITH pair_of_cntlid AS (
-    SELECT DISTINCT initiator_host, target_host, cntlid FROM ctrl_map WHERE cntlid IS NOT NULL
+-- The windows partition on a number per host pair (pair_no), not on the two host names: DuckDB
+-- sorts on one integer faster (the statement 1.3 -> 0.9 s at 10 M events, session 36).
+WITH host_pairs AS (
+    SELECT *, row_number() OVER () AS pair_no
+    FROM (SELECT DISTINCT initiator_host, target_host FROM ctrl_map WHERE target_host IS NOT NULL)
+), pair_of_cntlid AS (
+    SELECT DISTINCT m.initiator_host, m.target_host, m.cntlid, hp.pair_no
+    FROM ctrl_map m JOIN host_pairs hp USING (initiator_host, target_host) WHERE m.cntlid IS NOT NULL
 ), i AS (
-    SELECT c.*, m.target_host, m.cntlid,
-           row_number() OVER (PARTITION BY c.host, m.target_host ORDER BY c.submit_ts) AS rn
+    SELECT c.*, m.target_host, m.cntlid, hp.pair_no,
+           row_number() OVER (PARTITION BY hp.pair_no ORDER BY c.submit_ts) AS rn
     FROM nvme_commands c JOIN ctrl_map m ON m.initiator_host = c.host AND m.ctrl_id = c.ctrl_id
+    JOIN host_pairs hp ON hp.initiator_host = c.host AND hp.target_host = m.target_host
     WHERE c.role = 'initiator' AND c.kind = 'io' AND c.state = 'complete'
 ), t AS (
-    SELECT c.*, p.initiator_host,
-           row_number() OVER (PARTITION BY p.initiator_host, c.host ORDER BY c.submit_ts) AS rn
+    SELECT c.*, p.initiator_host, p.pair_no,
+           row_number() OVER (PARTITION BY p.pair_no ORDER BY c.submit_ts) AS rn
     FROM nvme_commands c JOIN pair_of_cntlid p ON p.target_host = c.host AND p.cntlid = c.ctrl_id
     WHERE c.role = 'target' AND c.kind = 'io' AND c.state = 'complete'
 ), fp AS (
@@ -126,7 +133,7 @@ WITH pair_of_cntlid AS (
     SELECT * FROM (
         SELECT i.*, sum(CASE WHEN i.slba IS NULL THEN coalesce(k.n_all, 0)
                              ELSE coalesce(f.n, 0) + coalesce(k.n_null, 0) END)
-                        OVER (PARTITION BY i.host, i.target_host ORDER BY i.rn) AS cum,
+                        OVER (PARTITION BY i.pair_no ORDER BY i.rn) AS cum,
                CASE WHEN i.slba IS NULL THEN coalesce(k.n_all, 0) ELSE coalesce(f.n, 0) + coalesce(k.n_null, 0) END AS m
         FROM i
         LEFT JOIN fp f ON f.side = 't' AND f.host = i.target_host AND f.ctrl_id = i.cntlid AND f.qid = i.qid
@@ -139,7 +146,7 @@ WITH pair_of_cntlid AS (
     SELECT * FROM (
         SELECT t.*, sum(CASE WHEN t.slba IS NULL THEN coalesce(k.n_all, 0)
                              ELSE coalesce(f.n, 0) + coalesce(k.n_null, 0) END)
-                        OVER (PARTITION BY t.initiator_host, t.host ORDER BY t.rn) AS cum,
+                        OVER (PARTITION BY t.pair_no ORDER BY t.rn) AS cum,
                CASE WHEN t.slba IS NULL THEN coalesce(k.n_all, 0) ELSE coalesce(f.n, 0) + coalesce(k.n_null, 0) END AS m
         FROM t
         LEFT JOIN fp f ON f.side = 'i' AND f.host = t.host AND f.ctrl_id = t.ctrl_id AND f.qid = t.qid
@@ -149,39 +156,40 @@ WITH pair_of_cntlid AS (
         WHERE t.rn <= 4096)
     WHERE cum - m < 262144
 ), first_i_end AS (
-    SELECT host, target_host, max(rn) AS rn FROM first_i GROUP BY ALL
+    SELECT pair_no, max(rn) AS rn FROM first_i GROUP BY ALL
 ), pairs AS (
-    SELECT i.host AS ih, t.host AS th,
-           t.complete_ts - i.complete_ts AS lo, t.submit_ts - i.submit_ts AS hi
+    SELECT i.pair_no, t.complete_ts - i.complete_ts AS lo, t.submit_ts - i.submit_ts AS hi
     FROM first_i i JOIN t
       ON t.initiator_host = i.host AND t.host = i.target_host AND t.ctrl_id = i.cntlid AND t.qid = i.qid
      AND t.cid = i.cid AND t.opcode = i.opcode
      AND (i.slba IS NULL OR t.slba IS NULL OR (i.slba = t.slba AND i.nlb = t.nlb))
     UNION ALL
     -- the other way round, without the pairs the first join already has
-    SELECT i.host, t.host, t.complete_ts - i.complete_ts, t.submit_ts - i.submit_ts
+    SELECT i.pair_no, t.complete_ts - i.complete_ts, t.submit_ts - i.submit_ts
     FROM i JOIN first_t t
       ON t.initiator_host = i.host AND t.host = i.target_host AND t.ctrl_id = i.cntlid AND t.qid = i.qid
      AND t.cid = i.cid AND t.opcode = i.opcode
      AND (i.slba IS NULL OR t.slba IS NULL OR (i.slba = t.slba AND i.nlb = t.nlb))
-    LEFT JOIN first_i_end e ON e.host = i.host AND e.target_host = i.target_host
+    LEFT JOIN first_i_end e ON e.pair_no = i.pair_no
     WHERE i.rn > coalesce(e.rn, 0)
 ), pts AS (
-    SELECT ih, th, lo AS x, 1 AS d FROM pairs WHERE lo <= hi
-    UNION ALL SELECT ih, th, hi, -1 FROM pairs WHERE lo <= hi
+    SELECT pair_no, lo AS x, 1 AS d FROM pairs WHERE lo <= hi
+    UNION ALL SELECT pair_no, hi, -1 FROM pairs WHERE lo <= hi
 ), depth AS (
-    SELECT ih, th, x, d,
-           sum(d) OVER (PARTITION BY ih, th ORDER BY x, d DESC ROWS UNBOUNDED PRECEDING) AS depth,
-           lead(x) OVER (PARTITION BY ih, th ORDER BY x, d DESC) AS next_x
+    SELECT pair_no, x, d,
+           sum(d) OVER (PARTITION BY pair_no ORDER BY x, d DESC ROWS UNBOUNDED PRECEDING) AS depth,
+           lead(x) OVER (PARTITION BY pair_no ORDER BY x, d DESC) AS next_x
     FROM pts
 )
 -- the deepest overlap; equally deep intervals (a tie: e.g. a run repeating one I/O pattern)
 -- resolve to the one nearest 0, then the lower: one answer however DuckDB schedules or
 -- spills the sweep
-SELECT ih AS initiator_host, th AS target_host,
-       ((arg_max(x, (depth, -abs(x), -x)) + arg_max(next_x, (depth, -abs(x), -x))) // 2)::BIGINT AS coarse_offset_ns,
-       count(*) AS pairs
-FROM depth WHERE d = 1 GROUP BY ih, th;
+SELECT hp.initiator_host, hp.target_host, d.coarse_offset_ns, d.pairs
+FROM (SELECT pair_no,
+             ((arg_max(x, (depth, -abs(x), -x)) + arg_max(next_x, (depth, -abs(x), -x))) // 2)::BIGINT AS coarse_offset_ns,
+             count(*) AS pairs
+      FROM depth WHERE d = 1 GROUP BY pair_no) d
+JOIN host_pairs hp USING (pair_no);
 
 -- clock_candidates: one row per (initiator command, target command) that may be the same
 -- command: same target controller, qid, cid, opcode (and slba/nlb when both sides have
@@ -239,35 +247,38 @@ JOIN nvme_command_rows t ON t.rowid = cc.t_cmd_n;
 --   pairs            candidate pairs in the slice
 CREATE OR REPLACE TABLE clock_offset_slices AS
 WITH span AS (
-    SELECT initiator_host, target_host, min(i_submit_ts) AS t0,
-           greatest(max(i_submit_ts) - min(i_submit_ts), 1) AS len
-    FROM clock_candidate_rows GROUP BY ALL
+    SELECT *, row_number() OVER () AS pair_no FROM (
+        SELECT initiator_host, target_host, min(i_submit_ts) AS t0,
+               greatest(max(i_submit_ts) - min(i_submit_ts), 1) AS len
+        FROM clock_candidate_rows GROUP BY ALL)
 ), c AS (
-    SELECT c.*, least(floor((c.i_submit_ts - s.t0) * 10.0 / s.len), 9)::INTEGER AS slice
+    SELECT s.pair_no, c.lo_ns, c.hi_ns, least(floor((c.i_submit_ts - s.t0) * 10.0 / s.len), 9)::INTEGER AS slice
     FROM clock_candidate_rows c JOIN span s USING (initiator_host, target_host)
 ), both_levels AS (
-    SELECT initiator_host, target_host, slice, lo_ns, hi_ns FROM c
-    UNION ALL SELECT initiator_host, target_host, -1, lo_ns, hi_ns FROM c
+    -- (host pair, slice) as one integer, the sweep's partition (rank_pair_key; slice -1 as 0):
+    -- on the two host names and the slice the sweep took 2.0 s of thread time at 10 M events
+    -- (session 36)
+    SELECT rank_pair_key(pair_no, slice + 1) AS part, lo_ns, hi_ns FROM c
+    UNION ALL SELECT rank_pair_key(pair_no, 0), lo_ns, hi_ns FROM c
 ), pts AS (
-    SELECT initiator_host, target_host, slice, lo_ns AS x, 1 AS d FROM both_levels
-    UNION ALL SELECT initiator_host, target_host, slice, hi_ns, -1 FROM both_levels
+    SELECT part, lo_ns AS x, 1 AS d FROM both_levels
+    UNION ALL SELECT part, hi_ns, -1 FROM both_levels
 ), depth AS (
-    SELECT initiator_host, target_host, slice, x, d,
-           sum(d) OVER (PARTITION BY initiator_host, target_host, slice ORDER BY x, d DESC
-                        ROWS UNBOUNDED PRECEDING) AS depth,
-           lead(x) OVER (PARTITION BY initiator_host, target_host, slice ORDER BY x, d DESC) AS next_x
+    SELECT part, x, d,
+           sum(d) OVER (PARTITION BY part ORDER BY x, d DESC ROWS UNBOUNDED PRECEDING) AS depth,
+           lead(x) OVER (PARTITION BY part ORDER BY x, d DESC) AS next_x
     FROM pts
 ), best AS (
     -- ties: the interval nearest 0, then the lower (as in clock_coarse): one deterministic answer
-    SELECT initiator_host, target_host, slice,
+    SELECT part >> 32 AS pair_no, (part & 4294967295) - 1 AS slice,
            arg_max(x, (depth, -abs(x), -x)) AS offset_lo_ns, arg_max(next_x, (depth, -abs(x), -x)) AS offset_hi_ns,
            max(depth) AS pairs_agreeing, count(*) AS pairs
-    FROM depth WHERE d = 1 GROUP BY ALL
+    FROM depth WHERE d = 1 GROUP BY part
 )
-SELECT b.initiator_host, b.target_host, b.slice,
+SELECT s.initiator_host, s.target_host, b.slice::INTEGER AS slice,
        (CASE WHEN b.slice < 0 THEN s.t0 + s.len // 2 ELSE s.t0 + (s.len * (2 * b.slice + 1)) // 20 END)::BIGINT AS t_ns,
        b.offset_lo_ns, b.offset_hi_ns, b.pairs_agreeing::BIGINT AS pairs_agreeing, b.pairs
-FROM best b JOIN span s USING (initiator_host, target_host);
+FROM best b JOIN span s USING (pair_no);
 
 -- clock_offset_estimated: one row per host pair: the offset between the target and
 -- initiator clocks as the commands themselves bound it (for hosts with independent clocks).
