@@ -201,11 +201,11 @@ WITH raw_cmd_events AS NOT MATERIALIZED (
     SELECT *,
            CASE WHEN w_key IS NOT NULL THEN lead(phase) OVER w END AS next_phase,
            lead(ts) OVER w AS next_ts, lead(cpu) OVER w AS next_cpu, lead(status) OVER w AS next_status
-    FROM (SELECT f.*, lifetime_key(n.host_n, f.ctrl_id, f.qid, f.cid) AS w_key
+    FROM (SELECT f.*, n.host_n, lifetime_key(n.host_n, f.ctrl_id, f.qid, f.cid) AS w_key
           FROM fixed f JOIN host_numbers n USING (host)) f
     WINDOW w AS (PARTITION BY w_key ORDER BY ts, phase)
 ) , by_cid AS (
-    SELECT host, role, ctrl_id, qid, cid, opcode, fctype, slba, nlb, disk,
+    SELECT host, host_n, role, ctrl_id, qid, cid, opcode, fctype, slba, nlb, disk,
            ts AS submit_ts, cpu AS submit_cpu, pid AS submit_pid, comm AS submit_comm,
            CASE WHEN next_phase = 1 THEN next_ts END AS cid_complete_ts,
            CASE WHEN next_phase = 1 THEN next_cpu END AS cid_complete_cpu,
@@ -214,6 +214,7 @@ WITH raw_cmd_events AS NOT MATERIALIZED (
 ), completes AS NOT MATERIALIZED (
     SELECT host, ctrl_id, qid, cid, ts, cpu, status FROM fixed WHERE phase = 1
 ), via_block AS (
+    -- the ASOF join's equality key (host, CPU, controller, queue) as one packed_key
     -- initiator: the nvme_complete_rq just before the linked request's block_rq_complete
     SELECT s.host, s.submit_ts, s.submit_cpu, c.ts AS complete_ts, c.cpu AS complete_cpu, c.cid AS complete_cid,
            c.status
@@ -222,9 +223,9 @@ WITH raw_cmd_events AS NOT MATERIALIZED (
           JOIN host_block_link_rows l ON l.host = bc.host AND l.submit_cpu = bc.submit_cpu AND l.submit_ts = bc.submit_ts
           JOIN block_requests b ON b.host = l.host AND b.dev = l.dev AND b.sector = l.sector AND b.issue_ts = l.issue_ts
           WHERE bc.role = 'initiator' AND b.complete_ts IS NOT NULL) s
-    ASOF JOIN (SELECT * FROM completes WHERE ts IS NOT NULL) c
-      ON c.host = s.host AND c.cpu = s.blk_complete_cpu AND c.ctrl_id = s.ctrl_id AND c.qid = s.qid
-     AND c.ts <= s.blk_complete_ts
+    ASOF JOIN (SELECT c.*, packed_key(n.host_n, c.cpu, c.ctrl_id, c.qid) AS cpu_queue
+               FROM completes c JOIN host_numbers n USING (host) WHERE c.ts IS NOT NULL) c
+      ON c.cpu_queue = packed_key(s.host_n, s.blk_complete_cpu, s.ctrl_id, s.qid) AND c.ts <= s.blk_complete_ts
     WHERE c.ts >= s.submit_ts
 ), chosen AS (
     SELECT bc.*,
@@ -244,7 +245,7 @@ WITH raw_cmd_events AS NOT MATERIALIZED (
     -- The losers (claim_rank > 1) are lifetimes without a completion (below): read from here,
     -- not found again by an anti-join of every ranked claim against the winners (at 40 M events
     -- 16.0/15.6 -> 14.9/15.4 s for the statement, the same rows: sql/bench/README.md, session 33)
-    SELECT *, row_number() OVER (PARTITION BY host, complete_ts, complete_cpu
+    SELECT *, row_number() OVER (PARTITION BY host_n, complete_ts, complete_cpu
                                  ORDER BY pairing = 'block' DESC, submit_ts DESC) AS claim_rank
     FROM chosen
     WHERE role IS DISTINCT FROM 'target' AND complete_ts IS NOT NULL
