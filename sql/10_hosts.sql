@@ -160,15 +160,3 @@ CREATE OR REPLACE MACRO lifetime_key(h, a, b, c) AS
 CREATE OR REPLACE MACRO block_key(dev_no, sector) AS
     CASE WHEN dev_no BETWEEN 0 AND 65535 AND coalesce(sector, 0) BETWEEN 0 AND 140737488355326
          THEN (dev_no::BIGINT << 47) | coalesce(sector, 140737488355327)::BIGINT END;
-
--- rank_pair_key(hi, lo): two row numbers as one BIGINT (hi in 0..2^31-1 in the top bits, lo
--- in 0..2^32-1 below); an error, not a wrong answer, for a part NULL or out of range. The
--- partition key of the windows that rank durations per (group, stage): DuckDB sorts on one
--- 8-byte key far faster than on a string or two wide integers (a 10 M-event run's value counts
--- per (group, stage): 1.8 -> 1.0 s; sql/bench/README.md, session 36). The parts are row numbers
--- of the run's groups, streams and stage definitions, never near those bounds.
-CREATE OR REPLACE MACRO rank_pair_key(hi, lo) AS
-    CASE WHEN hi BETWEEN 0 AND 2147483647 AND lo BETWEEN 0 AND 4294967295
-         THEN (hi::BIGINT << 32) | lo::BIGINT
-         ELSE error('rank_pair_key: part NULL or out of range: ' || coalesce(hi::VARCHAR, 'NULL') || ', '
-                    || coalesce(lo::VARCHAR, 'NULL')) END;

@@ -103,7 +103,7 @@ CREATE OR REPLACE TABLE clock_coarse AS
 -- The windows partition on a number per host pair (pair_no), not on the two host names: DuckDB
 -- sorts on one integer faster (the statement 1.3 -> 0.9 s at 10 M events, session 36).
 WITH host_pairs AS (
-    SELECT *, row_number() OVER () AS pair_no
+    SELECT *, (row_number() OVER ())::INTEGER AS pair_no
     FROM (SELECT DISTINCT initiator_host, target_host FROM ctrl_map WHERE target_host IS NOT NULL)
 ), pair_of_cntlid AS (
     SELECT DISTINCT m.initiator_host, m.target_host, m.cntlid, hp.pair_no
@@ -255,25 +255,25 @@ WITH span AS (
     SELECT s.pair_no, c.lo_ns, c.hi_ns, least(floor((c.i_submit_ts - s.t0) * 10.0 / s.len), 9)::INTEGER AS slice
     FROM clock_candidate_rows c JOIN span s USING (initiator_host, target_host)
 ), both_levels AS (
-    -- (host pair, slice) as one integer, the sweep's partition (rank_pair_key; slice -1 as 0):
-    -- on the two host names and the slice the sweep took 2.0 s of thread time at 10 M events
-    -- (session 36)
-    SELECT rank_pair_key(pair_no, slice + 1) AS part, lo_ns, hi_ns FROM c
-    UNION ALL SELECT rank_pair_key(pair_no, 0), lo_ns, hi_ns FROM c
+    -- the sweep partitions on (host pair number, slice + 1) as INTEGERs: on the two host names
+    -- and the slice it took 1.1-1.2 s at 10 M events and 2.5 s at 20 M, 0.45 and 0.92 s so
+    -- (as one BIGINT: 0.63 and 1.6 s; session 36, sql/bench/README.md)
+    SELECT pair_no::INTEGER AS pair_no, (slice + 1)::INTEGER AS part, lo_ns, hi_ns FROM c
+    UNION ALL SELECT pair_no::INTEGER, 0, lo_ns, hi_ns FROM c
 ), pts AS (
-    SELECT part, lo_ns AS x, 1 AS d FROM both_levels
-    UNION ALL SELECT part, hi_ns, -1 FROM both_levels
+    SELECT pair_no, part, lo_ns AS x, 1 AS d FROM both_levels
+    UNION ALL SELECT pair_no, part, hi_ns, -1 FROM both_levels
 ), depth AS (
-    SELECT part, x, d,
-           sum(d) OVER (PARTITION BY part ORDER BY x, d DESC ROWS UNBOUNDED PRECEDING) AS depth,
-           lead(x) OVER (PARTITION BY part ORDER BY x, d DESC) AS next_x
+    SELECT pair_no, part, x, d,
+           sum(d) OVER (PARTITION BY pair_no, part ORDER BY x, d DESC ROWS UNBOUNDED PRECEDING) AS depth,
+           lead(x) OVER (PARTITION BY pair_no, part ORDER BY x, d DESC) AS next_x
     FROM pts
 ), best AS (
     -- ties: the interval nearest 0, then the lower (as in clock_coarse): one deterministic answer
-    SELECT part >> 32 AS pair_no, (part & 4294967295) - 1 AS slice,
+    SELECT pair_no, part - 1 AS slice,
            arg_max(x, (depth, -abs(x), -x)) AS offset_lo_ns, arg_max(next_x, (depth, -abs(x), -x)) AS offset_hi_ns,
            max(depth) AS pairs_agreeing, count(*) AS pairs
-    FROM depth WHERE d = 1 GROUP BY part
+    FROM depth WHERE d = 1 GROUP BY pair_no, part
 )
 SELECT s.initiator_host, s.target_host, b.slice::INTEGER AS slice,
        (CASE WHEN b.slice < 0 THEN s.t0 + s.len // 2 ELSE s.t0 + (s.len * (2 * b.slice + 1)) // 20 END)::BIGINT AS t_ns,

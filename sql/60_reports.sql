@@ -65,27 +65,28 @@ FROM g, sampling_run sr;
 --                smallest, of the last of the n equal values)
 --   total        io of the group and stage with a known duration
 CREATE OR REPLACE VIEW report_stage_values AS
--- counted and ranked on one integer per (group, stage definition) (rank_pair_key), named after:
--- grouping and sorting on the group_key string took 1.8 s against 1.0 s at 10 M events
--- (sql/bench/README.md, session 36), the same rows
+-- counted and ranked per (group number, def_no) as two INTEGERs, named after: on the group_key
+-- string the value counts and their window took 1.3-1.5 s against 0.8 s at 10 M events, 2.6-3.2
+-- (two BIGINTs) against 1.7-1.9 s at 20 M; one BIGINT key was fast at 10 M and 6.1 s at 20 M
+-- (sql/bench/README.md, session 36), the same rows each way
 WITH groups AS (
-    SELECT group_key, row_number() OVER () AS group_no FROM (SELECT DISTINCT group_key FROM io_selected)
+    SELECT group_key, (row_number() OVER ())::INTEGER AS group_no
+    FROM (SELECT DISTINCT group_key FROM io_selected)
 ), v AS (
-    SELECT rank_pair_key(g.group_no, s.def_no) AS group_def, s.dur, count(*) AS n
+    SELECT g.group_no, s.def_no::INTEGER AS def_no, s.dur, count(*) AS n
     FROM io_stage_durations s JOIN io_selected sel USING (io_n)
     JOIN groups g ON g.group_key IS NOT DISTINCT FROM sel.group_key   -- a NULL key is a group too
     WHERE s.dur IS NOT NULL
     GROUP BY ALL
 ), r AS (
-    SELECT group_def, dur, n,
-           sum(n) OVER (PARTITION BY group_def ORDER BY dur
+    SELECT group_no, def_no, dur, n,
+           sum(n) OVER (PARTITION BY group_no, def_no ORDER BY dur
                         ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)::BIGINT AS upto,
-           sum(n) OVER (PARTITION BY group_def)::BIGINT AS total
+           sum(n) OVER (PARTITION BY group_no, def_no)::BIGINT AS total
     FROM v
 )
 SELECT g.group_key, d.stage_set, d.stage, r.dur, r.n, r.upto, r.total
-FROM r JOIN groups g ON g.group_no = r.group_def >> 32
-JOIN io_stage_definitions d ON d.def_no = r.group_def & 4294967295;
+FROM r JOIN groups g USING (group_no) JOIN io_stage_definitions d USING (def_no);
 
 -- stage_stats_over(VALUES), stage_histogram_over(VALUES), stage_cdf_over(VALUES): the three
 -- table macros below read a relation shaped like report_stage_values (a view or table name):

@@ -68,34 +68,33 @@ FROM intf_io GROUP BY stream_id;
 --   mean_ns, p50_ns, p99_ns   (ns, nearest-rank percentiles)
 -- Percentiles by rank over the distinct durations, as report_stage_values (sql/60_reports.sql)
 -- computes them: a quantile aggregate held every duration of a stream in memory. The value
--- counts are grouped and ranked on one integer per (stream, stage definition) (rank_pair_key)
--- and named after: on a real capture nearly every duration is distinct, and grouping on the
--- stream, set and stage strings took 1.3-1.4 s against 0.7-0.8 s for 199 k I/Os (6.8 M stage
--- rows, session 34); on the two integers rather than one, 1.4 s against 0.9 s at 10 M events
--- (session 36; sql/bench/README.md), the same rows.
+-- counts are grouped and ranked on (stream_no, def_no) as INTEGERs and named after: on a real
+-- capture nearly every duration is distinct, and grouping on the stream, set and stage strings
+-- took 1.3-1.4 s against 0.7-0.8 s for 199 k I/Os (6.8 M stage rows, session 34); as BIGINTs
+-- 1.3-1.5 s against 0.8 s at 10 M events and 2.6-3.2 s against 1.7-1.9 s at 20 M (session 36;
+-- sql/bench/README.md), the same rows.
 CREATE OR REPLACE VIEW intf_stream_breakdown AS
 WITH v AS (
-    SELECT rank_pair_key(i.stream_no, s.def_no) AS stream_def, s.dur, count(*) AS n
+    SELECT i.stream_no::INTEGER AS stream_no, s.def_no::INTEGER AS def_no, s.dur, count(*) AS n
     FROM intf_io i JOIN io_stage_durations s USING (io_n)
     WHERE s.dur IS NOT NULL
     GROUP BY ALL
 ), r AS (
-    SELECT *, sum(n) OVER (PARTITION BY stream_def ORDER BY dur
+    SELECT *, sum(n) OVER (PARTITION BY stream_no, def_no ORDER BY dur
                            ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS upto,
-           sum(n) OVER (PARTITION BY stream_def) AS total
+           sum(n) OVER (PARTITION BY stream_no, def_no) AS total
     FROM v
 ), a AS (
-    SELECT stream_def, any_value(total)::BIGINT AS n,
+    SELECT stream_no, def_no, any_value(total)::BIGINT AS n,
            sum(dur::HUGEINT * n) / any_value(total) AS mean_ns,
            min(dur) FILTER (WHERE upto * 2 >= total) AS p50_ns,
            min(dur) FILTER (WHERE upto * 100 >= 99 * total) AS p99_ns
-    FROM r GROUP BY stream_def
+    FROM r GROUP BY stream_no, def_no
 ), streams AS (
     SELECT DISTINCT stream_no, stream_id FROM intf_io
 )
 SELECT st.stream_id, d.stage_set, d.stage, d.seq, d.parent, a.n, a.mean_ns, a.p50_ns, a.p99_ns
-FROM a JOIN streams st ON st.stream_no = a.stream_def >> 32
-JOIN io_stage_definitions d ON d.def_no = a.stream_def & 4294967295;
+FROM a JOIN streams st USING (stream_no) JOIN io_stage_definitions d USING (def_no);
 
 -- intf_io_ahead_pairs: one row per (I/O, resource, other I/O ahead of it): another command
 -- submitted earlier (nvme_setup_cmd) on the same queue, or the same device, and still not

@@ -1,5 +1,5 @@
 """The integer keys the pairing windows and ASOF joins sort on (sql/10_hosts.sql: lifetime_key,
-block_key, rank_pair_key) pair exactly as the parts they stand for, also when a trace lacks a
+block_key) pair exactly as the parts they stand for, also when a trace lacks a
 field (NULL parts) or holds a damaged value (a part out of range: it pairs with nothing).
 
 The reference is the pairing on the parts themselves (host name, controller, queue, cid; host,
@@ -84,7 +84,7 @@ def test_macros_keep_null_parts_apart_and_refuse_what_does_not_fit():
     con = duckdb.connect()
     with open(os.path.join(views.SQL_DIR, "10_hosts.sql")) as f:
         text = f.read()
-    for name in ("lifetime_key", "block_key", "rank_pair_key"):
+    for name in ("lifetime_key", "block_key"):
         start = text.index(f"CREATE OR REPLACE MACRO {name}")
         con.execute(text[start:text.index(";", start) + 1])
     one = lambda sql: con.execute("SELECT " + sql).fetchone()[0]  # noqa: E731
@@ -96,10 +96,6 @@ def test_macros_keep_null_parts_apart_and_refuse_what_does_not_fit():
     assert one("block_key(0, NULL)") != one("block_key(0, 0)")
     assert one("block_key(65535, 140737488355326::UBIGINT)") > one("block_key(65534, 140737488355326::UBIGINT)")
     assert one("block_key(1, 140737488355327::UBIGINT)") is None and one("block_key(65536, 0)") is None
-    assert one("rank_pair_key(2147483647, 4294967295)") == 2**63 - 1
-    for bad in ("rank_pair_key(NULL, 1)", "rank_pair_key(1, 4294967296)", "rank_pair_key(-1, 1)"):
-        with pytest.raises(duckdb.Error, match="rank_pair_key: part NULL or out of range"):
-            one(bad)
 
 
 @pytest.mark.parametrize("drop", [(), ("ctrl_id",), ("dev",), ("sector",), ("ctrl_id", "dev", "sector")],
