@@ -247,7 +247,7 @@ JOIN nvme_command_rows t ON t.rowid = cc.t_cmd_n;
 --   pairs            candidate pairs in the slice
 CREATE OR REPLACE TABLE clock_offset_slices AS
 WITH span AS (
-    SELECT *, row_number() OVER () AS pair_no FROM (
+    SELECT *, (row_number() OVER ())::INTEGER AS pair_no FROM (
         SELECT initiator_host, target_host, min(i_submit_ts) AS t0,
                greatest(max(i_submit_ts) - min(i_submit_ts), 1) AS len
         FROM clock_candidate_rows GROUP BY ALL)
@@ -258,8 +258,8 @@ WITH span AS (
     -- the sweep partitions on (host pair number, slice + 1) as INTEGERs: on the two host names
     -- and the slice it took 1.1-1.2 s at 10 M events and 2.5 s at 20 M, 0.45 and 0.92 s so
     -- (as one BIGINT: 0.63 and 1.6 s; session 36, sql/bench/README.md)
-    SELECT pair_no::INTEGER AS pair_no, (slice + 1)::INTEGER AS part, lo_ns, hi_ns FROM c
-    UNION ALL SELECT pair_no::INTEGER, 0, lo_ns, hi_ns FROM c
+    SELECT pair_no, (slice + 1)::INTEGER AS part, lo_ns, hi_ns FROM c
+    UNION ALL SELECT pair_no, 0, lo_ns, hi_ns FROM c
 ), pts AS (
     SELECT pair_no, part, lo_ns AS x, 1 AS d FROM both_levels
     UNION ALL SELECT pair_no, part, hi_ns, -1 FROM both_levels
