@@ -27,7 +27,8 @@ pub struct ConvertOptions {
     /// Skip damaged pages and truncated CPU data instead of failing (loss recorded).
     pub salvage: bool,
     pub threads: usize,
-    /// Rows per record batch handed to the writer.
+    /// Rows per record batch handed to the writer (longer batches are split into row
+    /// groups of `parquet_out::ROW_GROUP_ROWS`).
     pub batch_rows: usize,
     /// Draw a progress bar on stderr (only when it is a terminal).
     pub progress: bool,
@@ -38,9 +39,8 @@ impl Default for ConvertOptions {
         ConvertOptions {
             salvage: false,
             threads: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
-            // Small batches keep memory low (each event type's table holds one per
-            // thread, plus the queue); larger ones measured no faster.
-            batch_rows: 1 << 14,
+            // One batch is one row group of its file (see `parquet_out`).
+            batch_rows: crate::parquet_out::ROW_GROUP_ROWS,
             progress: std::io::stderr().is_terminal(),
         }
     }

@@ -10,6 +10,7 @@ pub mod names;
 pub mod out_dir;
 pub mod parquet_out;
 pub mod progress;
+pub mod row_group_file;
 pub mod tracedat;
 pub mod synth;
 pub mod timeline;

@@ -1,6 +1,7 @@
 //! Writing record batches to `<dir>/<system>/<event>.parquet` (instances under
 //! `<dir>/instances/<name>/`), one writer per file, shared by all threads. Knows Parquet,
-//! nothing of trace.dat or NVMe.
+//! nothing of trace.dat or NVMe. Each batch becomes a row group (`row_group_file`), so
+//! producers cut batches of at most `ROW_GROUP_ROWS` rows; longer ones are split.
 //!
 //! Batches are handed over with `submit` and encoded by whichever thread is free (the
 //! decoders themselves when the queue is full, so memory stays bounded). Each file keeps
@@ -8,8 +9,8 @@
 //! so a file receives its batches in the order they were submitted.
 
 use arrow_array::RecordBatch;
+use crate::row_group_file::RowGroupFile;
 use arrow_schema::{DataType, SchemaRef};
-use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, Encoding, ZstdLevel};
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::schema::types::ColumnPath;
@@ -29,15 +30,15 @@ pub fn event_file(buffer: &str, system: &str, event: &str) -> String {
     }
 }
 
-/// Rows per row group. A writer holds a row group's pages in memory until it is
-/// complete, for every column of every event type, so this bounds the converter's
-/// memory (about 0.5 MB per int64 column). 122,880 rows (DuckDB's own row group)
-/// measured 110 MB peak at 2.5 M events and 127 MB at 10 M; 65,536 rows 74 and 84 MB,
-/// for 1% more instructions. (A heap profile shows nothing accumulating: the peak is
-/// the moment the row groups of all event types fill together.) 32,768 rows: the real
-/// high-rate capture 0.27 -> 0.24 s, 163 -> 119 MB; its first touches of that memory
-/// (page faults) were a fifth of the CPU time; files 1.5% larger, DuckDB reads them
-/// as fast (analyzer/bench/README.md, session 21). 16,384 rows: no faster.
+/// Rows per row group. Each batch a producer hands over becomes one row group, so this
+/// is also the most rows a decoder's table holds per event type before it is cut: with
+/// the batches waiting in the queue it bounds the converter's memory. 32,768 rows was
+/// chosen when parquet's ArrowWriter gathered batches into row groups and held their
+/// pages until complete (session 21: the real high-rate capture 0.27 -> 0.24 s and
+/// 163 -> 119 MB against 65,536; 122,880, DuckDB's own, 127 MB at 10 M events; files
+/// 1.5% larger, DuckDB reads them as fast). With one batch per row group (session 37)
+/// 16,384 and 65,536 rows measured as fast on that capture, 84 and 176 MB peak
+/// against 122 MB (analyzer/bench/README.md).
 pub const ROW_GROUP_ROWS: usize = 32_768;
 
 /// Writer settings, measured on a real capture (analyzer/README.md, analyzer/bench/README.md):
@@ -78,7 +79,7 @@ struct FileSlot {
 enum WriterState {
     #[default]
     NotCreated,
-    Open(Box<ArrowWriter<File>>, u64),
+    Open(Box<RowGroupFile>, u64),
     Closed,
 }
 
@@ -144,7 +145,7 @@ impl ParquetSink {
             let slot = &self.files[file];
             let f = self.create(&slot.rel)?;
             let props = writer_properties(&slot.schema);
-            *w = WriterState::Open(Box::new(ArrowWriter::try_new(f, slot.schema.clone(), Some(props)).map_err(std::io::Error::other)?), 0);
+            *w = WriterState::Open(Box::new(RowGroupFile::try_new(f, slot.schema.clone(), props).map_err(std::io::Error::other)?), 0);
         }
         Ok(())
     }
@@ -156,7 +157,9 @@ impl ParquetSink {
         let Some(batch) = self.files[file].pending.lock().unwrap().pop_front() else { return Ok(()) };
         match &mut *w {
             WriterState::Open(writer, rows) => {
-                writer.write(&batch).map_err(std::io::Error::other)?;
+                for start in (0..batch.num_rows()).step_by(ROW_GROUP_ROWS) {
+                    writer.write(&batch.slice(start, ROW_GROUP_ROWS.min(batch.num_rows() - start))).map_err(std::io::Error::other)?;
+                }
                 *rows += batch.num_rows() as u64;
                 Ok(())
             }
@@ -275,5 +278,73 @@ impl ParquetSink {
             out.extend(r?);
         }
         Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow_array::builder::{ListBuilder, StringDictionaryBuilder, UInt8Builder};
+    use arrow_array::types::Int32Type;
+    use arrow_array::{ArrayRef, Int16Array, Int32Array, Int64Array, Int8Array, UInt16Array, UInt32Array, UInt64Array, UInt8Array};
+    use arrow_schema::{Field, Schema};
+    use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+    use std::sync::Arc;
+
+    /// Every integer width and sign at its edges, a nullable dictionary string and a list,
+    /// in one batch longer than a row group: read back, the same rows in the same order,
+    /// cut into row groups of ROW_GROUP_ROWS.
+    #[test]
+    fn every_column_kind_round_trips_across_row_groups() {
+        let n = 2 * ROW_GROUP_ROWS + 123;
+        let i = |r: usize| r as i64 - n as i64 / 2;
+        let cols: Vec<(&str, ArrayRef, bool)> = vec![
+            ("ts", Arc::new(Int64Array::from_iter_values((0..n).map(|r| i(r) * 1_000_003))), false),
+            ("s8", Arc::new(Int8Array::from_iter_values((0..n).map(|r| [i8::MIN, -1, 0, i8::MAX][r % 4]))), false),
+            ("s16", Arc::new(Int16Array::from_iter_values((0..n).map(|r| [i16::MIN, -1, i16::MAX][r % 3]))), false),
+            ("s32", Arc::new(Int32Array::from_iter_values((0..n).map(|r| i(r) as i32 * 40_000))), false),
+            ("u8", Arc::new(UInt8Array::from_iter_values((0..n).map(|r| (r % 256) as u8))), false),
+            ("u16", Arc::new(UInt16Array::from_iter_values((0..n).map(|r| u16::MAX - (r % 7) as u16))), false),
+            ("u32", Arc::new(UInt32Array::from_iter_values((0..n).map(|r| u32::MAX - r as u32))), false),
+            ("u64", Arc::new(UInt64Array::from_iter_values((0..n).map(|r| u64::MAX - r as u64))), false),
+            ("maybe", Arc::new(Int32Array::from_iter((0..n).map(|r| (r % 5 != 0).then_some(r as i32)))), true),
+            ("name", {
+                let mut b = StringDictionaryBuilder::<Int32Type>::new();
+                (0..n).for_each(|r| if r % 11 == 0 { b.append_null() } else { b.append_value(["fio", "kworker/0:1H"][r / 1000 % 2]) });
+                Arc::new(b.finish())
+            }, true),
+            ("list", {
+                let mut b = ListBuilder::new(UInt8Builder::new()).with_field(Arc::new(Field::new("item", DataType::UInt8, false)));
+                (0..n).for_each(|r| { b.values().append_slice(&vec![r as u8; r % 4]); b.append(true) });
+                Arc::new(b.finish())
+            }, false),
+        ];
+        let schema = Arc::new(Schema::new(cols.iter().map(|(name, a, null)| Field::new(*name, a.data_type().clone(), *null)).collect::<Vec<_>>()));
+        let batch = RecordBatch::try_new(schema.clone(), cols.into_iter().map(|c| c.1).collect()).unwrap();
+        let dir = std::env::temp_dir().join(format!("ntscope-parquet-out-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let sink = ParquetSink::new(&dir, vec![("sys/ev.parquet".into(), schema.clone())], 4).unwrap();
+        sink.submit(0, batch.slice(0, 10));
+        sink.submit(0, batch.slice(10, n - 10));
+        assert_eq!(sink.finish(1).unwrap(), vec![("sys/ev.parquet".to_string(), n as u64)]);
+        let reader = ParquetRecordBatchReaderBuilder::try_new(File::open(dir.join("sys/ev.parquet")).unwrap()).unwrap();
+        let groups: Vec<i64> = reader.metadata().row_groups().iter().map(|g| g.num_rows()).collect();
+        assert_eq!(groups, vec![10, ROW_GROUP_ROWS as i64, ROW_GROUP_ROWS as i64, (n - 10 - 2 * ROW_GROUP_ROWS) as i64]);
+        assert_eq!(reader.schema().as_ref(), schema.as_ref(), "the Arrow schema is stored with the file");
+        let back: Vec<RecordBatch> = reader.build().unwrap().map(|b| b.unwrap()).collect();
+        let back = arrow_select::concat::concat_batches(&schema, &back).unwrap();
+        assert_eq!(back, batch);
+        // Byte for byte the file parquet's own ArrowWriter makes of the same row groups
+        // (the typed path stores each value as the Arrow path would: widths, signs, bits).
+        let mut reference = Vec::new();
+        let mut w = parquet::arrow::ArrowWriter::try_new(&mut reference, schema.clone(), Some(writer_properties(&schema))).unwrap();
+        for (start, len) in [(0, 10), (10, ROW_GROUP_ROWS), (10 + ROW_GROUP_ROWS, ROW_GROUP_ROWS), (10 + 2 * ROW_GROUP_ROWS, n - 10 - 2 * ROW_GROUP_ROWS)] {
+            w.write(&batch.slice(start, len)).unwrap();
+            w.flush().unwrap();
+        }
+        w.close().unwrap();
+        assert!(std::fs::read(dir.join("sys/ev.parquet")).unwrap() == reference, "not the bytes ArrowWriter writes");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
