@@ -9,7 +9,7 @@
 //! so a file receives its batches in the order they were submitted.
 
 use arrow_array::RecordBatch;
-use crate::row_group_file::RowGroupFile;
+use crate::row_group_file::{RowGroupFile, ZstdPool};
 use arrow_schema::{DataType, SchemaRef};
 use parquet::basic::{Compression, Encoding, ZstdLevel};
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
@@ -95,6 +95,7 @@ pub struct ParquetSink {
     max_queued: usize,
     producers_done: AtomicBool,
     error: Mutex<Option<std::io::Error>>,
+    zstd: ZstdPool,
 }
 
 impl ParquetSink {
@@ -115,6 +116,7 @@ impl ParquetSink {
             max_queued: max_queued.max(1),
             producers_done: AtomicBool::new(false),
             error: Mutex::new(None),
+            zstd: ZstdPool::default(),
         })
     }
 
@@ -158,7 +160,7 @@ impl ParquetSink {
         match &mut *w {
             WriterState::Open(writer, rows) => {
                 for start in (0..batch.num_rows()).step_by(ROW_GROUP_ROWS) {
-                    writer.write(&batch.slice(start, ROW_GROUP_ROWS.min(batch.num_rows() - start))).map_err(std::io::Error::other)?;
+                    writer.write(&batch.slice(start, ROW_GROUP_ROWS.min(batch.num_rows() - start)), &self.zstd).map_err(std::io::Error::other)?;
                 }
                 *rows += batch.num_rows() as u64;
                 Ok(())
