@@ -121,13 +121,33 @@ fn parse_codec(s: &str) -> Result<Codec, String> {
     Codec::from_name(s).map_err(|e| e.what)
 }
 
-/// glibc malloc settings for this process. By default glibc serves blocks above 128 kB (a
-/// threshold it raises as they are freed) with mmap and returns freed heap tops above 128 kB
-/// to the kernel, so the writer's page and column buffers (hundreds of kB to a few MB, made
-/// and freed per batch) cost a page fault per 4 kB every time: 0.8-1.1 s of system time for
-/// 10 M events. Blocks up to 4 MiB from the heap, and up to 64 MiB of free heap kept: a fifth
-/// less CPU on a long uncompressed trace, a tenth on a compressed one, for a tenth more peak
-/// memory, still flat in the trace's length (analyzer/bench/README.md).
+/// Rust's allocations come from jemalloc. The converter makes and frees a row group's
+/// column and page buffers (hundreds of kB) per batch while parquet keeps each row group's
+/// metadata (small, until the file is closed); glibc's heap carved that metadata out of the
+/// freed buffers and grew: peak memory 95, 121 and 175 MB at 2.5, 10 and 40 M events, up
+/// to 100 MB of it free heap. jemalloc keeps small and large blocks apart: 105, 120 and
+/// 140 MB, the growth being the metadata itself (analyzer/bench/README.md, session 37).
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
+/// jemalloc's settings (its `malloc_conf` symbol, read when it starts): freed pages stay
+/// with the process instead of going back to the kernel after a delay, so a buffer made
+/// again does not fault its pages in again (the converter runs for seconds; what it
+/// freed it will need again). With jemalloc's default delays the real lab capture took a
+/// tenth more CPU time.
+#[export_name = "_rjem_malloc_conf"]
+static JEMALLOC_CONF: MallocConf = MallocConf(b"dirty_decay_ms:-1,muzzy_decay_ms:-1\0".as_ptr());
+
+#[repr(transparent)]
+struct MallocConf(*const u8);
+// SAFETY: a pointer to a constant, NUL-terminated string, never written.
+unsafe impl Sync for MallocConf {}
+
+/// glibc malloc settings, for what C code allocates (zstd's contexts and their tables): by
+/// default glibc serves blocks above 128 kB with mmap and returns freed heap tops above
+/// 128 kB to the kernel, a page fault per 4 kB each time such a block is made again. Blocks
+/// up to 4 MiB from the heap, and up to 64 MiB of free heap kept (session 19, when all of
+/// the converter's buffers came from glibc: a fifth less CPU on a long uncompressed trace).
 fn tune_malloc() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: mallopt only sets allocator parameters; called before any other thread exists.
