@@ -10,10 +10,11 @@
 //! `ARROW:schema` metadata pyarrow reads back), so readers see the same file as before.
 //!
 //! The integer columns' pages are zstd-compressed here, with a context taken from a
-//! pool (`ZstdPool`) instead of the one parquet makes for every column chunk: making a
-//! context runs `cpuid`, which traps to the hypervisor in a VM, and a fresh context
-//! sets up its tables again (together 6% of the converter's CPU on the real lab
-//! capture). The bytes are the same: the same zstd call at the same level.
+//! pool (`ZstdPool`, one context per writer at work) instead of the two (compression
+//! and decompression) parquet makes for every column chunk: making one runs `cpuid`,
+//! which traps to the hypervisor in a VM, and a fresh context sets up its tables again
+//! (together 6% of the converter's CPU on the real lab capture). The bytes are the
+//! same: the same zstd call at the same level.
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::*;
