@@ -125,8 +125,8 @@ fn parse_codec(s: &str) -> Result<Codec, String> {
 /// column and page buffers (hundreds of kB) per batch while parquet keeps each row group's
 /// metadata (small, until the file is closed); glibc's heap carved that metadata out of the
 /// freed buffers and grew: peak memory 95, 121 and 175 MB at 2.5, 10 and 40 M events, up
-/// to 100 MB of it free heap. jemalloc keeps small and large blocks apart: 105, 120 and
-/// 140 MB, the growth being the metadata itself (analyzer/bench/README.md, session 37).
+/// to 100 MB of it free heap. jemalloc keeps small and large blocks apart: 116, 123 and
+/// 144 MB, the growth being the metadata itself (analyzer/bench/README.md, session 37).
 #[global_allocator]
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 

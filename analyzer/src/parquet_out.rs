@@ -8,8 +8,8 @@
 //! its batches in a FIFO and a batch is taken from it only under the file's writer lock,
 //! so a file receives its batches in the order they were submitted.
 
-use arrow_array::RecordBatch;
 use crate::row_group_file::{RowGroupFile, ZstdPool};
+use arrow_array::RecordBatch;
 use arrow_schema::{DataType, SchemaRef};
 use parquet::basic::{Compression, Encoding, ZstdLevel};
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
@@ -38,7 +38,8 @@ pub fn event_file(buffer: &str, system: &str, event: &str) -> String {
 /// 163 -> 119 MB against 65,536; 122,880, DuckDB's own, 127 MB at 10 M events; files
 /// 1.5% larger, DuckDB reads them as fast). With one batch per row group (session 37)
 /// 16,384 and 65,536 rows measured as fast on that capture, 84 and 176 MB peak
-/// against 122 MB (analyzer/bench/README.md).
+/// against 122 MB, but 16,384 made the 10 M-event copy's files 24 -> 31 MB
+/// (analyzer/bench/README.md).
 pub const ROW_GROUP_ROWS: usize = 32_768;
 
 /// Writer settings, measured on a real capture (analyzer/README.md, analyzer/bench/README.md):
