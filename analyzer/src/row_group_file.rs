@@ -22,12 +22,12 @@ use arrow_array::{Array, ArrayRef, RecordBatch};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use parquet::arrow::arrow_writer::{compute_leaves, ArrowRowGroupWriterFactory};
 use parquet::arrow::{ArrowSchemaConverter, ArrowWriter};
-use parquet::basic::Compression;
+use parquet::basic::{Compression, ZstdLevel};
 use parquet::column::page::{CompressedPage, Page, PageWriteSpec, PageWriter};
 use parquet::column::writer::{get_column_writer, get_typed_column_writer_mut, ColumnWriter};
 use parquet::data_type::{Int32Type as ParquetInt32, Int64Type as ParquetInt64};
 use parquet::errors::{ParquetError, Result};
-use parquet::file::properties::{WriterProperties, WriterPropertiesPtr};
+use parquet::file::properties::{WriterProperties, WriterPropertiesPtr, WriterVersion};
 use parquet::file::writer::{SerializedFileWriter, SerializedPageWriter, SerializedRowGroupWriter, TrackedWrite};
 use parquet::schema::types::ColumnDescPtr;
 use std::fs::File;
@@ -122,7 +122,7 @@ pub struct RowGroupFile {
     file: SerializedFileWriter<File>,
     routes: Vec<Route>,
     /// Per column: its Parquet leaf, and the zstd level when its pages are compressed here.
-    leaves: Vec<(ColumnDescPtr, Option<i32>)>,
+    leaves: Vec<(ColumnDescPtr, Option<ZstdLevel>)>,
     /// The writer settings with compression off, for the columns compressed here.
     uncompressed: WriterPropertiesPtr,
     /// The Arrow-routed columns, and a factory of writers for them alone (made on a
@@ -146,7 +146,7 @@ impl RowGroupFile {
             .map(|i| {
                 let leaf = descr.column(i);
                 let level = match (props.writer_version(), props.compression(leaf.path())) {
-                    (parquet::file::properties::WriterVersion::PARQUET_1_0, Compression::ZSTD(l)) => Some(l.compression_level()),
+                    (WriterVersion::PARQUET_1_0, Compression::ZSTD(l)) => Some(l),
                     _ => None,
                 };
                 (leaf, level)
@@ -191,9 +191,9 @@ impl RowGroupFile {
             let (leaf, level) = &self.leaves[i];
             match level {
                 Some(level) => {
-                    let mut zstd = pool.take(*level)?;
+                    let mut zstd = pool.take(level.compression_level())?;
                     let written = write_compressed(&mut rg, leaf, &self.uncompressed, *level, col, *route, &mut zstd, &mut self.widened);
-                    pool.give(*level, zstd);
+                    pool.give(level.compression_level(), zstd);
                     written?;
                 }
                 None => {
@@ -206,8 +206,6 @@ impl RowGroupFile {
         rg.close()?;
         Ok(())
     }
-
-
 
     pub fn close(self) -> Result<()> {
         self.file.close()?;
@@ -223,7 +221,7 @@ fn write_compressed(
     rg: &mut SerializedRowGroupWriter<'_, File>,
     leaf: &ColumnDescPtr,
     uncompressed: &WriterPropertiesPtr,
-    level: i32,
+    level: ZstdLevel,
     col: &ArrayRef,
     route: Route,
     zstd: &mut zstd::bulk::Compressor<'static>,
@@ -236,11 +234,12 @@ fn write_compressed(
         write_integers(&mut w, col, route, widened)?;
         w.close()?
     };
-    let zstd_level = parquet::basic::ZstdLevel::try_new(level)?;
-    close.metadata = close.metadata.into_builder().set_compression(Compression::ZSTD(zstd_level)).build()?;
+    close.metadata = close.metadata.into_builder().set_compression(Compression::ZSTD(level)).build()?;
     rg.append_column(&bytes::Bytes::from(chunk.into_inner()?), close)
 }
 
+/// Hands an integer column's values to a typed column writer (8- and 16-bit ones widened
+/// to the INT32 Parquet stores them as).
 fn write_integers(w: &mut ColumnWriter<'_>, col: &ArrayRef, route: Route, widened: &mut Vec<i32>) -> Result<()> {
     match route {
         Route::Int64 => {
