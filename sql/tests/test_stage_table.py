@@ -75,3 +75,25 @@ def test_truth_files_use_the_vocabulary(con):
     for s in glob.glob(os.path.join(REPO, "capture", "scenarios", "*.sh")):
         for cause in re.findall(r'"cause": "(\w+)"|cause=(\w+)', open(s).read()):
             assert (cause[0] or cause[1]) in causes | {"$cause"}, s
+
+
+def test_a_stage_users_add_gets_milestones_no_shipped_stage_reads(fixture_run):
+    # io_stage_durations gathers only the NVMe/TCP milestones a definition reads: a stage a
+    # user adds (INSERT, then 50_stages.sql again, as sql/README.md says) over two that no
+    # shipped stage reads must still get its durations, equal to its milestones' difference
+    run = fixture_run("lab-6.1-patched-base-randread")
+    con = views.connect(run)
+    frm, to = "i:nvme_tcp_try_send_cmd_pdu", "i:nvme_tcp_done_send_req#last"
+    read = {r[0] for r in con.execute("SELECT unnest([from_ms, to_ms, minus_from_ms, minus_to_ms]) "
+                                      "FROM io_stage_definitions").fetchall()}
+    assert frm not in read and to not in read
+    con.execute("INSERT INTO stage_definitions VALUES ('ntprof', 'user_cmd_pdu_sent', 99, NULL, 'initiator', "
+                "?, ?, NULL, NULL, 'submission', 'host_transport', []::VARCHAR[], 'a user stage')", [frm, to])
+    con.execute(open(os.path.join(views.SQL_DIR, "50_stages.sql")).read())
+    got = dict(con.execute("SELECT io_id, dur FROM io_stages WHERE stage = 'user_cmd_pdu_sent'").fetchall())
+    want = dict(con.execute("""
+        SELECT io_id, max(ts) FILTER (WHERE milestone = ?) - max(ts) FILTER (WHERE milestone = ?)
+        FROM io_milestones GROUP BY io_id""", [to, frm]).fetchall())
+    assert len(got) == len(want) > 500
+    assert sum(d is not None and d > 0 for d in got.values()) > 500
+    assert got == want
