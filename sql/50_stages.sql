@@ -230,6 +230,17 @@ SELECT io_n, def_no,
             WHEN minus_to_ms IS NOT NULL AND mt IS NULL THEN 4 END::UTINYINT AS missing_no
 FROM ends;
 
+-- io_stage_cuts: one row per io_stage_definitions row: the first definition (lowest def_no)
+-- with the same cut, i.e. the same from_ms, to_ms, minus_from_ms and minus_to_ms, whose
+-- durations (and missing milestones) are therefore equal for every io. Each s_notation stage
+-- is an ntprof cut, and stock's end_to_end and host_completion are ntprof's too (23 cuts for
+-- 34 definitions on a patched run): value counts taken once per cut serve every definition of it
+-- (report_stage_values, intf_stream_breakdown). A view.
+--   def_no, cut_def_no
+CREATE OR REPLACE VIEW io_stage_cuts AS
+SELECT def_no, min(def_no) OVER (PARTITION BY from_ms, to_ms, minus_from_ms, minus_to_ms) AS cut_def_no
+FROM io_stage_definitions;
+
 -- missing_milestone(missing_no, from_ms, to_ms, minus_from_ms, minus_to_ms): the name of the
 -- milestone io_stage_durations.missing_no points at (NULL when none): the one place that
 -- reads the code (io_stages, io_stage_check, io_stage_export). A macro.

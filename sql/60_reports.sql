@@ -68,7 +68,9 @@ CREATE OR REPLACE VIEW report_stage_values AS
 -- counted and ranked per (group number, def_no) as two INTEGERs, named after: on the group_key
 -- string the value counts and their window took 1.3-1.5 s against 0.8 s at 10 M events, 2.6-3.2
 -- (two BIGINTs) against 1.7-1.9 s at 20 M; one BIGINT key was fast at 10 M and 6.1 s at 20 M
--- (sql/bench/README.md, session 36), the same rows each way
+-- (sql/bench/README.md, session 36), the same rows each way. Counted once per cut
+-- (io_stage_cuts) and given to each definition of it after: on the real high-rate capture 23
+-- cuts for 34 definitions (session 38).
 WITH groups AS (
     SELECT group_key, (row_number() OVER ())::INTEGER AS group_no
     FROM (SELECT DISTINCT group_key FROM io_selected)
@@ -76,7 +78,7 @@ WITH groups AS (
     SELECT g.group_no, s.def_no::INTEGER AS def_no, s.dur, count(*) AS n
     FROM io_stage_durations s JOIN io_selected sel USING (io_n)
     JOIN groups g ON g.group_key IS NOT DISTINCT FROM sel.group_key   -- a NULL key is a group too
-    WHERE s.dur IS NOT NULL
+    WHERE s.dur IS NOT NULL AND s.def_no IN (SELECT cut_def_no FROM io_stage_cuts)   -- once per cut
     GROUP BY ALL
 ), r AS (
     SELECT group_no, def_no, dur, n,
@@ -86,7 +88,8 @@ WITH groups AS (
     FROM v
 )
 SELECT g.group_key, d.stage_set, d.stage, r.dur, r.n, r.upto, r.total
-FROM r JOIN groups g USING (group_no) JOIN io_stage_definitions d USING (def_no);
+FROM r JOIN groups g USING (group_no)
+JOIN io_stage_cuts c ON c.cut_def_no = r.def_no JOIN io_stage_definitions d ON d.def_no = c.def_no;
 
 -- stage_stats_over(VALUES), stage_histogram_over(VALUES), stage_cdf_over(VALUES): the three
 -- table macros below read a relation shaped like report_stage_values (a view or table name):

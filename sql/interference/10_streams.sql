@@ -72,12 +72,14 @@ FROM intf_io GROUP BY stream_id;
 -- capture nearly every duration is distinct, and grouping on the stream, set and stage strings
 -- took 1.3-1.4 s against 0.7-0.8 s for 199 k I/Os (6.8 M stage rows, session 34); as BIGINTs
 -- 1.3-1.5 s against 0.8 s at 10 M events and 2.6-3.2 s against 1.7-1.9 s at 20 M (session 36;
--- sql/bench/README.md), the same rows.
+-- sql/bench/README.md), the same rows. Counted once per cut (io_stage_cuts, sql/50_stages.sql),
+-- given to each definition of it after: 0.86-0.89 -> 0.48-0.52 s on the real high-rate capture
+-- (23 cuts for 34 definitions; session 38).
 CREATE OR REPLACE VIEW intf_stream_breakdown AS
 WITH v AS (
     SELECT i.stream_no::INTEGER AS stream_no, s.def_no::INTEGER AS def_no, s.dur, count(*) AS n
     FROM intf_io i JOIN io_stage_durations s USING (io_n)
-    WHERE s.dur IS NOT NULL
+    WHERE s.dur IS NOT NULL AND s.def_no IN (SELECT cut_def_no FROM io_stage_cuts)   -- once per cut
     GROUP BY ALL
 ), r AS (
     SELECT *, sum(n) OVER (PARTITION BY stream_no, def_no ORDER BY dur
@@ -94,7 +96,8 @@ WITH v AS (
     SELECT DISTINCT stream_no, stream_id FROM intf_io
 )
 SELECT st.stream_id, d.stage_set, d.stage, d.seq, d.parent, a.n, a.mean_ns, a.p50_ns, a.p99_ns
-FROM a JOIN streams st USING (stream_no) JOIN io_stage_definitions d USING (def_no);
+FROM a JOIN streams st USING (stream_no)
+JOIN io_stage_cuts c ON c.cut_def_no = a.def_no JOIN io_stage_definitions d ON d.def_no = c.def_no;
 
 -- intf_io_ahead_pairs: one row per (I/O, resource, other I/O ahead of it): another command
 -- submitted earlier (nvme_setup_cmd) on the same queue, or the same device, and still not

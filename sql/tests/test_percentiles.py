@@ -101,6 +101,36 @@ def test_stream_breakdown_is_the_sorted_durations(fixture_run):
         assert mean == pytest.approx(sum(v) / len(v), rel=1e-12)
 
 
+def test_a_cut_shared_by_definitions_gives_each_its_own_statistics(fixture_run):
+    """report_stage_values and intf_stream_breakdown count each cut once (io_stage_cuts: the
+    definitions with the same milestones, e.g. ntprof's stages and s_notation's) and give the
+    counts to every definition of it: on a patched run each stage of each set still gets the
+    statistics of its own durations, per group and per stream."""
+    con = views.connect(fixture_run("lab-6.1-patched-interference-c3"), interference=True)
+    cuts, defs = con.execute("SELECT count(DISTINCT cut_def_no), count(*) FROM io_stage_cuts").fetchone()
+    assert cuts < defs   # shared cuts to give out
+    per_group, per_stream = collections.defaultdict(list), collections.defaultdict(list)
+    for g, ss, st, dur in con.execute("SELECT sel.group_key, s.stage_set, s.stage, s.dur FROM io_stages s "
+                                      "JOIN io_selected sel USING (io_id) WHERE s.dur IS NOT NULL").fetchall():
+        per_group[(g, ss, st)].append(dur)
+    for sid, ss, st, dur in con.execute("SELECT i.stream_id, s.stage_set, s.stage, s.dur FROM intf_io i "
+                                        "JOIN io_stages s USING (io_id) WHERE s.dur IS NOT NULL").fetchall():
+        per_stream[(sid, ss, st)].append(dur)
+    assert {k[1] for k in per_group} == {"ntprof", "s_notation", "stock"}
+    stats = con.execute("SELECT group_key, stage_set, stage, count, min_ns, max_ns, p50_ns, p99_ns "
+                        "FROM report_stage_stats").fetchall()
+    assert {r[:3] for r in stats} == per_group.keys() and len(stats) == len(per_group)
+    for g, ss, st, n, lo, hi, p50, p99 in stats:
+        v = sorted(per_group[(g, ss, st)])
+        assert (n, lo, hi, p50, p99) == (len(v), v[0], v[-1], nearest_rank(v, 1, 2), nearest_rank(v, 99, 100))
+    rows = con.execute("SELECT stream_id, stage_set, stage, n, p50_ns, p99_ns FROM intf_stream_breakdown").fetchall()
+    assert {r[:3] for r in rows} == per_stream.keys() and len(rows) == len(per_stream)
+    assert len({r[0] for r in rows}) >= 2
+    for sid, ss, st, n, p50, p99 in rows:
+        v = sorted(per_stream[(sid, ss, st)])
+        assert (n, p50, p99) == (len(v), nearest_rank(v, 1, 2), nearest_rank(v, 99, 100))
+
+
 def test_compare_statistics_are_the_sorted_durations(fixture_run):
     """compare's point statistics (cmp_stage_stats) and CDF points (cmp_plot_cdf), per side."""
     from ntscope.compare import load
