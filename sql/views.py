@@ -51,6 +51,9 @@ def duckdb_literal_path(path):
 
 
 def find_hosts(run_dir):
+    """The run's converted hosts (<host>/parquet/), or a RunError that says what is missing."""
+    if not os.path.isdir(run_dir):
+        raise RunError(f"run directory {run_dir} does not exist; fix: pass runs/<name> or a path")
     hosts = sorted(d for d in os.listdir(run_dir)
                    if not d.startswith(".") and os.path.isdir(os.path.join(run_dir, d, "parquet")))
     if not hosts:
@@ -146,8 +149,6 @@ def build_parts(run_dir, con=None):
     """The SQL script for one run, in parts: contract, raw views, run_hosts, each view file."""
     import duckdb
     run_dir = os.path.abspath(run_dir)
-    if not os.path.isdir(run_dir):
-        raise RunError(f"run directory {run_dir} does not exist; fix: pass runs/<name> or a path")
     hosts = find_hosts(run_dir)
     scratch = con or duckdb.connect()
     with open(os.path.join(SQL_DIR, "00_raw_contract.sql")) as f:
@@ -185,6 +186,16 @@ TEMP_DIR_ENV = "NTSCOPE_TEMP_DIR"
 NO_LIMIT = ("none", "default")
 SPILL_PREFIX = "ntscope-spill-"
 DATABASE = "ntscope"       # the connection's default database (new_connection)
+TABLES_IN_FILE, TABLES_IN_MEMORY = "file", "memory"   # where its tables live (new_connection)
+# The views' and interference tables, uncompressed, per event of the run: 183-192 bytes on a
+# patched capture (4.3 M events) and stock runs of 10 and 13 M (sql/bench/README.md, session 39).
+TABLE_BYTES_PER_EVENT = 200
+# The share of the memory limit the estimated tables may take to live in memory (tables_by_size).
+# analyze reads them again after the views (report model, timeline, plots): in memory, runs
+# estimated at 0.48 and 0.52 of the 2 GB limit took 8-9% less time (RSS 1.1 -> 1.8-2.0 GB), one
+# at 1.04 no less (the later steps evict the tables). A compare or sweep side reads them once
+# and closes: 16% less at 1.36 of the limit, the same at 2.7.
+ANALYZE_MEMORY_SHARE, SIDE_MEMORY_SHARE = 0.6, 1.5
 SPILL_DIR = re.compile(r"^" + SPILL_PREFIX + r"(?P<pid>\d+)-[A-Za-z0-9_]+$")
 
 
@@ -252,10 +263,18 @@ def private_dir(con, prefix, fallback=None):
     return tempfile.mkdtemp(prefix=prefix, dir=spill if os.path.isdir(spill or "") else fallback)
 
 
-def new_connection(memory_limit=None, temp_dir=None):
+def new_connection(memory_limit=None, temp_dir=None, tables=TABLES_IN_FILE):
     """An empty DuckDB connection with ntscope's settings: the memory limit
-    (memory_limit_setting) and a private spill folder, removed when the connection is
-    garbage-collected or the process exits (DuckDB deletes its spill files on close)."""
+    (memory_limit_setting), a private spill folder, removed when the connection is
+    garbage-collected or the process exits (DuckDB deletes its spill files on close), and
+    its tables in a database file there (TABLES_IN_FILE) or in memory (TABLES_IN_MEMORY)."""
+    con = limited_connection(memory_limit, temp_dir)
+    attach_tables(con, tables)
+    return con
+
+
+def limited_connection(memory_limit=None, temp_dir=None):
+    """new_connection before its tables' database is attached."""
     import duckdb
     limit = memory_limit_setting(memory_limit)
     con = duckdb.connect()
@@ -271,21 +290,68 @@ def new_connection(memory_limit=None, temp_dir=None):
     spill = spill_dir(temp_dir)
     weakref.finalize(con, shutil.rmtree, spill, ignore_errors=True)
     con.execute(f"SET temp_directory = {sql_str(spill)}")
-    # The views' tables live in a database file in the spill folder, compressed when
-    # checkpointed (compress_tables, after each SQL file). At 10 M events (773 k I/Os) they
-    # took 2.4 GB uncompressed, 1.4 GB of it spilled under the 2 GB limit and read back by
-    # every later query; compressed, 0.5 GB. A file, not ':memory:' (COMPRESS): an in-memory
-    # database's blocks cannot be evicted, so at a small limit or a large run they broke the
-    # memory limit (tests/test_memory_limit.py); a file's blocks are evicted like spill.
-    con.execute(f"ATTACH {sql_str(os.path.join(spill, 'tables.duckdb'))} AS {DATABASE}")
-    con.execute(f"USE {DATABASE}")
     return con
 
 
-def connect(run_dir, memory_limit=None, temp_dir=None, interference=False, progress=None):
+def attach_tables(con, tables):
+    """Attaches the database the connection's tables live in (TABLES_IN_FILE or
+    TABLES_IN_MEMORY) as its default."""
+    # TABLES_IN_FILE: a database file in the spill folder, compressed when checkpointed
+    # (compress_tables, after each SQL file). At 10 M events (773 k I/Os) the tables took 2.4 GB
+    # uncompressed, 1.4 GB of it spilled under the 2 GB limit and read back by every later
+    # query; compressed, 0.5 GB. Not ':memory:' (COMPRESS): an in-memory database's compressed
+    # blocks cannot be evicted, so at a small limit or a large run they broke the memory limit
+    # (tests/test_memory_limit.py); a file's blocks are evicted like spill.
+    # TABLES_IN_MEMORY: a plain in-memory database, never checkpointed, whose blocks DuckDB
+    # evicts to the spill folder under the limit. Not compressing, each table-making statement
+    # is about 30% faster, worth it while the tables are small beside the limit (tables_by_size).
+    spill = con.execute("SELECT current_setting('temp_directory')").fetchall()[0][0]
+    if tables == TABLES_IN_FILE:
+        con.execute(f"ATTACH {sql_str(os.path.join(spill, 'tables.duckdb'))} AS {DATABASE}")
+    elif tables == TABLES_IN_MEMORY:
+        con.execute(f"ATTACH ':memory:' AS {DATABASE}")
+    else:
+        raise ValueError(f"tables={tables!r}: not {TABLES_IN_FILE!r} or {TABLES_IN_MEMORY!r}")
+    con.execute(f"USE {DATABASE}")
+
+
+def run_events(con, run_dir):
+    """How many events the views will read: the rows of every host's event files (their
+    Parquet footers)."""
+    run_dir = os.path.abspath(run_dir)
+    files = [f for h in find_hosts(run_dir) for system in SYSTEMS for f in event_files(run_dir, h, system)]
+    if not files:
+        return 0
+    listed = ", ".join(sql_str(duckdb_literal_path(os.path.abspath(f))) for f in files)
+    return con.execute(f"SELECT coalesce(sum(num_rows), 0) FROM parquet_file_metadata([{listed}])").fetchall()[0][0]
+
+
+def memory_limit_bytes(con):
+    """The connection's memory limit in bytes, from DuckDB's own reading of it ('1.8 GiB')."""
+    text = con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]
+    m = re.fullmatch(r"\s*([0-9.]+)\s*([KMGTP]i?B|bytes)\s*", text)
+    if not m:
+        raise RunError(f"DuckDB reads the memory limit back as {text!r}, not a size; fix: pass --memory-limit "
+                       f"as e.g. 3GB")
+    unit = m.group(2)
+    scale = 1 if unit == "bytes" else (1024 if "i" in unit else 1000) ** ("KMGTP".index(unit[0]) + 1)
+    return float(m.group(1)) * scale
+
+
+def tables_by_size(con, run_dir, memory_share):
+    """TABLES_IN_MEMORY when the run's tables, estimated from its events, take at most
+    memory_share of the connection's memory limit; else TABLES_IN_FILE."""
+    estimate = TABLE_BYTES_PER_EVENT * run_events(con, run_dir)
+    return TABLES_IN_MEMORY if estimate <= memory_share * memory_limit_bytes(con) else TABLES_IN_FILE
+
+
+def connect(run_dir, memory_limit=None, temp_dir=None, interference=False, progress=None,
+            memory_share=ANALYZE_MEMORY_SHARE):
     """A DuckDB connection with every view of the run (and the interference views), with
-    ntscope's memory limit and spill folder (new_connection)."""
-    con = new_connection(memory_limit, temp_dir)
+    ntscope's memory limit and spill folder (new_connection), its tables in memory or in a
+    file by their estimated size (tables_by_size, memory_share)."""
+    con = limited_connection(memory_limit, temp_dir)
+    attach_tables(con, tables_by_size(con, run_dir, memory_share))
     if progress:
         progress.step("loading the views (events, commands, join, stages)", con)
     for part in build_parts(run_dir, con):
@@ -316,8 +382,17 @@ def run_selection_tables(con):
 
 
 def compress_tables(con):
-    """Compresses the tables made since the last call (see new_connection)."""
-    con.execute(f"CHECKPOINT {DATABASE}")
+    """Compresses the tables made since the last call, when they live in a file (see
+    new_connection). Not in memory: a checkpoint there compresses too (2.9 s of a 1 M-I/O
+    side's 16 s of views), into blocks like those of ':memory:' (COMPRESS) (attach_tables)."""
+    if tables_in_file(con):
+        con.execute(f"CHECKPOINT {DATABASE}")
+
+
+def tables_in_file(con):
+    """True when the connection's tables live in a database file (new_connection)."""
+    rows = con.execute("SELECT path FROM duckdb_databases() WHERE database_name = ?", [DATABASE]).fetchall()
+    return bool(rows and rows[0][0])
 
 
 def shell(con, stdin=sys.stdin, out=sys.stdout):

@@ -243,7 +243,8 @@ def build_side(path, role, rep, first, on_first_run, first_run, stash, cache, me
     """One side from its run's views, into the stash: (its files as export_side returns them,
     the run's connection if keep_open else None). Kept in side_cache when cache."""
     run_key = side_cache.key(path) if cache else None   # before reading: a change meanwhile is not kept as fresh
-    rc = views.connect(path, memory_limit=memory_limit, temp_dir=temp_dir, interference=True, progress=progress)
+    rc = views.connect(path, memory_limit=memory_limit, temp_dir=temp_dir, interference=True, progress=progress,
+                       memory_share=views.SIDE_MEMORY_SHARE)   # read once and closed
     try:
         files = export_side(rc, stash, f"{role}_{rep}")
         docs = on_first_run(rc) if first and on_first_run else None

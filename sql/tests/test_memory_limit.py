@@ -2,8 +2,9 @@
 connection ntscope opens (views.new_connection) gets a memory limit by default, the override
 (--memory-limit, NTSCOPE_MEMORY_LIMIT, `none`) is what DuckDB reads back, a bad value is an
 error that says where it came from, DuckDB spills into a private folder under --temp-dir /
-TMPDIR that is gone afterwards, and an analysis forced to spill (a tiny limit on a scaled
-run) gives the same report.json as one that is not. Needs the converter (NTSCOPE_BIN)."""
+TMPDIR that is gone afterwards, an analysis or compare forced to spill (a tiny limit on a
+scaled run) gives the same report.json or compare.json as one that is not, and tables kept in
+memory (views.tables_by_size) are evicted under the limit. Needs the converter (NTSCOPE_BIN)."""
 import gc
 import json
 import os
@@ -217,8 +218,9 @@ def test_tiny_limit_cannot_compute_the_views_without_spilling(no_env, scaled, tm
 
 
 def test_tiny_limit_gives_the_same_report(scaled, ntscope_cli, tmp_path):
-    """analyze at TINY (spilling) and at the default: the same report.json, interference.json
-    and per-I/O Parquet, and no spill folder left behind."""
+    """analyze at TINY (spilling, its tables in a file) and at the default (its tables in memory:
+    views.tables_by_size): the same report.json, interference.json and per-I/O Parquet, and no
+    spill folder left behind."""
     spill = tmp_path / "spill"
     spill.mkdir()
     outs = {}
@@ -244,3 +246,59 @@ def test_tiny_limit_gives_the_same_report(scaled, ntscope_cli, tmp_path):
         assert n >= IOS and n == c.execute(f"SELECT count(*) FROM read_parquet({y})").fetchone()[0], f
         assert c.execute(f"SELECT count(*) FROM (FROM read_parquet({x}) EXCEPT ALL FROM read_parquet({y}))"
                          ).fetchone()[0] == 0, f
+
+
+@pytest.mark.parametrize("given, size", [("300MB", 300e6), ("1GiB", 2**30), ("20GB", 20e9), ("1TB", 1e12)])
+def test_memory_limit_in_bytes(no_env, given, size):
+    """DuckDB reads a limit back rounded to a tenth of a binary unit ('18.6 GiB'): within 0.3%
+    of what was given, not off by the 1000/1024 of a unit (2.4-10%)."""
+    assert views.memory_limit_bytes(views.limited_connection(given)) == pytest.approx(size, rel=0.003)
+
+
+def in_memory_table_bytes(con):
+    """What the tables of an in-memory database hold, in memory and evicted to spill."""
+    return con.execute("SELECT sum(memory_usage_bytes + temporary_storage_bytes) FROM duckdb_memory() "
+                       "WHERE tag = 'IN_MEMORY_TABLE'").fetchone()[0]
+
+
+def test_tables_in_memory_are_evicted_under_the_limit_and_estimated_from_the_events(no_env, scaled, tmp_path):
+    """views.tables_by_size puts the views' tables in memory when their estimate (bytes per event
+    x the events) takes at most a share of the limit: at the default limit for analyze, at TINY
+    only for a compare or sweep side. Such a side's tables then outgrow TINY, and DuckDB evicts
+    them to the spill folder: the views and interference are computed at TINY (with no room to
+    spill they are not), and the estimate holds the tables within a factor 1.5."""
+    share = views.ANALYZE_MEMORY_SHARE, views.SIDE_MEMORY_SHARE
+    con = views.limited_connection(None, str(tmp_path))
+    assert [views.tables_by_size(con, scaled, s) for s in share] == [views.TABLES_IN_MEMORY] * 2
+    con = views.limited_connection(TINY, str(tmp_path))
+    assert [views.tables_by_size(con, scaled, s) for s in share] == [views.TABLES_IN_FILE, views.TABLES_IN_MEMORY]
+    con = views.connect(scaled, TINY, str(tmp_path), interference=True, memory_share=views.SIDE_MEMORY_SHARE)
+    assert not views.tables_in_file(con)
+    held = in_memory_table_bytes(con)
+    assert held > views.memory_limit_bytes(con)
+    estimate = views.TABLE_BYTES_PER_EVENT * views.run_events(con, scaled)
+    assert estimate / 1.5 <= held <= estimate * 1.5, (held, estimate)
+    assert con.execute("SELECT count(*) FROM io").fetchone()[0] == IOS
+    con = views.new_connection(TINY, str(tmp_path), views.TABLES_IN_MEMORY)
+    con.execute("SET max_temp_directory_size = '0KB'")
+    with pytest.raises(duckdb.Error, match="(?i)temp|memory"):
+        con.execute(views.build_script(scaled, con))
+        views.run_interference(con)
+
+
+def test_compare_at_a_tiny_limit_gives_the_same_comparison(no_env, fixture_run, scaled, ntscope_cli, tmp_path):
+    """compare at TINY (the scaled side's tables in memory, evicted: the test above) and at the
+    default: the same compare.json."""
+    docs = []
+    for limit in (TINY, None):
+        out = tmp_path / f"out-{limit}"
+        flags = ["--memory-limit", limit] if limit else []
+        r = ntscope_cli("compare", fixture_run(SCALED), scaled, "--quiet", "--no-progress", "--no-cache", "--out",
+                        str(out), "--temp-dir", str(tmp_path), *flags, env={"NTSCOPE_MEMORY_LIMIT": ""})
+        assert r.returncode == 0, r.stderr
+        docs.append(json.load(open(out / "compare.json")))
+    assert docs[0] == docs[1]
+    # exact copies of the base: every I/O of the run side counted, the same mean end to end
+    e2e, = [r for r in docs[0]["lad"] if r["stage"] == "end_to_end" and r["statistic"] == "mean"]
+    assert (e2e["n_base"], e2e["n_run"]) == (IOS // COPIES, IOS)
+    assert e2e["run_ns"] == pytest.approx(e2e["base_ns"], rel=1e-9)
