@@ -91,6 +91,12 @@ def contract(con):
     return out
 
 
+def unreadable_parquet(what, e):
+    """The RunError for event files DuckDB cannot read (WHAT names them; E is DuckDB's error)."""
+    return RunError(f"cannot read {what}: {str(e).splitlines()[0]}; "
+                    f"fix: convert the run again (delete <host>/parquet/ and run `just convert`)")
+
+
 def raw_view_sql(con, run_dir, hosts, system, columns):
     """CREATE VIEW raw_<system>: all hosts' event files, contract columns always present."""
     files = []
@@ -106,8 +112,7 @@ def raw_view_sql(con, run_dir, hosts, system, columns):
     try:
         have = {r[0] for r in con.execute(f"DESCRIBE SELECT * FROM {src}").fetchall()}
     except Exception as e:  # noqa: BLE001 - duckdb raises its own IOException / InvalidInputException
-        raise RunError(f"cannot read the {system} Parquet files of {run_dir}: {str(e).splitlines()[0]}; "
-                       f"fix: convert the run again (delete <host>/parquet/ and run `just convert`)") from None
+        raise unreadable_parquet(f"the {system} Parquet files of {run_dir}", e) from None
     sel = []
     for c, t in columns:
         sel.append(f"CAST({sql_ident(c)} AS {t}) AS {c}" if c in have else f"NULL::{t} AS {c}")
@@ -191,11 +196,12 @@ TABLES_IN_FILE, TABLES_IN_MEMORY = "file", "memory"   # where its tables live (n
 # patched capture (4.3 M events) and stock runs of 10 and 13 M (sql/bench/README.md, session 39).
 TABLE_BYTES_PER_EVENT = 200
 # The share of the memory limit the estimated tables may take to live in memory (tables_by_size).
-# analyze reads them again after the views (report model, timeline, plots): in memory, runs
-# estimated at 0.48 and 0.52 of the 2 GB limit took 8-9% less time (RSS 1.1 -> 1.8-2.0 GB), one
-# at 1.04 no less (the later steps evict the tables). A compare or sweep side reads them once
-# and closes: 16% less at 1.36 of the limit, the same at 2.7.
-ANALYZE_MEMORY_SHARE, SIDE_MEMORY_SHARE = 0.6, 1.5
+# READ_AGAIN: analyze's tables, read again after the views (report model, timeline, plots): in
+# memory, runs estimated at 0.48 and 0.52 of the 2 GB limit took 8-9% less time (RSS 1.1 ->
+# 1.8-2.0 GB), one at 1.04 no less (the later steps evict the tables); so are the comparison's.
+# READ_ONCE: a compare or sweep side's, read once and closed: 16% less at 1.36 of the limit,
+# 19% at 1.5, the same at 2.7.
+READ_AGAIN_SHARE, READ_ONCE_SHARE = 0.6, 1.5
 SPILL_DIR = re.compile(r"^" + SPILL_PREFIX + r"(?P<pid>\d+)-[A-Za-z0-9_]+$")
 
 
@@ -323,7 +329,11 @@ def run_events(con, run_dir):
     if not files:
         return 0
     listed = ", ".join(sql_str(duckdb_literal_path(os.path.abspath(f))) for f in files)
-    return con.execute(f"SELECT coalesce(sum(num_rows), 0) FROM parquet_file_metadata([{listed}])").fetchall()[0][0]
+    try:
+        return con.execute(f"SELECT coalesce(sum(num_rows), 0) FROM parquet_file_metadata([{listed}])"
+                           ).fetchall()[0][0]
+    except Exception as e:  # noqa: BLE001 - duckdb raises its own IOException / InvalidInputException
+        raise unreadable_parquet(f"the Parquet files of {run_dir}", e) from None
 
 
 def memory_limit_bytes(con):
@@ -338,20 +348,20 @@ def memory_limit_bytes(con):
     return float(m.group(1)) * scale
 
 
-def tables_by_size(con, run_dir, memory_share):
-    """TABLES_IN_MEMORY when the run's tables, estimated from its events, take at most
-    memory_share of the connection's memory limit; else TABLES_IN_FILE."""
-    estimate = TABLE_BYTES_PER_EVENT * run_events(con, run_dir)
+def tables_by_size(con, run_dirs, memory_share, bytes_per_event=TABLE_BYTES_PER_EVENT):
+    """TABLES_IN_MEMORY when the tables, estimated at bytes_per_event of the runs' events, take
+    at most memory_share of the connection's memory limit; else TABLES_IN_FILE."""
+    estimate = bytes_per_event * sum(run_events(con, d) for d in run_dirs)
     return TABLES_IN_MEMORY if estimate <= memory_share * memory_limit_bytes(con) else TABLES_IN_FILE
 
 
 def connect(run_dir, memory_limit=None, temp_dir=None, interference=False, progress=None,
-            memory_share=ANALYZE_MEMORY_SHARE):
+            memory_share=READ_AGAIN_SHARE):
     """A DuckDB connection with every view of the run (and the interference views), with
     ntscope's memory limit and spill folder (new_connection), its tables in memory or in a
     file by their estimated size (tables_by_size, memory_share)."""
     con = limited_connection(memory_limit, temp_dir)
-    attach_tables(con, tables_by_size(con, run_dir, memory_share))
+    attach_tables(con, tables_by_size(con, [run_dir], memory_share))
     if progress:
         progress.step("loading the views (events, commands, join, stages)", con)
     for part in build_parts(run_dir, con):

@@ -282,7 +282,8 @@ def test_a_truncated_parquet_file(fresh, ntscope_cli):
     with open(p, "r+b") as f:
         f.truncate(os.path.getsize(p) // 2)
     r = ntscope_cli("analyze", run, "--quiet")
-    assert r.returncode == 2 and "nvme_setup_cmd.parquet" in r.stderr and "fix:" in r.stderr
+    assert r.returncode == 2 and "nvme_setup_cmd.parquet" in r.stderr
+    assert f"cannot read the Parquet files of {run}" in r.stderr and "fix: convert the run again" in r.stderr
     no_traceback(r)
 
 

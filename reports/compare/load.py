@@ -38,6 +38,9 @@ def compare_files():
 # The ranks come from a sort of (io_n, io_id) alone: sorting the whole rows by io_id moved every
 # column through the sort (0.5 -> 0.33 s at 773 k I/Os, session 36); the file's row order is then
 # the join's, which nothing reads (see above).
+# The comparison's tables per event of its runs: 755 MB for two 1 M-I/O runs' 26.4 M events (29
+# bytes; sql/bench/README.md, session 39).
+CMP_BYTES_PER_EVENT = 30
 IO_QUERY = """
 WITH ranks AS (SELECT io_n, row_number() OVER (ORDER BY io_id) AS io_rank FROM io)
 SELECT r.io_rank, i.io_n, i.io_type, i.size_bytes, i.qid, i.cpu, i.pid, i.comm,
@@ -94,7 +97,11 @@ def compare_connection(base_dirs, run_dirs, keep_run=False, on_first_run=None, p
     never from the cache). memory_limit, temp_dir: of each connection (views.new_connection;
     one run's connection is open at a time beside this one, which is small until every side
     is loaded). cache: read each side from side_cache when fresh, keep the ones built."""
-    con = views.new_connection(memory_limit, temp_dir)
+    con = views.limited_connection(memory_limit, temp_dir)
+    # the comparison's tables (sample values, value counts, bootstrap) are read again by the
+    # model: in memory while they are small (views.tables_by_size; CMP_BYTES_PER_EVENT)
+    views.attach_tables(con, views.tables_by_size(con, as_list(base_dirs) + as_list(run_dirs),
+                                                  views.READ_AGAIN_SHARE, CMP_BYTES_PER_EVENT))
     run_con = None
     names = []
     # Each side's per-I/O stages go from its connection to this one through a Parquet file in
@@ -244,7 +251,7 @@ def build_side(path, role, rep, first, on_first_run, first_run, stash, cache, me
     the run's connection if keep_open else None). Kept in side_cache when cache."""
     run_key = side_cache.key(path) if cache else None   # before reading: a change meanwhile is not kept as fresh
     rc = views.connect(path, memory_limit=memory_limit, temp_dir=temp_dir, interference=True, progress=progress,
-                       memory_share=views.SIDE_MEMORY_SHARE)   # read once and closed
+                       memory_share=views.READ_ONCE_SHARE)   # read once and closed
     try:
         files = export_side(rc, stash, f"{role}_{rep}")
         docs = on_first_run(rc) if first and on_first_run else None

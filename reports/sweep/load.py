@@ -65,7 +65,7 @@ def connection(run_dirs, param=None, values=None, progress=None, memory_limit=No
     parts = []
     for i, (run_dir, label, value) in enumerate(series(run_dirs, param, values)):
         rc = views.connect(run_dir, memory_limit=memory_limit, temp_dir=temp_dir, progress=progress,
-                           memory_share=views.SIDE_MEMORY_SHARE)   # read once and closed
+                           memory_share=views.READ_ONCE_SHARE)   # read once and closed
         parts.append(rc.sql(SOURCE, params=[i]).to_arrow_table())
         rc.close()
         con.execute("INSERT INTO sweep_run_info VALUES (?, ?, ?, ?, ?, ?)",

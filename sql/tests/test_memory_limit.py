@@ -267,12 +267,12 @@ def test_tables_in_memory_are_evicted_under_the_limit_and_estimated_from_the_eve
     only for a compare or sweep side. Such a side's tables then outgrow TINY, and DuckDB evicts
     them to the spill folder: the views and interference are computed at TINY (with no room to
     spill they are not), and the estimate holds the tables within a factor 1.5."""
-    share = views.ANALYZE_MEMORY_SHARE, views.SIDE_MEMORY_SHARE
+    share = views.READ_AGAIN_SHARE, views.READ_ONCE_SHARE
     con = views.limited_connection(None, str(tmp_path))
-    assert [views.tables_by_size(con, scaled, s) for s in share] == [views.TABLES_IN_MEMORY] * 2
+    assert [views.tables_by_size(con, [scaled], s) for s in share] == [views.TABLES_IN_MEMORY] * 2
     con = views.limited_connection(TINY, str(tmp_path))
-    assert [views.tables_by_size(con, scaled, s) for s in share] == [views.TABLES_IN_FILE, views.TABLES_IN_MEMORY]
-    con = views.connect(scaled, TINY, str(tmp_path), interference=True, memory_share=views.SIDE_MEMORY_SHARE)
+    assert [views.tables_by_size(con, [scaled], s) for s in share] == [views.TABLES_IN_FILE, views.TABLES_IN_MEMORY]
+    con = views.connect(scaled, TINY, str(tmp_path), interference=True, memory_share=views.READ_ONCE_SHARE)
     assert not views.tables_in_file(con)
     held = in_memory_table_bytes(con)
     assert held > views.memory_limit_bytes(con)
@@ -302,3 +302,23 @@ def test_compare_at_a_tiny_limit_gives_the_same_comparison(no_env, fixture_run, 
     e2e, = [r for r in docs[0]["lad"] if r["stage"] == "end_to_end" and r["statistic"] == "mean"]
     assert (e2e["n_base"], e2e["n_run"]) == (IOS // COPIES, IOS)
     assert e2e["run_ns"] == pytest.approx(e2e["base_ns"], rel=1e-9)
+
+
+def test_the_comparisons_tables_live_in_memory_while_small(no_env, fixture_run, scaled, tmp_path, monkeypatch):
+    """compare_connection puts the comparison's own tables (sample values, value counts,
+    bootstrap) in memory when their estimate (CMP_BYTES_PER_EVENT x both runs' events) is small
+    beside the limit, else in the file; the estimate errs on the large side (exact copies repeat
+    their durations: fewer value counts than a real run's) within a factor 2, and both places
+    give the same comparison."""
+    from ntscope.compare import load
+    base = fixture_run(SCALED)
+    con = load.compare_connection(base, scaled, memory_limit=TINY, temp_dir=str(tmp_path))
+    assert not views.tables_in_file(con)
+    held = in_memory_table_bytes(con)
+    estimate = load.CMP_BYTES_PER_EVENT * (views.run_events(con, base) + views.run_events(con, scaled))
+    assert estimate / 2 <= held <= estimate, (held, estimate)
+    monkeypatch.setattr(load, "CMP_BYTES_PER_EVENT", 10**6)
+    in_file = load.compare_connection(base, scaled, memory_limit=TINY, temp_dir=str(tmp_path))
+    assert views.tables_in_file(in_file)
+    rows = [c.execute("FROM cmp_lad ORDER BY ALL").fetchall() for c in (con, in_file)]
+    assert rows[0] == rows[1] and len(rows[0]) > 0
