@@ -328,7 +328,7 @@ def run_events(con, run_dir):
     files = [f for h in find_hosts(run_dir) for system in SYSTEMS for f in event_files(run_dir, h, system)]
     if not files:
         return 0
-    listed = ", ".join(sql_str(duckdb_literal_path(os.path.abspath(f))) for f in files)
+    listed = ", ".join(sql_str(duckdb_literal_path(f)) for f in files)   # absolute: run_dir is
     try:
         return con.execute(f"SELECT coalesce(sum(num_rows), 0) FROM parquet_file_metadata([{listed}])"
                            ).fetchall()[0][0]
