@@ -308,7 +308,7 @@ fn decode_cpu(
                 let slot = w.slot(job.buffer, id);
                 if let Slot::Unset = slot {
                     *slot = match (tf.events.get(&id), ctx.layout.schema(job.buffer, id)) {
-                        (Some(f), Some(schema)) => Slot::Table(Box::new(EventTable::new(f, schema.clone(), endian))),
+                        (Some(f), Some(schema)) => Slot::Table(Box::new(EventTable::new(f, schema.clone(), endian, ctx.batch_rows))),
                         _ => Slot::NotConverted,
                     };
                 }

@@ -134,9 +134,12 @@ static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 /// with the process instead of going back to the kernel after a delay, so a buffer made
 /// again does not fault its pages in again (the converter runs for seconds; what it
 /// freed it will need again). With jemalloc's default delays the real lab capture took a
-/// tenth more CPU time.
+/// tenth more CPU time. One arena for all threads: a buffer one thread frees is reused by
+/// the other (decoders make column buffers, the encoders free them), and no arena is
+/// purged when its last thread exits: peak memory 17% lower on the 10 M-event copy, as
+/// fast (analyzer/bench/README.md, session 40).
 #[export_name = "_rjem_malloc_conf"]
-static JEMALLOC_CONF: MallocConf = MallocConf(b"dirty_decay_ms:-1,muzzy_decay_ms:-1\0".as_ptr());
+static JEMALLOC_CONF: MallocConf = MallocConf(b"dirty_decay_ms:-1,muzzy_decay_ms:-1,narenas:1\0".as_ptr());
 
 #[repr(transparent)]
 struct MallocConf(*const u8);
