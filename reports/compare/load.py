@@ -38,9 +38,10 @@ def compare_files():
 # The ranks come from a sort of (io_n, io_id) alone: sorting the whole rows by io_id moved every
 # column through the sort (0.5 -> 0.33 s at 773 k I/Os, session 36); the file's row order is then
 # the join's, which nothing reads (see above).
-# The comparison's tables per event of its runs: 755 MB for two 1 M-I/O runs' 26.4 M events (29
-# bytes; sql/bench/README.md, session 39).
-CMP_BYTES_PER_EVENT = 30
+# The comparison's tables per event of its runs: 425 MB for two 1 M-I/O stock runs' 26.4 M events
+# (16 bytes), 471 MB for a patched pair's 37.1 M (13; sql/bench/README.md, session 40; 29 bytes
+# before the value counts gave way to rank points).
+CMP_BYTES_PER_EVENT = 20
 IO_QUERY = """
 WITH ranks AS (SELECT io_n, row_number() OVER (ORDER BY io_id) AS io_rank FROM io)
 SELECT r.io_rank, i.io_n, i.io_type, i.size_bytes, i.qid, i.cpu, i.pid, i.comm,
@@ -58,10 +59,15 @@ FROM io_stage_durations s JOIN cmp_side_ios i USING (io_n)
 
 # The names of a side's def_no values, in def_no order (1, 2, ...: io_stage_definitions numbers
 # them so), as written into the stages file's metadata under STAGE_NAMES_KEY (a JSON list of
-# rows, one value per column of STAGE_NAME_COLUMNS).
+# rows, one value per column of STAGE_NAME_COLUMNS, then of STAGE_CUT_COLUMNS). The names go on
+# every row of the side's view; the cut (the definition's milestones: two definitions with the
+# same ones give every io the same duration) goes into cmp_side_defs, which the bootstrap reads
+# to sample each cut once.
 STAGE_NAME_COLUMNS = (("stage_set", "VARCHAR"), ("stage", "VARCHAR"), ("seq", "INTEGER"), ("parent", "VARCHAR"),
                       ("direction", "VARCHAR"))
-STAGE_NAMES_QUERY = ("SELECT def_no, " + ", ".join(c for c, _ in STAGE_NAME_COLUMNS)
+STAGE_CUT_COLUMNS = (("from_ms", "VARCHAR"), ("to_ms", "VARCHAR"), ("minus_from_ms", "VARCHAR"),
+                     ("minus_to_ms", "VARCHAR"))
+STAGE_NAMES_QUERY = ("SELECT def_no, " + ", ".join(c for c, _ in STAGE_NAME_COLUMNS + STAGE_CUT_COLUMNS)
                      + " FROM io_stage_definitions ORDER BY def_no")
 STAGE_NAMES_KEY = "ntscope_stage_definitions"
 
@@ -148,8 +154,10 @@ def compare_connection(base_dirs, run_dirs, keep_run=False, on_first_run=None, p
     with open(views.STAGE_TABLE_SQL) as f:   # the stage table and vocabularies the verdict joins
         con.execute(f.read())
     con.execute("CREATE TABLE cmp_run_info AS " + " UNION ALL BY NAME ".join(f"SELECT * FROM info_{n}" for n in names))
+    con.execute("CREATE TABLE cmp_side_defs AS " + " UNION ALL BY NAME ".join(f"FROM defs_{n}" for n in names))
     for n in names:
         con.execute(f"DROP TABLE info_{n}")
+        con.execute(f"DROP TABLE defs_{n}")
     for path in compare_files():
         with open(path) as f:
             con.execute(f.read())
@@ -167,9 +175,15 @@ def add_side(con, name, role, rep, path, stages, ios, info, strict=False):
     part, ios_part, info_part = (views.sql_str(views.duckdb_literal_path(f)) for f in (stages, ios, info))
     head = f"SELECT {views.sql_str(role)} AS run, {int(rep)} AS rep"
     try:
-        names = stage_names(con, part, stages)
-        con.execute(f"CREATE OR REPLACE VIEW side_{name} AS {head}, * EXCLUDE (def_no, dur), {names}, def_no, dur "
-                    f"FROM read_parquet({part})")
+        defs = stage_definitions(con, part, stages)
+        con.execute(f"CREATE OR REPLACE VIEW side_{name} AS {head}, * EXCLUDE (def_no, dur), {stage_names(defs)}, "
+                    f"def_no, dur FROM read_parquet({part})")
+        columns = STAGE_NAME_COLUMNS + STAGE_CUT_COLUMNS
+        con.execute(f"CREATE OR REPLACE TABLE defs_{name} (run VARCHAR, rep INTEGER, def_no INTEGER, "
+                    + ", ".join(f"{c} {t}" for c, t in columns) + ")")
+        if defs:
+            con.executemany(f"INSERT INTO defs_{name} VALUES ({', '.join('?' * (3 + len(columns)))})",
+                            [[role, rep, i, *d] for i, d in enumerate(defs, 1)])
         con.execute(f"CREATE OR REPLACE VIEW side_ios_{name} AS {head}, * FROM read_parquet({ios_part})")
         # the counts read the files' footers: a truncated or foreign file fails here
         rows = con.execute(f"SELECT count(*) FROM side_{name}").fetchall()[0][0]
@@ -183,22 +197,27 @@ def add_side(con, name, role, rep, path, stages, ios, info, strict=False):
         return None
 
 
-def stage_names(con, part, stages):
-    """The select list that names each row's stage: one typed list literal per column of
-    STAGE_NAME_COLUMNS, indexed by def_no (a constant lookup per row; a join with a table of
-    names cost a hash probe per row on every scan of cmp_source). ValueError when the file's
-    metadata has no valid names (a foreign or damaged file)."""
+def stage_definitions(con, part, stages):
+    """A side's stage definitions from its stages file's metadata, in def_no order: one list
+    per def_no, the values of STAGE_NAME_COLUMNS then STAGE_CUT_COLUMNS. ValueError when the
+    metadata has no valid definitions (a foreign or damaged file)."""
     found = con.execute(f"SELECT decode(value) FROM parquet_kv_metadata({part}) WHERE decode(key) = ?",
                         [STAGE_NAMES_KEY]).fetchall()
     try:
         defs = json.loads(found[0][0]) if len(found) == 1 else None
     except ValueError:
         defs = None
-    width = len(STAGE_NAME_COLUMNS)
+    width = len(STAGE_NAME_COLUMNS) + len(STAGE_CUT_COLUMNS)
     # an empty list is valid: a run without stages (no initiator) has no rows either
     if not (isinstance(defs, list) and all(isinstance(d, list) and len(d) == width for d in defs)):
         raise ValueError(f"{stages}: no stage names in its metadata ({STAGE_NAMES_KEY})")
+    return defs
 
+
+def stage_names(defs):
+    """The select list that names each row's stage: one typed list literal per column of
+    STAGE_NAME_COLUMNS, indexed by def_no (a constant lookup per row; a join with a table of
+    names cost a hash probe per row on every scan of cmp_source)."""
     def literal(v):
         return "NULL" if v is None else views.sql_str(v)
     return ", ".join(f"([{', '.join(literal(d[k]) for d in defs)}]::{t}[])[def_no] AS {c}"

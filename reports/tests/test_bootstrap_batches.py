@@ -34,4 +34,31 @@ def test_batch_size_changes_nothing_but_the_batches(fixture_run):
         assert con.execute(LAD).fetchall() == want
     # the default splits this comparison (2 runs x 3 stage sets, ~3000 I/Os a side)
     assert 1 < default_batches < parts
-    assert rows == 200 * parts
+    # each cut is resampled once (parts: 2 runs x 23 cuts), every definition gets its rows (2 x 34)
+    assert parts == 2 * 23
+    assert rows == 200 * con.execute("SELECT count(*) FROM cmp_sample_parts").fetchone()[0] == 200 * 2 * 34
+
+
+def test_one_cut_has_the_same_intervals_under_each_of_its_names(fixture_run):
+    """Two definitions with the same milestones (each s_notation stage is an ntprof cut; stock's
+    end_to_end and host_completion are ntprof's) give every io the same duration: one
+    population, so the same statistics and the same bootstrap intervals under each name."""
+    con = load.compare_connection(fixture_run(BASE), fixture_run(RUN))
+    same = con.execute("""
+        WITH d AS (SELECT stage_set, stage, from_ms, to_ms, coalesce(minus_from_ms, '') AS mf,
+                          coalesce(minus_to_ms, '') AS mt FROM stage_definitions),
+        pairs AS (SELECT a.stage_set AS set_a, a.stage AS stage_a, b.stage_set AS set_b, b.stage AS stage_b
+                  FROM d a JOIN d b USING (from_ms, to_ms, mf, mt)
+                  WHERE (a.stage_set, a.stage) < (b.stage_set, b.stage))
+        SELECT p.set_a, p.stage_a, p.set_b, p.stage_b, x.group_key, x.statistic,
+               (x.base_ns, x.run_ns, x.lad, x.lad_lo, x.lad_hi, x.change_lo_ns, x.change_hi_ns, x.significant)
+             = (y.base_ns, y.run_ns, y.lad, y.lad_lo, y.lad_hi, y.change_lo_ns, y.change_hi_ns, y.significant) AS equal
+        FROM pairs p
+        JOIN cmp_lad x ON x.stage_set = p.set_a AND x.stage = p.stage_a
+        JOIN cmp_lad y ON y.stage_set = p.set_b AND y.stage = p.stage_b
+                      AND y.group_key = x.group_key AND y.statistic = x.statistic
+        ORDER BY ALL""").fetchall()
+    # 9 s_notation stages and 2 stock ones share an ntprof cut (one stock pair is also an
+    # s_notation one): 11 pairs and more, x 3 statistics, in the one group of this fixture
+    assert len(same) >= 11 * 3, same
+    assert [r for r in same if not r[-1]] == []

@@ -29,7 +29,10 @@
 -- NVMe/TCP digests from host.json, NULL when not recorded, initiator_io_work_wait_ns /
 -- target_io_work_wait_ns / initiator_net_rx_wait_ns / target_net_rx_wait_ns: mean wait of
 -- that side's NVMe/TCP io_work / NET_RX softirq for its CPU (io_work_runs, net_rx_runs),
--- NULL when not recorded) and cmp_params; and the
+-- NULL when not recorded), cmp_side_defs (one row per stage definition of each run of each
+-- side, from its stages file's metadata: run, rep, def_no, stage_set, stage, seq, parent,
+-- direction, from_ms, to_ms, minus_from_ms, minus_to_ms, as in that run's
+-- io_stage_definitions) and cmp_params; and the
 -- stage table with its vocabularies (05_stage_definitions.sql).
 
 -- cmp_params: one row: the knobs of the comparison (edit to taste, then re-run the views).

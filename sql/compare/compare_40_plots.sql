@@ -1,5 +1,5 @@
 -- Plot layer of compare.html (reports/compare/plot_data.py reads it; the HTML only draws
--- it). Over cmp_value_counts and cmp_sample_parts: size depends on groups and stages, not on
+-- it). Over cmp_rank_points and cmp_sample_parts: size depends on groups and stages, not on
 -- I/Os.
 
 -- cmp_plot_cdf: one row per (run, group, stage set, stage, percent 1..100): the points of
@@ -8,16 +8,12 @@
 --   group_key, stage_set, stage, seq, parent   (as in cmp_io_stage)
 --   pct          1..100 (percent of the run's I/Os at or below dur_ns)
 --   dur_ns       that percentile (nearest-rank, ns)
--- Each distinct duration holds the percents whose rank ceil(pct * n / 100) falls in its run of
--- equal values (cmp_value_counts), as report_stage_cdf (sql/60_reports.sql) computes them: no
--- quantile aggregate holding every duration.
+-- The duration at rank ceil(pct * n / 100) (cmp_rank_points), as report_stage_cdf
+-- (sql/60_reports.sql) computes them: no quantile aggregate holding every duration. Every
+-- definition of a cut gets its cut's points (cmp_sample_parts.cut_part_id).
 CREATE OR REPLACE VIEW cmp_plot_cdf AS
-WITH p AS (
-    SELECT v.part_id, v.dur, unnest(range(100 * (v.upto - v.c) // s.n + 1, 100 * v.upto // s.n + 1)) AS pct
-    FROM cmp_value_counts v JOIN cmp_sample_parts s USING (part_id)
-)
-SELECT s.run, s.group_key, s.stage_set, s.stage, s.seq, s.parent, p.pct, p.dur AS dur_ns
-FROM p JOIN cmp_sample_parts s USING (part_id);
+SELECT s.run, s.group_key, s.stage_set, s.stage, s.seq, s.parent, r.pct, r.dur AS dur_ns
+FROM cmp_rank_points r JOIN cmp_sample_parts s ON s.cut_part_id = r.part_id;
 
 -- cmp_plot_presence: one row per (group, stage set, stage) of either run: what a log time
 -- axis can show of the stage in each run, and why not.

@@ -305,11 +305,10 @@ def test_compare_at_a_tiny_limit_gives_the_same_comparison(no_env, fixture_run, 
 
 
 def test_the_comparisons_tables_live_in_memory_while_small(no_env, fixture_run, scaled, tmp_path, monkeypatch):
-    """compare_connection puts the comparison's own tables (sample values, value counts,
+    """compare_connection puts the comparison's own tables (sample values, rank points,
     bootstrap) in memory when their estimate (CMP_BYTES_PER_EVENT x both runs' events) is small
-    beside the limit, else in the file; the estimate errs on the large side (exact copies repeat
-    their durations: fewer value counts than a real run's) within a factor 2, and both places
-    give the same comparison."""
+    beside the limit, else in the file; the estimate errs on the large side within a factor 2,
+    and both places give the same comparison."""
     from ntscope.compare import load
     base = fixture_run(SCALED)
     con = load.compare_connection(base, scaled, memory_limit=TINY, temp_dir=str(tmp_path))
