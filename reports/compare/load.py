@@ -104,7 +104,7 @@ def compare_connection(base_dirs, run_dirs, keep_run=False, on_first_run=None, p
     one run's connection is open at a time beside this one, which is small until every side
     is loaded). cache: read each side from side_cache when fresh, keep the ones built."""
     con = views.limited_connection(memory_limit, temp_dir)
-    # the comparison's tables (sample values, value counts, bootstrap) are read again by the
+    # the comparison's tables (sample values, rank points, bootstrap) are read again by the
     # model: in memory while they are small (views.tables_by_size; CMP_BYTES_PER_EVENT)
     views.attach_tables(con, views.tables_by_size(con, as_list(base_dirs) + as_list(run_dirs),
                                                   views.READ_AGAIN_SHARE, CMP_BYTES_PER_EVENT))

@@ -3,7 +3,7 @@
 -- minus_to_ms: a cut, as io_stage_cuts in sql/50_stages.sql) give every io the same
 -- duration: each s_notation stage is an ntprof cut, and stock's end_to_end and host_completion
 -- are ntprof's (23 cuts for 34 definitions on a patched run). They share one population, so
--- the samples, value counts and bootstrap resamples are taken once per cut and given to each
+-- the samples, rank points and bootstrap resamples are taken once per cut and given to each
 -- definition of it: the intervals of one cut are then the same under each of its names, and
 -- a patched comparison resamples a third less. Definitions are the same cut only when they
 -- have the same milestones in every repeat of the side and are absent from the same repeats.
