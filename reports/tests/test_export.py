@@ -133,3 +133,28 @@ def test_errors_say_what_and_the_fix(tmp_path, mixed):
         data.events(mixed, "nvme", "nvme_nothing")
     with pytest.raises(NtscopeError, match="is not a trace system name"):
         data.events(mixed, "../nvme", "x")
+
+
+def test_nvme_tcp_columns_are_the_milestones_first_and_last(fresh_run, ntscope_cli):
+    """A patched run (128 KiB writes: several data PDUs and sends per command): io.parquet has a
+    column for each NVMe/TCP milestone some I/O has, holding exactly io_milestones' times (the
+    first event's under the milestone's name, the last one's under '<name>#last'; the SQL diff
+    cases pin io_milestones to hand-checked rows), and the last is never before the first."""
+    from ntscope.sql import views
+    run = fresh_run("lab-6.1-patched-write-128k")
+    r = ntscope_cli("analyze", run, "--quiet", "--no-interference")
+    assert r.returncode == 0, r.stderr
+    io = data.io(run).collect()
+    con = views.connect(run)
+    stock = {m for (m,) in con.execute("SELECT milestone FROM stock_milestone_names").fetchall()}
+    tcp = [c for c in io.columns[len(IO_COLUMNS):] if c not in stock]
+    want = con.execute("SELECT io_id, milestone, ts FROM io_milestones WHERE ts IS NOT NULL").fetchall()
+    want = {(i, m, t) for i, m, t in want if m not in stock}
+    assert {m for _, m, _ in want} == set(tcp) and len(tcp) > 20
+    long = io.select(["io_id"] + tcp).unpivot(index="io_id", variable_name="milestone", value_name="ts")
+    assert set(long.drop_nulls("ts").iter_rows()) == want
+    lasts = [c for c in tcp if c.endswith("#last")]
+    assert all(io.filter(pl.col(c) < pl.col(c[:-len("#last")])).height == 0 for c in lasts)
+    # several data PDUs per write: for these the first and the last differ on (nearly) every I/O
+    later = {c: io.filter(pl.col(c) > pl.col(c[:-len("#last")])).height for c in lasts}
+    assert later["t:nvmet_tcp_done_recv_pdu#last"] > io.height // 2, later

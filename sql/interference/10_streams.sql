@@ -66,32 +66,33 @@ FROM intf_io GROUP BY stream_id;
 --   stream_id, stage_set, stage, seq, parent
 --   n            I/Os with a known duration
 --   mean_ns, p50_ns, p99_ns   (ns, nearest-rank percentiles)
--- Percentiles by rank over the distinct durations, as report_stage_values (sql/60_reports.sql)
--- computes them: a quantile aggregate held every duration of a stream in memory. The value
--- counts are grouped and ranked on (stream_no, def_no) as INTEGERs and named after: on a real
--- capture nearly every duration is distinct, and grouping on the stream, set and stage strings
--- took 1.3-1.4 s against 0.7-0.8 s for 199 k I/Os (6.8 M stage rows, session 34); as BIGINTs
--- 1.3-1.5 s against 0.8 s at 10 M events and 2.6-3.2 s against 1.7-1.9 s at 20 M (session 36;
--- sql/bench/README.md), the same rows. Counted once per cut (io_stage_cuts, sql/50_stages.sql),
--- given to each definition of it after: 0.86-0.89 -> 0.48-0.52 s on the real high-rate capture
--- (23 cuts for 34 definitions; session 38).
+-- Percentiles by rank (nearest rank: the value at position ceil(q * n) from the smallest, as
+-- report_stage_values gives them): each (stream, cut)'s durations numbered in order by one
+-- window on INTEGER keys, the stream, set and stage named after (grouping on those strings took
+-- 1.3-1.4 s against 0.7-0.8 s for 199 k I/Os, session 34), once per cut (io_stage_cuts,
+-- sql/50_stages.sql), given to each definition of it after (23 cuts for 34 definitions on a
+-- patched run, session 38). A quantile aggregate would hold every duration of a stream in
+-- memory; the window spills. Until session 41 they came from value counts (a GROUP BY on the
+-- duration, then a window over its groups), which on a real run, where nearly every duration
+-- is distinct, cost more: 0.82 -> 0.45 s on the real high-rate capture (sql/bench/README.md).
 CREATE OR REPLACE VIEW intf_stream_breakdown AS
-WITH v AS (
-    SELECT i.stream_no::INTEGER AS stream_no, s.def_no::INTEGER AS def_no, s.dur, count(*) AS n
+WITH s AS (
+    SELECT i.stream_no::INTEGER AS stream_no, s.def_no::INTEGER AS def_no, s.dur
     FROM intf_io i JOIN io_stage_durations s USING (io_n)
     WHERE s.dur IS NOT NULL AND s.def_no IN (SELECT cut_def_no FROM io_stage_cuts)   -- once per cut
-    GROUP BY ALL
+), t AS (
+    SELECT stream_no, def_no, count(*) AS n, sum(dur::HUGEINT) AS sum_ns FROM s GROUP BY ALL
 ), r AS (
-    SELECT *, sum(n) OVER (PARTITION BY stream_no, def_no ORDER BY dur
-                           ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS upto,
-           sum(n) OVER (PARTITION BY stream_no, def_no) AS total
-    FROM v
+    SELECT stream_no, def_no, dur, row_number() OVER (PARTITION BY stream_no, def_no ORDER BY dur) AS rank_no
+    FROM s
 ), a AS (
-    SELECT stream_no, def_no, any_value(total)::BIGINT AS n,
-           sum(dur::HUGEINT * n) / any_value(total) AS mean_ns,
-           min(dur) FILTER (WHERE upto * 2 >= total) AS p50_ns,
-           min(dur) FILTER (WHERE upto * 100 >= 99 * total) AS p99_ns
-    FROM r GROUP BY stream_no, def_no
+    -- the upper half of the ranks is all the two percentiles read
+    SELECT stream_no, def_no, any_value(t.n) AS n, any_value(t.sum_ns) / any_value(t.n) AS mean_ns,
+           min(dur) FILTER (WHERE rank_no * 2 >= t.n) AS p50_ns,
+           min(dur) FILTER (WHERE rank_no * 100 >= 99 * t.n) AS p99_ns
+    FROM r JOIN t USING (stream_no, def_no)
+    WHERE rank_no * 2 >= t.n
+    GROUP BY stream_no, def_no
 ), streams AS (
     SELECT DISTINCT stream_no, stream_id FROM intf_io
 )
