@@ -24,7 +24,10 @@ Out: a table on stdout: events (both hosts), I/Os, trace-cmd seconds and events/
      With COMPARE_IOS > 0 also `ntscope compare` of two runs of about that many I/Os each:
      building both sides (--no-cache), keeping them, and reading them back (side_cache).
 Env: NTSCOPE_BIN (converter), NTSCOPE_PYTHON (the Python that runs `-m ntscope`, default this
-     one), SIZES (copies of the sample, default "40 121": 3.3 M and 10.1 M events), REPS
+     one), SAMPLE (the run scaled: a fixture's name, default the one above, or a run folder
+     with initiator/trace.dat and target/trace.dat, e.g. the real patched high-rate capture
+     `just bench-convert` records, ~/.cache/ntscope/bench/runs/high-rate-6.1), SIZES (copies
+     of the sample, default "40 121": 3.3 M and 10.1 M events), REPS
      (default 3), LIMITS (the --memory-limit values to measure, default "default none":
      `default` is ntscope's own, `none` DuckDB's 80% of RAM; MEMORY_LIMIT=X alone means
      LIMITS=X), TRACECMD (default 1; 0 skips trace-cmd), COMPARE_IOS (default 0: no compare),
@@ -102,16 +105,31 @@ def measure(cmd, env=None, watch=None):
     return float(wall), float(user) + float(sys_), int(kib) / 1024, spill / 2**20
 
 
-def converted(work, fixture, ntscope):
-    """fixtures/FIXTURE converted under WORK/FIXTURE (once)."""
-    dst = os.path.join(work, fixture)
+def sample_dir():
+    """The run the sizes are copies of: $SAMPLE, a fixture's name (default SAMPLE) or a run
+    folder with initiator/trace.dat and target/trace.dat (the real high-rate capture
+    `just bench-convert` records: ~/.cache/ntscope/bench/runs/high-rate-6.1)."""
+    s = os.environ.get("SAMPLE") or SAMPLE
+    d = s if os.sep in s else os.path.join(REPO, "fixtures", s)
+    if not all(os.path.isfile(os.path.join(d, h, "trace.dat")) for h in ("initiator", "target")):
+        fail(f"SAMPLE={s!r}: no initiator/trace.dat and target/trace.dat under {d}; "
+             f"fix: name a fixture or a recorded run folder")
+    return os.path.abspath(d)
+
+
+def converted(work, src, ntscope):
+    """The run folder SRC (initiator/, target/) converted under WORK/<its name> (once)."""
+    dst = os.path.join(work, os.path.basename(src))
     if os.path.exists(os.path.join(dst, ".done")):
         return dst
+    if os.path.realpath(dst) == os.path.realpath(src):   # never clear the input
+        fail(f"{src} is the bench's own converted copy; fix: name the recorded run folder instead")
     shutil.rmtree(dst, ignore_errors=True)
     for host in ("initiator", "target"):
         os.makedirs(os.path.join(dst, host))
-        for f in glob.glob(os.path.join(REPO, "fixtures", fixture, host, "*")):
-            shutil.copy(f, os.path.join(dst, host))
+        for f in glob.glob(os.path.join(glob.escape(src), host, "*")):
+            if os.path.isfile(f):
+                shutil.copy(f, os.path.join(dst, host))
         run([ntscope, "convert", os.path.join(dst, host, "trace.dat"), "--out", os.path.join(dst, host, "parquet")])
     open(os.path.join(dst, ".done"), "w").close()
     return dst
@@ -182,7 +200,7 @@ def main():
         return [] if limit == "default" else ["--memory-limit", limit]
     from ntscope.sql import views
     shown = {lim: (f"{views.default_memory_limit()} (default)" if lim == "default" else lim) for lim in limits}
-    sample = converted(work, SAMPLE, ntscope)
+    sample = converted(work, sample_dir(), ntscope)
     per = {h: events(sample, h) for h in ("initiator", "target")}
     runs, traces = {}, {}
     for n in sizes:
@@ -206,7 +224,7 @@ def main():
                 print(f"  rep {rep + 1}/{reps} x{n}: trace-cmd {tc_wall:.1f} s, analyze --memory-limit {lim} "
                       f"{res[n][lim][-1][0]:.1f} s, {res[n][lim][-1][2]:,.0f} MiB", file=sys.stderr, flush=True)
     print(f"ntscope analyze (from Parquet; interference included) vs `trace-cmd report > /dev/null` of both "
-          f"hosts, same events; {SAMPLE} x N, stretched {stretch():g}; median of {reps}; {os.cpu_count()} CPUs, "
+          f"hosts, same events; {os.path.basename(sample)} x N, stretched {stretch():g}; median of {reps}; {os.cpu_count()} CPUs, "
           f"{views.machine_memory_bytes() / 2**30:.1f} GiB")
     print(f"{'N':>4} {'events':>11} {'I/Os':>8} | {'tc s':>6} {'tc ev/s':>9} {'tc MiB':>6} {'raw s':>6} | "
           f"{'memory limit':>18} {'an s':>6} {'an cpu s':>8} {'an ev/s':>9} {'peak RSS MiB':>12} {'spill MiB':>9} | "
@@ -243,7 +261,7 @@ def main():
     if compare_ios:
         pair = []
         for fx in (CMP_BASE, CMP_RUN):
-            src = converted(work, fx, ntscope)
+            src = converted(work, os.path.join(REPO, "fixtures", fx), ntscope)
             n_io = int(run([py, "-m", "ntscope", "sql", src, "-c", "SELECT count(*) FROM io"], env=env)
                        .stdout.strip().splitlines()[-1])
             pair.append(scaled(work, src, -(-compare_ios // n_io)))

@@ -202,32 +202,56 @@ def test_export_benchmark_measures_a_stretched_run(fixture_run, tmp_path):
     assert 1 < got["timeline.perfetto-trace"]["encoder_peak_rss_mib"] < got["load views"]["peak_rss_mib"]
 
 
-def test_analyze_benchmark_prints_both_sizes(fixture_run, ntscope_bin, tmp_path):
+def run_analyze_benchmark(ntscope_bin, tmp_path, **extra):
+    env = dict(os.environ, SIZES="1 2", REPS="1", LIMITS="default", TRACECMD="1", NTSCOPE_BIN=ntscope_bin,
+               BENCH_DIR=str(tmp_path / "bench"), **extra)
+    return subprocess.run([sys.executable, os.path.join(SQL, "bench", "bench_analyze.py")], env=env,
+                          capture_output=True, text=True)
+
+
+@pytest.mark.parametrize("sample", [None, "lab-6.1-patched-base-randread"])
+def test_analyze_benchmark_prints_both_sizes(fixture_run, ntscope_bin, tmp_path, sample):
     """sql/bench/bench_analyze.py (`just bench-analyze`, the benchmark of record) at two tiny
     sizes: a row per size with the sample's events and I/Os times the copies, trace-cmd and
-    analyze both timed, and the growth line between the sizes."""
-    orig = fixture_run("stock-randread-4k-qd8")
+    analyze both timed, and the growth line between the sizes. By default the stock fixture;
+    SAMPLE a recorded run folder (here a patched fixture's, named by its path)."""
+    orig = fixture_run(sample or "stock-randread-4k-qd8")
     ios = io_count(orig)
     ev = 0
     for host in ("initiator", "target"):
         with open(os.path.join(orig, host, "parquet", "metadata.json")) as f:
             ev += json.load(f)["total_events"]
-    env = dict(os.environ, SIZES="1 2", REPS="1", LIMITS="default", TRACECMD="1", NTSCOPE_BIN=ntscope_bin,
-               BENCH_DIR=str(tmp_path / "bench"))
-    r = subprocess.run([sys.executable, os.path.join(SQL, "bench", "bench_analyze.py")], env=env,
-                       capture_output=True, text=True)
+    extra = {"SAMPLE": os.path.join(os.path.dirname(SQL), "fixtures", sample)} if sample else {}
+    r = run_analyze_benchmark(ntscope_bin, tmp_path, **extra)
     assert r.returncode == 0, r.stderr[-2000:]
+    assert f"same events; {sample or 'stock-randread-4k-qd8'} x N" in r.stdout
     rows = {}
     for line in r.stdout.splitlines():
         w = line.split()
         if len(w) > 12 and w[0] in ("1", "2") and w[3] == "|":
-            # N, events, I/Os | tc s ... | 2000MB (default) an s ...
-            rows[int(w[0])] = (int(w[1].replace(",", "")), int(w[2].replace(",", "")), float(w[4]), float(w[11]))
+            # N, events, I/Os | tc s, tc ev/s ... | 2000MB (default) an s ...: trace-cmd's events/s,
+            # as its seconds print as 0.0 on the small patched fixture
+            rows[int(w[0])] = (int(w[1].replace(",", "")), int(w[2].replace(",", "")),
+                               float(w[5].replace(",", "")), float(w[11]))
     assert sorted(rows) == [1, 2], r.stdout
-    for n, (events, n_ios, tc_s, an_s) in rows.items():
+    for n, (events, n_ios, tc_events_per_s, an_s) in rows.items():
         assert (events, n_ios) == (n * ev, n * ios)
-        assert tc_s > 0 and an_s > 0
+        assert tc_events_per_s > 0 and an_s > 0
     assert "x2.0 events: analyze x" in r.stdout
+
+
+def test_analyze_benchmark_refuses_a_sample_it_cannot_scale(ntscope_bin, tmp_path):
+    """A SAMPLE that is no fixture and no run folder is refused by name; one that is the bench's
+    own converted copy (its folder under BENCH_DIR, unfinished) is refused, not cleared."""
+    r = run_analyze_benchmark(ntscope_bin, tmp_path, SAMPLE="no-such-fixture")
+    assert r.returncode == 2 and "SAMPLE='no-such-fixture'" in r.stderr and "fix:" in r.stderr
+    own = tmp_path / "bench" / "recorded"
+    for host in ("initiator", "target"):
+        (own / host).mkdir(parents=True)
+        (own / host / "trace.dat").write_bytes(b"kept")
+    r = run_analyze_benchmark(ntscope_bin, tmp_path, SAMPLE=str(own))
+    assert r.returncode == 2 and "the bench's own converted copy" in r.stderr
+    assert all((own / h / "trace.dat").read_bytes() == b"kept" for h in ("initiator", "target"))
 
 
 def test_convert_benchmark_counts_what_trace_cmd_prints(ntscope_bin, tmp_path):
