@@ -164,11 +164,13 @@ FROM ttcp, synthetic GROUP BY io_n;
 --   milestone   as in io_milestone_ts ('<milestone>#last': the last of its events)
 --   ms_no       tcp_milestone_names.ms_no;  is_last   its time is last_ts (else first_ts)
 CREATE OR REPLACE TABLE tcp_milestones AS
-SELECT n.milestone, n.ms_no, false AS is_last FROM tcp_milestone_names n
-WHERE n.ms_no IN (SELECT ms_no FROM io_tcp_milestone_spans)
+WITH present AS (   -- one pass over the spans: which numbers occur, and with a last time
+    SELECT ms_no, count(last_ts) > 0 AS has_last FROM io_tcp_milestone_spans GROUP BY ms_no
+)
+SELECT n.milestone, n.ms_no, false AS is_last FROM tcp_milestone_names n JOIN present p USING (ms_no)
 UNION ALL
-SELECT n.milestone || '#last', n.ms_no, true FROM tcp_milestone_names n
-WHERE n.ms_no IN (SELECT ms_no FROM io_tcp_milestone_spans WHERE last_ts IS NOT NULL);
+SELECT n.milestone || '#last', n.ms_no, true FROM tcp_milestone_names n JOIN present p USING (ms_no)
+WHERE p.has_last;
 
 -- io_tcp_milestone_ts: one row per io and NVMe/TCP milestone it has (patched kernels): the
 -- rows of io_milestone_ts that io_stock_milestones does not hold. A view over
