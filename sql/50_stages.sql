@@ -59,7 +59,10 @@ FROM named;
 -- its events first and last happened. A table: io_tcp_milestone_ts below is the same as rows
 -- by name (first and '#last'); numbers and one row for both halve the rows the stages and
 -- io.parquet read (a patched run of 1 M I/Os: 35.3 M rows with names -> 18.2 M, made in 12.2
--- instead of 17.4 s; sql/bench/README.md, session 41).
+-- instead of 17.4 s; sql/bench/README.md, session 41). Its ASOF joins and window carry numbers,
+-- not names (the event's milestone number, the target's host number; the window partitions on
+-- the slot's packed_key): the real capture scaled 3x (432 k I/Os) 4.7-5.0 -> 3.8-4.2 s, the same
+-- rows (session 42).
 --   io_n       io.io_n
 --   ms_no      tcp_milestone_names.ms_no
 --   first_ts   the first of its events (ns, initiator clock); NULL only for
@@ -76,18 +79,20 @@ WITH istart AS (
     -- none without NVMe/TCP events (stock kernels): the ASOF join below would sort every io
     WHERE EXISTS (SELECT 1 FROM initiator_tcp_events)
 ), itcp_events AS (
-    SELECT e.event, e.ts, e.ctrl_id IS NULL AS no_ctrl,
+    -- the event's milestone number, not its name: the ASOF joins below sort what they carry
+    SELECT m.ms_no, e.ts, e.ctrl_id IS NULL AS no_ctrl,
            packed_key(n.host_n, coalesce(e.ctrl_id, 0), e.qid, e.cid) AS slot
     FROM initiator_tcp_events e JOIN host_numbers n ON n.host = e.host
+    JOIN tcp_milestone_names m ON m.system = 'nvme_tcp' AND m.event = e.event
 ), itcp AS (
     -- initiator NVMe/TCP events: the command whose tag was allocated last before the event
     -- (of the event's controller when it names one: two ASOF joins, since an OR in the
     -- condition would make it a nested loop)
-    SELECT i.io_n, e.event, e.ts
+    SELECT i.io_n, e.ms_no, e.ts
     FROM (SELECT * FROM itcp_events WHERE NOT no_ctrl) e
     ASOF JOIN istart i ON i.slot = e.slot AND i.start_ts <= e.ts
     UNION ALL
-    SELECT i.io_n, e.event, e.ts
+    SELECT i.io_n, e.ms_no, e.ts
     FROM (SELECT * FROM itcp_events WHERE no_ctrl) e
     ASOF JOIN istart i ON i.any_ctrl_slot = e.slot AND i.start_ts <= e.ts
 ), ios AS (
@@ -97,24 +102,28 @@ WITH istart AS (
     -- records longer sees later commands with this cid (say, an unmount's writes)
     -- slot: the io's (initiator host, controller, qid, cid) packed (packed_key)
     SELECT io_n, initiator_host_n, packed_key(initiator_host_n, ctrl_id, qid, cid) AS slot, ctrl_id,
-           target_host, cntlid, i_setup_ts, offset_ns, offset_uncertainty_ns, next_ts, pos,
+           target_host, target_host_n, cntlid, i_setup_ts, offset_ns, offset_uncertainty_ns, next_ts, pos,
            i_setup_ts + offset_ns - offset_uncertainty_ns AS start_t,
            next_ts + offset_ns AS end_t
-    FROM (SELECT io.*, n.host_n AS initiator_host_n,
+    FROM (SELECT io.*, n.host_n AS initiator_host_n, tn.host_n AS target_host_n,
                  coalesce(lead(i_setup_ts) OVER w, h.last_ts + sh.s + io.offset_uncertainty_ns) AS next_ts,
                  row_number() OVER w AS pos
           FROM io
           JOIN hosts h ON h.host = io.initiator_host
           JOIN host_numbers n ON n.host = io.initiator_host
+          JOIN host_numbers tn ON tn.host = io.target_host
           JOIN (SELECT host, coalesce(shift_ns, 0) AS s FROM initiator_clock) sh ON sh.host = io.initiator_host
           WHERE i_setup_ts IS NOT NULL AND cntlid IS NOT NULL
             -- none without target NVMe/TCP events (stock kernels): the window sorts every io
             AND EXISTS (SELECT 1 FROM events WHERE system = 'nvmet_tcp')
-          WINDOW w AS (PARTITION BY initiator_host, ctrl_id, qid, cid ORDER BY i_setup_ts))
+          -- the slot's packed_key, not the host's name: windows partition faster on one integer
+          WINDOW w AS (PARTITION BY packed_key(n.host_n, io.ctrl_id, io.qid, io.cid) ORDER BY i_setup_ts))
 ), tev AS (
-    SELECT e.host, e.cntlid, e.event, e.ts, packed_key(c.initiator_host_n, c.ctrl_id, e.qid, e.cid) AS slot
+    -- numbers for the target host and the milestone, as for the initiator's events above
+    SELECT c.target_host_n, e.cntlid, m.ms_no, e.ts, packed_key(c.initiator_host_n, c.ctrl_id, e.qid, e.cid) AS slot
     FROM (SELECT * FROM events WHERE system = 'nvmet_tcp') e
-    JOIN (SELECT DISTINCT target_host, cntlid, initiator_host_n, ctrl_id FROM ios) c
+    JOIN tcp_milestone_names m ON m.system = 'nvmet_tcp' AND m.event = e.event
+    JOIN (SELECT DISTINCT target_host, target_host_n, cntlid, initiator_host_n, ctrl_id FROM ios) c
       ON c.target_host = e.host AND c.cntlid = e.cntlid
 ), span AS (
     -- windows are in submit order and overlap only by the uncertainty: the ones that may
@@ -130,33 +139,35 @@ WITH istart AS (
     -- its trace ends):
     -- send-side target events fire after the bytes are in the socket, so they may be
     -- stamped after the initiator already processed the response
-    SELECT i.io_n, s.event, s.ts - i.offset_ns AS ts
+    SELECT i.io_n, s.ms_no, s.ts - i.offset_ns AS ts
     FROM (SELECT *, unnest(range(least(first_pos, last_pos), last_pos + 1)) AS pos FROM span) s
     JOIN ios i USING (slot, pos)
-    WHERE i.target_host = s.host AND i.cntlid = s.cntlid
+    WHERE i.target_host_n = s.target_host_n AND i.cntlid = s.cntlid
       AND s.ts - i.offset_ns >= i.i_setup_ts - i.offset_uncertainty_ns
       AND s.ts - i.offset_ns < i.next_ts
 ), synthetic AS (
+    -- the numbers of the two milestones the target's events make, and of the events they are made of
     SELECT max(ms_no) FILTER (WHERE milestone = 't:nvmet_tcp_exec_req') AS exec_no,
-           max(ms_no) FILTER (WHERE milestone = 't:nvmet_tcp_r2t_wait_start') AS r2t_no
-    FROM tcp_milestone_names WHERE system IS NULL
+           max(ms_no) FILTER (WHERE milestone = 't:nvmet_tcp_r2t_wait_start') AS r2t_no,
+           coalesce(list(ms_no) FILTER (WHERE system = 'nvmet_tcp'
+                                          AND event IN ('nvmet_tcp_exec_read_req', 'nvmet_tcp_exec_write_req')), [])
+               AS exec_event_nos,
+           max(ms_no) FILTER (WHERE system = 'nvmet_tcp' AND event = 'nvmet_tcp_setup_r2t_pdu') AS setup_r2t_no
+    FROM tcp_milestone_names
 )
--- grouped by the milestone's number (tcp_milestone_names), not by its name
-SELECT e.io_n, n.ms_no, min(e.ts) AS first_ts, max(e.ts) AS last_ts
-FROM itcp e JOIN tcp_milestone_names n ON n.system = 'nvme_tcp' AND n.event = e.event GROUP BY ALL
+SELECT io_n, ms_no, min(ts) AS first_ts, max(ts) AS last_ts FROM itcp GROUP BY ALL
 UNION ALL
-SELECT e.io_n, n.ms_no, min(e.ts), max(e.ts)
-FROM ttcp e JOIN tcp_milestone_names n ON n.system = 'nvmet_tcp' AND n.event = e.event GROUP BY ALL
+SELECT io_n, ms_no, min(ts), max(ts) FROM ttcp GROUP BY ALL
 UNION ALL
 -- one name for "the target executes the command", read or write
 SELECT io_n, any_value(exec_no), min(ts), max(ts) FROM ttcp, synthetic
-WHERE event IN ('nvmet_tcp_exec_read_req', 'nvmet_tcp_exec_write_req') GROUP BY io_n
+WHERE list_contains(exec_event_nos, ms_no) GROUP BY io_n
 UNION ALL
 -- where the R2T round trip of a large write starts (R2T built); commands without one
 -- (reads, in-capsule writes) start it at execution, a zero-length wait
 SELECT io_n, any_value(r2t_no),
-       coalesce(min(ts) FILTER (WHERE event = 'nvmet_tcp_setup_r2t_pdu'),
-                min(ts) FILTER (WHERE event IN ('nvmet_tcp_exec_read_req', 'nvmet_tcp_exec_write_req'))), NULL
+       coalesce(min(ts) FILTER (WHERE ms_no = setup_r2t_no),
+                min(ts) FILTER (WHERE list_contains(exec_event_nos, ms_no))), NULL
 FROM ttcp, synthetic GROUP BY io_n;
 
 -- tcp_milestones: one row per NVMe/TCP milestone some io has, by name: the names
