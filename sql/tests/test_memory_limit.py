@@ -101,6 +101,20 @@ def test_bad_value_from_the_environment_exits_2(fixture_run, ntscope_cli):
     assert "Traceback" not in r.stderr
 
 
+def test_asof_joins_are_never_nested_loops(no_env, tmp_path):
+    """DuckDB runs an ASOF join whose left side it estimates at <= 64 rows as a nested loop over
+    the right side: quadratic when the estimate is wrong (a statement of millions of rows on both
+    sides did not finish in 10 minutes). ntscope's connections turn that off: a 3-row left side
+    gets the sorted ASOF join too, where a plain connection loops."""
+    q = ("EXPLAIN SELECT * FROM (VALUES (1, 10), (1, 20), (2, 5)) l(k, ts) "
+         "ASOF JOIN (SELECT i % 3 AS k, i AS ts FROM range(100000) t(i)) r ON r.k = l.k AND r.ts <= l.ts")
+    def plan(con):
+        return con.execute(q).fetchall()[0][1]
+    assert "Nested Loop Join" in plan(duckdb.connect())       # DuckDB's default, the premise
+    ours = plan(views.new_connection("200MB", str(tmp_path)))
+    assert "Asof Join" in ours and "Nested Loop Join" not in ours
+
+
 def test_spill_folder_is_private_and_removed(no_env, tmp_path):
     parent = tmp_path / "spill parent"            # created when missing; a space is data
     con = views.new_connection("200MB", str(parent))
