@@ -238,6 +238,16 @@ def test_analyze_benchmark_prints_both_sizes(fixture_run, ntscope_bin, tmp_path,
         assert (events, n_ios) == (n * ev, n * ios)
         assert tc_events_per_s > 0 and an_s > 0
     assert "x2.0 events: analyze x" in r.stdout
+    # the goal lines say met exactly when the printed figure is within the bound
+    per_doubling = float(r.stdout.split(" per doubling, linear")[0].rsplit(": x", 1)[1])
+    growth = [line for line in r.stdout.splitlines() if line.startswith("goal: twice the events")]
+    assert len(growth) == 1 and growth[0].endswith(f"(x{per_doubling:.2f} per doubling)"), r.stdout
+    assert (": met (" in growth[0]) == (per_doubling <= 2.2), growth[0]
+    memory = [line for line in r.stdout.splitlines() if line.startswith("goal: peak RSS <= 3 GB")]
+    assert len(memory) == 2, r.stdout
+    for line in memory:
+        mib = float(line.rsplit("(", 1)[1].split(" MiB")[0].replace(",", ""))
+        assert (": met (" in line) == (mib <= 3e9 / 2**20), line
 
 
 def test_analyze_benchmark_refuses_a_sample_it_cannot_scale(ntscope_bin, tmp_path):
