@@ -61,7 +61,7 @@ FROM named;
 -- io.parquet read (a patched run of 1 M I/Os: 35.3 M rows with names -> 18.2 M, made in 12.2
 -- instead of 17.4 s; sql/bench/README.md, session 41). Its ASOF joins and window carry numbers,
 -- not names (the event's milestone number, the target's host number; the window partitions on
--- the slot's packed_key): the real capture scaled 3x (432 k I/Os) 4.7-5.0 -> 3.8-4.2 s, the same
+-- the slot's packed_key): the real capture scaled 3x (432 k I/Os) 4.7-5.0 -> 3.6-4.2 s, the same
 -- rows (session 42).
 --   io_n       io.io_n
 --   ms_no      tcp_milestone_names.ms_no
