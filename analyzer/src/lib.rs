@@ -4,6 +4,7 @@
 //! `timeline_slices`).
 pub mod columns;
 pub mod convert;
+pub mod dict_column;
 pub mod layout;
 pub mod metadata;
 pub mod names;

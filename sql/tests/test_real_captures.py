@@ -159,3 +159,39 @@ def test_io_numbers_follow_submit_order(run):
     assert one(con, "SELECT count(*) FROM io_milestones m JOIN io i USING (io_n) WHERE m.io_id <> i.io_id")[0] == 0
     assert one(con, "SELECT count(*) FROM io_stage_durations") == one(
         con, "SELECT count(*) FROM io, io_stage_definitions")
+
+
+@pytest.mark.parametrize("name", SAMPLES + ["lab-6.1-patched-few-queues"])
+def test_string_columns_read_alike_in_pyarrow_and_duckdb(name, fixture_run):
+    # The converter writes each string column's Parquet dictionary from the decoder's own
+    # (analyzer/src/dict_column.rs). Read by pyarrow (dictionary-typed, as the files' Arrow schema
+    # says), every index is inside its dictionary and every value is DuckDB's, row for row.
+    # few-queues: two fio jobs, so `comm` (keyed by pid) names "fio" under two keys in a batch.
+    import duckdb
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    dst = fixture_run(name)
+    checked = set()
+    duck = duckdb.connect()
+    for host in ("initiator", "target"):
+        top = os.path.join(dst, host, "parquet")
+        for sub, _, files in os.walk(top):
+            for f in sorted(files):
+                if not f.endswith(".parquet"):
+                    continue
+                path = os.path.join(sub, f)
+                table = pq.read_table(path)
+                for name, col in zip(table.column_names, table.columns):
+                    if not pa.types.is_dictionary(col.type):
+                        continue
+                    for chunk in col.chunks:
+                        chunk.validate(full=True)
+                    got = col.cast(pa.string()).to_pylist()
+                    want = [r[0] for r in duck.execute(
+                        f'SELECT "{name}" FROM read_parquet(?, file_row_number = true) ORDER BY file_row_number',
+                        [path]).fetchall()]
+                    assert got == want, (path, name)
+                    if table.num_rows:
+                        checked.add(f"{os.path.basename(sub)}/{name}")
+    # comm on every event, and the block layer's own strings (rwbs, the disk name)
+    assert {"block/rwbs", "block/comm", "nvme/disk"} <= checked, sorted(checked)
