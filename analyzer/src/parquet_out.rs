@@ -318,6 +318,13 @@ mod tests {
                 (0..n).for_each(|r| if r % 11 == 0 { b.append_null() } else { b.append_value(["fio", "kworker/0:1H"][r / 1000 % 2]) });
                 Arc::new(b.finish())
             }, true),
+            // a string field that never held a value: no dictionary page, an empty PLAIN page,
+            // the bytes ArrowWriter writes too (checked below with the other columns)
+            ("none", {
+                let mut b = StringDictionaryBuilder::<Int32Type>::new();
+                (0..n).for_each(|_| b.append_null());
+                Arc::new(b.finish())
+            }, true),
             // keyed by pid as `comm` is: one name under two keys, one key never used
             ("dup", Arc::new(arrow_array::DictionaryArray::<Int32Type>::try_new(
                 Int32Array::from_iter_values((0..n).map(|r| [0, 2, 1, 2][r % 4])),
