@@ -21,6 +21,7 @@ use parquet::errors::{ParquetError, Result};
 use parquet::file::metadata::{ColumnChunkMetaData, OffsetIndexBuilder, PageEncodingStats};
 use parquet::file::writer::{SerializedPageWriter, TrackedWrite};
 use parquet::schema::types::ColumnDescPtr;
+use crate::row_group_file::zstd_page;
 
 /// True for the Arrow type this module writes: a dictionary of utf8 values with 32-bit keys
 /// (what `columns` makes of every string field).
@@ -51,11 +52,6 @@ pub fn dictionary_chunk(
     let present = rows - keys.null_count();
     let mut chunk = TrackedWrite::new(Vec::new());
     let mut pages = SerializedPageWriter::new(&mut chunk);
-    let compress = |buf: &[u8], zstd: &mut zstd::bulk::Compressor<'static>| -> Result<bytes::Bytes> {
-        let mut out = Vec::with_capacity(zstd::zstd_safe::compress_bound(buf.len()));
-        zstd.compress_to_buffer(buf, &mut out).map_err(|e| ParquetError::External(Box::new(e)))?;
-        Ok(out.into())
-    };
 
     // The dictionary page: each distinct value once, PLAIN (a 4-byte length, then the bytes).
     // The Arrow dictionary may hold a value twice (`comm` is keyed by pid: two fio threads),
@@ -71,7 +67,7 @@ pub fn dictionary_chunk(
             plain.extend_from_slice(v.as_bytes());
         }
         let page = Page::DictionaryPage {
-            buf: compress(&plain, zstd)?,
+            buf: zstd_page(zstd, &plain)?,
             num_values: unique.len() as u32,
             encoding: Encoding::PLAIN_DICTIONARY,
             is_sorted: false,
@@ -108,7 +104,7 @@ pub fn dictionary_chunk(
         Encoding::PLAIN
     };
     let page = Page::DataPage {
-        buf: compress(&body, zstd)?,
+        buf: zstd_page(zstd, &body)?,
         num_values: rows as u32,
         encoding,
         def_level_encoding: Encoding::RLE,

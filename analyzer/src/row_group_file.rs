@@ -63,12 +63,11 @@ struct ZstdPages<'a> {
     zstd: &'a mut zstd::bulk::Compressor<'static>,
 }
 
-impl ZstdPages<'_> {
-    fn compress(&mut self, buf: &[u8]) -> Result<bytes::Bytes> {
-        let mut out = Vec::with_capacity(zstd::zstd_safe::compress_bound(buf.len()));
-        self.zstd.compress_to_buffer(buf, &mut out).map_err(|e| ParquetError::External(Box::new(e)))?;
-        Ok(out.into())
-    }
+/// One page's bytes compressed with `zstd` (a context from the pool).
+pub(crate) fn zstd_page(zstd: &mut zstd::bulk::Compressor<'static>, buf: &[u8]) -> Result<bytes::Bytes> {
+    let mut out = Vec::with_capacity(zstd::zstd_safe::compress_bound(buf.len()));
+    zstd.compress_to_buffer(buf, &mut out).map_err(|e| ParquetError::External(Box::new(e)))?;
+    Ok(out.into())
 }
 
 impl PageWriter for ZstdPages<'_> {
@@ -76,7 +75,7 @@ impl PageWriter for ZstdPages<'_> {
         let uncompressed_size = page.uncompressed_size();
         let compressed = match page.compressed_page() {
             Page::DataPage { buf, num_values, encoding, def_level_encoding, rep_level_encoding, statistics } => Page::DataPage {
-                buf: self.compress(buf)?,
+                buf: zstd_page(self.zstd, buf)?,
                 num_values: *num_values,
                 encoding: *encoding,
                 def_level_encoding: *def_level_encoding,
@@ -84,7 +83,7 @@ impl PageWriter for ZstdPages<'_> {
                 statistics: statistics.clone(),
             },
             Page::DictionaryPage { buf, num_values, encoding, is_sorted } => {
-                Page::DictionaryPage { buf: self.compress(buf)?, num_values: *num_values, encoding: *encoding, is_sorted: *is_sorted }
+                Page::DictionaryPage { buf: zstd_page(self.zstd, buf)?, num_values: *num_values, encoding: *encoding, is_sorted: *is_sorted }
             }
             // Version 2 pages keep their levels uncompressed; the writer is set to version 1.
             Page::DataPageV2 { .. } => return Err(ParquetError::General("data page v2 is not written here".into())),
@@ -102,10 +101,8 @@ impl PageWriter for ZstdPages<'_> {
 enum Route {
     /// INT64 column: the buffer as is (u64 as its bits, as parquet's Arrow writer stores it).
     Int64,
-    /// INT32 column of 32-bit values: the buffer as is (u32 as its bits).
+    /// INT32 column: 32-bit values as the buffer is (u32 as its bits), 8- and 16-bit ones widened.
     Int32,
-    /// INT32 column of 8- or 16-bit values: widened first.
-    Narrow,
     /// String dictionary: its dictionary and keys as Parquet's (`dict_column`).
     Dict,
     /// List of integers, the list and its items not null (`u8 cdw10[24]`): levels from the
@@ -125,8 +122,7 @@ fn route_of(f: &Field) -> Route {
     match f.data_type() {
         DataType::List(item) if !item.is_nullable() && item.data_type().is_integer() => Route::List,
         DataType::Int64 | DataType::UInt64 => Route::Int64,
-        DataType::Int32 | DataType::UInt32 => Route::Int32,
-        DataType::Int8 | DataType::Int16 | DataType::UInt8 | DataType::UInt16 => Route::Narrow,
+        DataType::Int32 | DataType::UInt32 | DataType::Int8 | DataType::Int16 | DataType::UInt8 | DataType::UInt16 => Route::Int32,
         _ => Route::Arrow,
     }
 }
@@ -213,18 +209,14 @@ impl RowGroupFile {
                 continue;
             }
             let (leaf, level) = &self.leaves[i];
-            if let (Route::Dict, Some(level)) = (route, level) {
-                let mut zstd = pool.take(level.compression_level())?;
-                let chunk = dictionary_chunk(leaf, col, *level, &mut zstd, self.offset_index);
-                pool.give(level.compression_level(), zstd);
-                let (bytes, close) = chunk?;
-                rg.append_column(&bytes, close)?;
-                continue;
-            }
             match level {
                 Some(level) => {
                     let mut zstd = pool.take(level.compression_level())?;
-                    let written = write_compressed(&mut rg, leaf, &self.uncompressed, *level, col, *route, &mut zstd, &mut self.scratch);
+                    let written = match route {
+                        Route::Dict => dictionary_chunk(leaf, col, *level, &mut zstd, self.offset_index)
+                            .and_then(|(bytes, close)| rg.append_column(&bytes, close)),
+                        _ => write_compressed(&mut rg, leaf, &self.uncompressed, *level, col, *route, &mut zstd, &mut self.scratch),
+                    };
                     pool.give(level.compression_level(), zstd);
                     written?;
                 }
@@ -310,7 +302,7 @@ fn write_integers(w: &mut ColumnWriter<'_>, col: &ArrayRef, route: Route, scratc
         Route::Int64 => {
             get_typed_column_writer_mut::<ParquetInt64>(w).write_batch(int64_values(col), None, None)?;
         }
-        Route::Int32 | Route::Narrow => {
+        Route::Int32 => {
             let v: &[i32] = match col.data_type() {
                 DataType::Int32 => col.as_primitive::<Int32Type>().values(),
                 DataType::UInt32 => col.as_primitive::<UInt32Type>().values().inner().typed_data::<i32>(),
