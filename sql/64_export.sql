@@ -85,8 +85,11 @@ SET VARIABLE io_stage_names = (
 -- stage_def_field(field, def_no): FIELD of io_stage_names for def_no. A macro.
 CREATE OR REPLACE MACRO stage_def_field(field, def_no) AS struct_extract(getvariable('io_stage_names'), field)[def_no];
 
--- io_stage_export: one row per (io the report covers, stage) of every stage set:
--- report/io_stages.parquet (the writer keeps the report's sets).
+-- io_stage_export_part(lo, hi): one row per (io the report covers, stage) of every stage set,
+-- for the ios with lo <= io_n < hi (NULL: no bound), sorted. analyze writes
+-- report/io_stages.parquet as parts of about 4 M rows, each sorted on its own (each sort fits
+-- in memory; one sort of 22 M rows spilled), put together by `ntscope parquet-concat`
+-- (reports/report/export.py); the writer keeps the report's sets.
 --   io_id, stage_set, stage, seq, parent   as in io_stages / stage_definitions
 --   direction   'submission' (initiator -> target), 'completion' (target -> initiator), 'both'
 --   dur_ns      the stage's duration (ns); NULL when a milestone of this io is missing
@@ -94,7 +97,7 @@ CREATE OR REPLACE MACRO stage_def_field(field, def_no) AS struct_extract(getvari
 -- Rows in io order (io.io_n: initiator, then submit time), then stage_set, seq: sorted, the
 -- file is deterministic and 4.6x smaller (123.5 -> 26.8 MB at 10 M events, zstd) for 2.2 s
 -- more (3.6 -> 5.8 s).
-CREATE OR REPLACE VIEW io_stage_export AS
+CREATE OR REPLACE MACRO io_stage_export_part(lo, hi) AS TABLE
 SELECT io_id, stage_def_field('stage_set', def_no) AS stage_set, stage_def_field('stage', def_no) AS stage,
        stage_def_field('seq', def_no) AS seq, stage_def_field('parent', def_no) AS parent,
        stage_def_field('direction', def_no) AS direction, dur AS dur_ns,
@@ -102,4 +105,8 @@ SELECT io_id, stage_def_field('stage_set', def_no) AS stage_set, stage_def_field
                          stage_def_field('minus_from_ms', def_no), stage_def_field('minus_to_ms', def_no)) AS missing
 FROM (SELECT sel.io_id, s.def_no, s.dur, s.missing_no
       FROM io_stage_durations s JOIN io_selected sel USING (io_n)
+      WHERE (lo IS NULL OR s.io_n >= lo) AND (hi IS NULL OR s.io_n < hi)
       ORDER BY s.io_n, stage_def_field('rank', s.def_no));
+
+-- io_stage_export: every io's rows (the whole of io_stage_export_part), for SQL users.
+CREATE OR REPLACE VIEW io_stage_export AS FROM io_stage_export_part(NULL, NULL);

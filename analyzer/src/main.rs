@@ -48,6 +48,16 @@ enum Command {
         #[arg(long, value_name = "FILE")]
         append_to: PathBuf,
     },
+    /// Parquet files of one schema -> one file of their row groups in order, the column chunks
+    /// copied as they are (used by `ntscope analyze` for report/io_stages.parquet, written in parts)
+    ParquetConcat {
+        /// The output file (created or replaced)
+        #[arg(long, value_name = "FILE")]
+        out: PathBuf,
+        /// The input files, in the order their rows go
+        #[arg(required = true, value_name = "PART")]
+        parts: Vec<PathBuf>,
+    },
 }
 
 #[derive(Args)]
@@ -187,6 +197,13 @@ fn main() -> ExitCode {
                 }
             }
         }
+        Command::ParquetConcat { out, parts } => match ntscope::parquet_concat::concat_files(&parts, &out) {
+            Ok(_) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("ntscope: error: parquet-concat: {}", e);
+                ExitCode::from(2)
+            }
+        },
     }
 }
 

@@ -2,9 +2,18 @@
 report/io_stages.parquet (one row per I/O and stage), written by DuckDB COPY straight from the
 views of sql/64_export.sql (streamed, zstd): nothing passes through Python. Columns and units:
 reports/README.md "Per-I/O data"."""
-from ntscope.sql.views import sql_ident, sql_str
+import os
+import shutil
+import subprocess
+
+from ntscope import converter
+from ntscope.errors import NtscopeError
+from ntscope.sql.views import private_dir, sql_ident, sql_str
 
 PARQUET = "(FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 122880)"
+# io_stages.parquet is sorted in parts of about this many rows (one sort each, in memory under
+# the default limit): a patched run of 662 k I/Os (22 M rows) sorted in one statement spilled
+STAGE_PART_ROWS = 4_000_000
 
 
 def milestones(con):
@@ -49,7 +58,45 @@ def write_io(con, path):
         con.execute("DROP TABLE IF EXISTS io_export_rows")
 
 
-def write_stages(con, path, stage_sets):
-    """The stages of the report's stage sets (report.json "stage_sets")."""
+def stage_parts(con, sets, part_rows):
+    """io_n ranges [lo, hi) (None: open) of about part_rows stage rows each, over the selected
+    ios, in io order; [(None, None)] when one part holds them all. The rows per io are counted as
+    the sets' definitions (each io has a row per definition); io_n is dense, so equal ranges of
+    io_n hold about equal numbers of ios."""
+    lo, hi, ios = con.execute("SELECT min(io_n), max(io_n), count(*) FROM io_selected").fetchone()
+    defs = con.execute(f"SELECT count(*) FROM io_stage_definitions WHERE stage_set IN ({sets})").fetchone()[0]
+    k = -(-(ios * defs) // part_rows)
+    if k <= 1:
+        return [(None, None)]
+    step = -(-(hi - lo + 1) // k)
+    cuts = list(range(lo + step, hi + 1, step))
+    return list(zip([None] + cuts, cuts + [None]))
+
+
+def write_stages(con, path, stage_sets, part_rows=STAGE_PART_ROWS):
+    """The stages of the report's stage sets (report.json "stage_sets"), sorted a part of ios at
+    a time (stage_parts, io_stage_export_part) into files of a private folder that the converter
+    binary puts together into path, copying their row groups as they are (`ntscope
+    parquet-concat`): the same rows in the same order as one sorted statement."""
     sets = ", ".join(sql_str(s) for s in stage_sets) or "NULL"
-    con.execute(f"COPY (SELECT * FROM io_stage_export WHERE stage_set IN ({sets})) TO {sql_str(path)} {PARQUET}")
+
+    def query(lo, hi):
+        bound = lambda v: "NULL" if v is None else str(int(v))
+        return f"SELECT * FROM io_stage_export_part({bound(lo)}, {bound(hi)}) WHERE stage_set IN ({sets})"
+    parts = stage_parts(con, sets, part_rows)
+    if len(parts) == 1:
+        con.execute(f"COPY ({query(None, None)}) TO {sql_str(path)} {PARQUET}")
+        return
+    work = private_dir(con, "ntscope-stages-")
+    try:
+        files = []
+        for k, (lo, hi) in enumerate(parts):
+            files.append(os.path.join(work, f"part-{k}.parquet"))
+            con.execute(f"COPY ({query(lo, hi)}) TO {sql_str(files[-1])} {PARQUET}")
+        done = subprocess.run([converter.path(), "parquet-concat", "--out", path, *files],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        if done.returncode != 0:
+            raise NtscopeError(f"writing {os.path.basename(path)} from its parts failed: "
+                               f"{done.stderr.strip() or f'exit {done.returncode}'}")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)

@@ -106,6 +106,33 @@ def test_io_stages_rows_are_sorted(mixed):
     assert within.sort("io_id", "stage_set", "seq")["row"].to_list() == within.sort("io_id", "row")["row"].to_list()
 
 
+@pytest.mark.parametrize("types", [None, ["write"]])
+def test_io_stages_in_parts_equal_one_sort(mixed, tmp_path, ntscope_bin, monkeypatch, types):
+    """io_stages.parquet sorted a part of ios at a time and put together by `ntscope
+    parquet-concat` holds the rows of one sorted statement, in the same order (read by DuckDB with
+    each row's position, and by pyarrow), and keeps each part's row groups; with a filter too
+    (io_n then has gaps)."""
+    from ntscope.report import export, selection, spec as specmod
+    from ntscope.sql import views
+    monkeypatch.setenv("NTSCOPE_BIN", ntscope_bin)
+    con = views.connect(mixed, interference=False)
+    selection.apply(con, specmod.Spec(types=types))
+    parts = export.stage_parts(con, "'stock'", 5_000)
+    assert len(parts) >= 4 and parts[0][0] is None and parts[-1][1] is None
+    one, cut = str(tmp_path / "one.parquet"), str(tmp_path / "parts.parquet")
+    export.write_stages(con, one, ["stock"], part_rows=10**12)
+    export.write_stages(con, cut, ["stock"], part_rows=5_000)
+    assert pq.ParquetFile(cut).metadata.num_row_groups >= len(parts)
+    a, b = pq.read_table(one), pq.read_table(cut)
+    assert a.num_rows > 5_000 * 3 and a.equals(b)
+    positions = "SELECT * FROM read_parquet(?, file_row_number=true)"
+    differ = con.execute(f"SELECT count(*) FROM (({positions} EXCEPT ALL {positions}) UNION ALL "
+                         f"({positions} EXCEPT ALL {positions}))", [one, cut, cut, one]).fetchone()[0]
+    assert differ == 0
+    spill = con.execute("SELECT current_setting('temp_directory')").fetchone()[0]
+    assert not [f for f in os.listdir(spill) if f.startswith("ntscope-stages-")], "the parts' folder is removed"
+
+
 def test_filters_apply_to_the_files(mixed, ntscope_cli):
     r = ntscope_cli("analyze", mixed, "--quiet", "--no-interference", "--type", "write", "--out",
                     os.path.join(mixed, "writes"))
