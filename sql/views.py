@@ -39,6 +39,11 @@ def sql_str(s):
     return "'" + str(s).replace("'", "''") + "'"
 
 
+def sql_int(v):
+    """An integer (or None: NULL) as SQL text."""
+    return "NULL" if v is None else str(int(v))
+
+
 def sql_ident(s):
     """A quoted identifier (column names come from trace files)."""
     return '"' + str(s).replace('"', '""') + '"'

@@ -6,9 +6,10 @@
 //! in memory, and the report's contract is one file. DuckDB writing the parts' rows again
 //! would cost what the parts saved; here each part's bytes are copied once.
 //!
-//! Page indexes and bloom filters are kept. The output keeps the parts' `created_by` (the writer that encoded the pages: readers key
-//! their workarounds for writer bugs on it) and the first part's key-value metadata; every
-//! part must have the same schema and the same key-value metadata, or nothing is written.
+//! Page indexes and bloom filters are kept. The output keeps the parts' `created_by` (the
+//! writer that encoded the pages: readers key their workarounds for writer bugs on it) and
+//! their key-value metadata; every part must have the same schema and the same key-value
+//! metadata, or nothing is written.
 
 use parquet::bloom_filter::Sbbf;
 use parquet::column::writer::ColumnCloseResult;

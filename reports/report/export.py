@@ -8,7 +8,7 @@ import subprocess
 
 from ntscope import converter
 from ntscope.errors import NtscopeError
-from ntscope.sql.views import private_dir, sql_ident, sql_str
+from ntscope.sql.views import private_dir, sql_ident, sql_int, sql_str
 
 PARQUET = "(FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 122880)"
 # io_stages.parquet is sorted in parts of about this many rows (one sort each, in memory under
@@ -81,8 +81,7 @@ def write_stages(con, path, stage_sets, part_rows=STAGE_PART_ROWS):
     sets = ", ".join(sql_str(s) for s in stage_sets) or "NULL"
 
     def query(lo, hi):
-        bound = lambda v: "NULL" if v is None else str(int(v))
-        return f"SELECT * FROM io_stage_export_part({bound(lo)}, {bound(hi)}) WHERE stage_set IN ({sets})"
+        return f"SELECT * FROM io_stage_export_part({sql_int(lo)}, {sql_int(hi)}) WHERE stage_set IN ({sets})"
     parts = stage_parts(con, sets, part_rows)
     if len(parts) == 1:
         con.execute(f"COPY ({query(None, None)}) TO {sql_str(path)} {PARQUET}")

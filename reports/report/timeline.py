@@ -27,7 +27,7 @@ from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
 
 from ntscope import converter
 from ntscope.errors import NtscopeError
-from ntscope.sql.views import private_dir, sql_str
+from ntscope.sql.views import private_dir, sql_int, sql_str
 
 # I/Os per sorted part (about 13 slices each). The 100 M-event run (7.7 M I/Os) ran out of its
 # 2 GB memory limit sorting all its slices in one statement. 1 M I/Os is about the 10 M-event
@@ -166,11 +166,6 @@ def encode(con, parts_queries, path, work):
     proc = subprocess.Popen([converter.path(), "timeline-encode", *args, "--append-to", path],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     return Encoding(proc, work)
-
-
-def sql_int(v):
-    """An integer (or None) as SQL text: the part bounds come from our own queries."""
-    return "NULL" if v is None else str(int(v))
 
 
 def start(con, path, part_ios=PART_IOS):
