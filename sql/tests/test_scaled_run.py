@@ -293,3 +293,8 @@ def test_convert_benchmark_counts_what_trace_cmd_prints(ntscope_bin, tmp_path):
     lines = [x for x in printed.stdout.splitlines() if re.match(r"^ *\S.*\[[0-9]+\] +[0-9]+\.[0-9]+:", x)]
     assert len(lines) == big
     assert "goal: time linear in trace length (scaled):" in r.stdout
+    # The per-CPU goal's ceiling is the decode-only row's events per CPU-second, per input.
+    for name in ("scaled-big", "scaled-big-raw"):
+        [row] = [x for x in r.stdout.splitlines() if x.startswith(name + " ") and commands[2] in x]
+        [ceiling] = re.findall(rf"ceiling on this machine \({name}\): decoding alone, nothing written, ([0-9.]+) M", r.stdout)
+        assert ceiling == row.split()[-2], (row, ceiling)
