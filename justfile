@@ -6,9 +6,11 @@ set positional-arguments := true
 # Build outputs, the Python venv and kernel trees live outside git (2-core machines: cache them).
 export NTSCOPE_REPO := justfile_directory()
 export NTSCOPE_CACHE := env_var_or_default("NTSCOPE_CACHE", env_var("HOME") / ".cache/ntscope")
-export CARGO_TARGET_DIR := env_var_or_default("CARGO_TARGET_DIR", NTSCOPE_CACHE / "target")
+# This checkout's own venv and cargo target (tools/checkout-cache.sh computes the same path).
+checkout_cache := NTSCOPE_CACHE / "checkouts" / file_name(canonicalize(justfile_directory())) + "-" + replace_regex(sha256(canonicalize(justfile_directory())), '^(.{12}).*$', '$1')
+export CARGO_TARGET_DIR := env_var_or_default("CARGO_TARGET_DIR", checkout_cache / "target")
 export NTSCOPE_RUNS := env_var_or_default("NTSCOPE_RUNS", justfile_directory() / "runs")
-export NTSCOPE_PYTHON := env_var_or_default("NTSCOPE_PYTHON", NTSCOPE_CACHE / "venv/bin/python")
+export NTSCOPE_PYTHON := env_var_or_default("NTSCOPE_PYTHON", checkout_cache / "venv/bin/python")
 
 import? 'kernel-patches/kernel.just'
 import? 'capture/capture.just'

@@ -3,15 +3,16 @@
 # when done. Usage: bash setup.sh && just demo   (or: && just test)
 #   - Debian packages: tools/apt-packages.txt (trace-cmd and libtracecmd, the lab's QEMU,
 #     guest tools and kernel build tools, Chromium for the HTML test, ...)
-#   - a Python venv in $NTSCOPE_CACHE/venv (default ~/.cache/ntscope/venv) holding the
-#     ntscope package (editable, from this checkout) with the exact versions of
-#     constraints.txt; pip's refusal or failure stops setup with exit 2
+#   - a Python venv of this checkout's own (tools/checkout-cache.sh: $NTSCOPE_CACHE/checkouts/
+#     <folder>-<hash of its path>/venv) holding the ntscope package (editable, from this
+#     checkout) with the exact versions of constraints.txt; pip's refusal or failure stops
+#     setup with exit 2. Two checkouts on one machine each have their venv and cargo target.
 #   - `just` (rust-just, from the venv) on PATH
 # Rust must already be installed (rustup): the converter is built here once.
 set -euo pipefail
-repo=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-cache=${NTSCOPE_CACHE:-$HOME/.cache/ntscope}
-venv=$cache/venv
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
+checkout_cache=$(bash "$repo/tools/checkout-cache.sh")
+venv=$checkout_cache/venv
 die() { echo "setup: error: $*" >&2; exit 2; }
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
@@ -43,7 +44,7 @@ if [ "$(cat "$venv/.ntscope-setup" 2>/dev/null)" != "$stamp_want" ] || ! "$venv/
         DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq python3-venv >/dev/null || true
         "$py" -m venv "$venv" || die "cannot create a venv with $py; fix: apt-get install python3-venv"
     fi
-    export PIP_CONSTRAINT="$repo/constraints.txt" CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$cache/target}
+    export PIP_CONSTRAINT="$repo/constraints.txt" CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$checkout_cache/target}
     "$venv/bin/python" -m pip install -q --disable-pip-version-check -e "$repo[test]" rust-just \
         || die "pip could not install ntscope into $venv (see its message above); fix: check the package index"
     echo "$stamp_want" > "$venv/.ntscope-setup"

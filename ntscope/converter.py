@@ -2,6 +2,7 @@
 finds it: $NTSCOPE_BIN; in a source checkout the cargo build (rebuilt only when a source
 file is newer than the binary); else the binary installed beside this Python (the wheel
 ships it in its scripts)."""
+import hashlib
 import os
 import shutil
 import subprocess
@@ -23,8 +24,15 @@ def checkout_root():
     return root if os.path.isfile(os.path.join(root, "analyzer", "Cargo.toml")) else None
 
 
+def checkout_cache(root):
+    """The checkout's own cache folder (venv, cargo target): tools/checkout-cache.sh's path."""
+    real = os.path.realpath(root)
+    key = hashlib.sha256(real.encode()).hexdigest()[:12]
+    return os.path.join(cache_dir(), "checkouts", f"{os.path.basename(real)}-{key}")
+
+
 def cargo_binary(root):
-    target = os.environ.get("CARGO_TARGET_DIR") or os.path.join(cache_dir(), "target")
+    target = os.environ.get("CARGO_TARGET_DIR") or os.path.join(checkout_cache(root), "target")
     return os.path.join(target, "release", BINARY)
 
 

@@ -106,7 +106,7 @@ export NTSCOPE_REPO := "/opt/ntscope"
 export NTSCOPE_RUNS := env_var_or_default("NTSCOPE_RUNS", "/share")
 import 'capture/capture.just'
 EOF
-for cand in "$(command -v just || true)" "${NTSCOPE_CACHE:-$HOME/.cache/ntscope}/venv/bin/just"; do
+for cand in "$(command -v just || true)" "$(bash "$capture_dir/../tools/checkout-cache.sh")/venv/bin/just"; do
 	if [ -n "$cand" ] && [ "$(head -c 4 "$cand" | od -An -c | tr -d ' ')" = '177ELF' ]; then
 		install -m 0755 "$cand" "$root/usr/bin/just"
 		for lib in $(ldd "$cand" | awk '/=>/ && $3 ~ /^\// {print $3}'); do

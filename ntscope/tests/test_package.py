@@ -7,6 +7,8 @@ import shutil
 import subprocess
 import sys
 
+from ntscope import converter
+
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
@@ -21,9 +23,8 @@ def test_pip_install_into_a_fresh_venv_then_analyze_from_elsewhere(tmp_path):
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     py = str(venv / "bin" / "python")
-    cache = os.environ.get("NTSCOPE_CACHE") or os.path.expanduser("~/.cache/ntscope")
     env = dict(os.environ, PIP_CONSTRAINT=os.path.join(REPO, "constraints.txt"), PIP_DISABLE_PIP_VERSION_CHECK="1",
-               CARGO_TARGET_DIR=os.environ.get("CARGO_TARGET_DIR") or os.path.join(cache, "target"))
+               CARGO_TARGET_DIR=os.path.dirname(os.path.dirname(converter.cargo_binary(REPO))))
     env.pop("NTSCOPE_BIN", None)
     src = source_copy(str(tmp_path / "src"))
     r = subprocess.run([py, "-m", "pip", "install", "-q", src], env=env, capture_output=True, text=True)
