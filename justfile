@@ -42,7 +42,7 @@ demo *FLAGS: _python
     "$NTSCOPE_PYTHON" -m ntscope demo "$@"
 
 # Everything CI runs: converter, fuzzing, Python (SQL diff tests, reports, verdicts), examples, kernel patches, lab.
-test: build test-analyzer (fuzz-analyzer "60") test-python test-examples test-capture test-kernel lab-test (kernel-loopback-check "6.1")
+test: build test-analyzer (fuzz-analyzer "60") test-python test-examples test-capture test-kernel lab-test (kernel-bootcheck "6.1") (kernel-loopback-check "6.1")
 
 # The shipped example reports equal a fresh `just analyze` of their fixtures; README quotes them.
 test-examples: _python

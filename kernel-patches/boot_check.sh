@@ -4,7 +4,9 @@
 # network, serial console) with a busybox initramfs that lists the trace
 # events under /sys/kernel/tracing/events, then checks the list:
 #   stock and patched: systems nvme and nvmet exist;
-#   patched: every event of EVENTS.md exists (and no other nvme_tcp/nvmet_tcp one).
+#   patched: every event of EVENTS.md exists (and no other nvme_tcp/nvmet_tcp one);
+#   both: probe events work as on distribution kernels (kernel BTF present, a kprobe on
+#   nvme_tcp_queue_rq and a return probe on nvmet_tcp_queue_response can be placed).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -30,6 +32,13 @@ echo "BOOTCHECK release $($B uname -r)"
 for d in /sys/kernel/tracing/events/*/*/; do
   echo "BOOTCHECK event $($B basename $($B dirname $d)):$($B basename $d)"
 done
+T=/sys/kernel/tracing
+[ -s /sys/kernel/btf/vmlinux ] && echo "BOOTCHECK btf vmlinux"
+if [ -w $T/kprobe_events ]; then
+  echo 'p:ntscope_bootcheck/entry nvme_tcp_queue_rq' >> $T/kprobe_events && echo "BOOTCHECK probe entry"
+  echo 'r:ntscope_bootcheck/ret nvmet_tcp_queue_response' >> $T/kprobe_events && echo "BOOTCHECK probe return"
+  echo > $T/kprobe_events
+fi
 echo "BOOTCHECK done"
 $B poweroff -f
 EOF
@@ -55,5 +64,8 @@ if [ "$flavor" = patched ]; then
 else
     [ "$n_new" = 0 ] || { echo "boot_check: stock kernel has $n_new nvme_tcp/nvmet_tcp events" >&2; fail=1; }
 fi
+for want in "btf vmlinux" "probe entry" "probe return"; do
+    grep -qx "BOOTCHECK $want" "$work/console.txt" || { echo "boot_check: no '$want' in the booted kernel (probe events and BTF: kernel-patches/lab.config)" >&2; fail=1; }
+done
 [ "$fail" = 0 ] || exit 1
-echo "boot_check: $version-$flavor ($release) booted in ${secs} s; $n_new nvme_tcp/nvmet_tcp events, nvme and nvmet present"
+echo "boot_check: $version-$flavor ($release) booted in ${secs} s; $n_new nvme_tcp/nvmet_tcp events, nvme and nvmet present; BTF and probe events work"

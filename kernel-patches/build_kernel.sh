@@ -49,7 +49,7 @@ if [ ! -f "$src/.config" ] || [ "$(cat "$src/.ntscope-config-hash" 2>/dev/null)"
     rm -f "$src/.config.ntscope-prev"
     echo "$want_cfg" > "$src/.ntscope-config-hash"
 fi
-verify_config "$src/.config"
+verify_config "$src/.config" "$version"
 
 echo "kernel: building $version-$flavor bzImage (nice -n 10, -j2)" >&2
 start=$(date +%s)

@@ -57,7 +57,7 @@ prepare_tree() {
     if [ -f "$tree/.ntscope-dirty" ] || [ "$(cat "$tree/.ntscope-check-base" 2>/dev/null)" != "$want" ]; then
         unpack_and_patch "$version" stock "$tarball" "$tree"
         configure_lab "$tree"
-        verify_config "$tree/.config"
+        verify_config "$tree/.config" "$version"
         echo "check: $version: make prepare" >&2
         nice -n 10 make -s -C "$tree" ARCH=x86_64 -j2 prepare >&2
         echo "$want" > "$tree/.ntscope-check-base"

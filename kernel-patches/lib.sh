@@ -133,12 +133,14 @@ configure_lab() {
     make -s -C "$dir" ARCH=x86_64 olddefconfig >&2
 }
 
-# Fail naming every CONFIG_*=y of the fragment that is not =y in CONFIG_FILE.
+# Fail naming every CONFIG_*=y of the fragment that is not =y in CONFIG_FILE; a line
+# marked "# only V" is checked on version V only. Usage: verify_config CONFIG_FILE VERSION
 verify_config() {
-    local config_file=$1 missing=() opt
-    for opt in $(grep -E '^CONFIG_[A-Z0-9_]+=y' "$LAB_FRAGMENT" | cut -d= -f1); do
+    local config_file=$1 version=$2 missing=() opt only
+    while read -r opt only; do
+        [ -z "$only" ] || [ "$only" = "$version" ] || continue
         grep -qx "$opt=y" "$config_file" || missing+=("$opt")
-    done
+    done < <(sed -nE 's/^(CONFIG_[A-Z0-9_]+)=y([[:space:]]*#[[:space:]]*only[[:space:]]+([0-9.]+))?.*$/\1 \3/p' "$LAB_FRAGMENT")
     if [ "${#missing[@]}" -gt 0 ]; then
         echo "kernel: $config_file lacks options the lab needs: ${missing[*]}" >&2
         echo "kernel: fix: add their missing dependencies to $LAB_FRAGMENT (see 'make menuconfig' help for each)" >&2
