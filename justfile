@@ -24,6 +24,11 @@ default:
 setup:
     bash setup.sh
 
+# Debian packages of the groups of tools/apt-packages.txt (test, lab, kernel), when missing (root or sudo).
+[private]
+_packages +GROUPS:
+    bash tools/ensure-packages.sh $(printf '@%s ' "$@")
+
 [private]
 _python:
     @[ -x "$NTSCOPE_PYTHON" ] || { echo "ntscope: $NTSCOPE_PYTHON is missing; fix: bash setup.sh" >&2; exit 2; }
@@ -42,23 +47,23 @@ demo *FLAGS: _python
     "$NTSCOPE_PYTHON" -m ntscope demo "$@"
 
 # Everything CI runs: converter, fuzzing, Python (SQL diff tests, reports, verdicts), examples, kernel patches, lab.
-test: build test-analyzer (fuzz-analyzer "60") test-python test-examples test-capture test-kernel lab-test (kernel-bootcheck "6.1") (kernel-loopback-check "6.1")
+test: (_packages "test" "lab" "kernel") build test-analyzer (fuzz-analyzer "60") test-python test-examples test-capture test-kernel lab-test (kernel-bootcheck "6.1") (kernel-loopback-check "6.1")
 
 # The shipped example reports equal a fresh `just analyze` of their fixtures; README quotes them.
 test-examples: _python
     "$NTSCOPE_PYTHON" tools/check_examples.py
 
 # Analyzer: unit tests, bad-input tests, the differential test against libtracecmd.
-test-analyzer: _python
+test-analyzer: (_packages "test") _python
     cargo test --quiet --release --manifest-path analyzer/Cargo.toml
     NTSCOPE_BIN="$CARGO_TARGET_DIR/release/ntscope" bash analyzer/tests/differential.sh
 
 # Python tests: SQL diff tests, real captures, reports, verdicts, hostile inputs, packaging (pytest args pass on).
-test-python *ARGS: build _python
+test-python *ARGS: (_packages "test") build _python
     "$NTSCOPE_PYTHON" -m pytest -q "$@"
 
 # Throughput and memory of convert vs `trace-cmd report` and `cat`.
-bench-convert: build
+bench-convert: (_packages "test") build
     NTSCOPE_BIN="$CARGO_TARGET_DIR/release/ntscope" bash analyzer/bench/bench_convert.sh
 
 # Fuzz the trace.dat reader for SECONDS (cargo-fuzz, nightly toolchain).

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Installs what ntscope and its tests need on a fresh Debian machine; idempotent and quick
-# when done. Usage: bash setup.sh && just demo   (or: && just test)
-#   - Debian packages: tools/apt-packages.txt (trace-cmd and libtracecmd, the lab's QEMU,
-#     guest tools and kernel build tools, Chromium for the HTML test, ...)
+# Installs what analysis needs, without root when Rust and Python >= 3.11 are there;
+# idempotent and quick when done. Usage: bash setup.sh && just demo   (or: && just test)
+#   - no Debian package: the tests, the lab and the kernel builds install theirs when their
+#     recipe first runs (tools/apt-packages.txt, tools/ensure-packages.sh; root or sudo then)
 #   - a Python venv of this checkout's own (tools/checkout-cache.sh: $NTSCOPE_CACHE/checkouts/
 #     <folder>-<hash of its path>/venv) holding the ntscope package (editable, from this
 #     checkout) with the exact versions of constraints.txt; pip's refusal or failure stops
@@ -14,26 +14,15 @@ repo=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 checkout_cache=$(bash "$repo/tools/checkout-cache.sh")
 venv=$checkout_cache/venv
 die() { echo "setup: error: $*" >&2; exit 2; }
-as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo -n "$@"; fi; }
 
-# 1. Debian packages (one list, also read by tools/check_commands.py)
-mapfile -t apt_pkgs < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$repo/tools/apt-packages.txt" | awk '{print $1}')
-missing=()
-for p in "${apt_pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
-if [ ${#missing[@]} -gt 0 ]; then
-    echo "setup: installing Debian packages: ${missing[*]}" >&2
-    as_root apt-get update -qq || die "apt-get update failed; fix: check the package mirror"
-    DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null \
-        || die "apt-get install ${missing[*]} failed; fix: run it by hand and read its error"
-fi
-
-# 2. Rust (the converter) and Python (>= 3.11: tomllib)
+# 1. Rust (the converter) and Python (>= 3.11: tomllib)
 command -v cargo >/dev/null 2>&1 || die "cargo is not on PATH; fix: install Rust with rustup (https://rustup.rs)"
 py=${NTSCOPE_SETUP_PYTHON:-python3}
 "$py" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null \
     || die "$py is older than 3.11 (ntscope needs tomllib); fix: install Python >= 3.11, or set NTSCOPE_SETUP_PYTHON"
 
-# 3. The venv with ntscope installed from this checkout, exact versions. Redone only when
+# 2. The venv with ntscope installed from this checkout, exact versions. Redone only when
 #    pyproject.toml, constraints.txt or the checkout's path changed.
 stamp_want=$( { cat "$repo/pyproject.toml" "$repo/constraints.txt"; echo "$repo"; } | sha256sum | cut -c1-16)
 if [ "$(cat "$venv/.ntscope-setup" 2>/dev/null)" != "$stamp_want" ] || ! "$venv/bin/python" -c 'import ntscope.cli' 2>/dev/null; then
@@ -52,13 +41,10 @@ fi
 "$venv/bin/python" -c 'import duckdb, pyarrow, pytest, ntscope.cli' \
     || die "the venv $venv lacks a module after installation; fix: rm -rf $venv and run setup.sh again"
 
-# 4. just on PATH
+# 3. just on PATH (/usr/local/bin as root, else ~/.local/bin)
 if ! command -v just >/dev/null 2>&1; then
-    for d in /usr/local/bin "$HOME/.local/bin"; do
-        if [ -w "$d" ] || { [ "$d" = /usr/local/bin ] && [ "$(id -u)" = 0 ]; }; then
-            ln -sf "$venv/bin/just" "$d/just" && break
-        fi
-    done
-    command -v just >/dev/null 2>&1 || die "'just' is not on PATH; fix: add $venv/bin to PATH"
+    if [ "$(id -u)" = 0 ]; then d=/usr/local/bin; else d=$HOME/.local/bin; mkdir -p "$d"; fi
+    ln -sf "$venv/bin/just" "$d/just"
+    command -v just >/dev/null 2>&1 || die "'just' is in $d, which is not on PATH; fix: export PATH=\"$d:\$PATH\" (or use $venv/bin/just)"
 fi
 echo "setup: ok (python: $venv/bin/python, just: $(command -v just))" >&2

@@ -24,7 +24,7 @@ APT_LIST = os.path.join(REPO, "tools", "apt-packages.txt")
 # Host-side scripts (repo-relative; directories are walked for *.sh / *.just).
 SHELL_SOURCES = ["justfile", "setup.sh", ".ci/run", "analyzer", "kernel-patches", "sql", "reports",
                  "tools", "capture/capture.just", "capture/lab/lab.sh", "capture/lab/lab-test.sh",
-                 "capture/lab/build-initramfs.sh", "capture/lab/ensure-packages.sh",
+                 "capture/lab/build-initramfs.sh",
                  "capture/lab/make-fixture.sh", "capture/tests", "capture/lab/overhead.sh",
                  "capture/lab/topology.sh"]
 PYTHON_SOURCES = ["conftest.py", "ntscope", "sql", "reports", "tools", "capture/lab/check_run.py",

@@ -16,12 +16,12 @@ mkdir -p "$cache"
 
 # Debian packages that provide the guest tools.
 pkgs="busybox-static trace-cmd fio nvme-cli iproute2 iperf3 e2fsprogs"
-bash "$here/ensure-packages.sh" $pkgs gcc || exit 2
+bash "$here/../../tools/ensure-packages.sh" $pkgs gcc || exit 2
 
 # chrony (clock_sync=chrony) comes from its .deb, unpacked, never installed on this host:
 # the package would start a daemon here that reaches for public NTP servers. Its
 # libraries are ordinary packages.
-bash "$here/ensure-packages.sh" libcap2 libedit2 libgnutls30 libnettle8 libseccomp2 || exit 2
+bash "$here/../../tools/ensure-packages.sh" libcap2 libedit2 libgnutls30 libnettle8 libseccomp2 || exit 2
 find_deb() { for f in "$cache"/chrony_*.deb; do [ -e "$f" ] && echo "$f" && return; done; return 0; }
 chrony_deb=$(find_deb)
 if [ -z "$chrony_deb" ]; then

@@ -80,7 +80,7 @@ if [ ! -s "$bzimage" ]; then
 	echo "lab: no $bzimage yet: building it (just kernel $kernel $flavor; ~15 min on 2 cores)" >&2
 	bash "$builder" "$kernel" "$flavor" || die "kernel build failed (see above)"
 fi
-bash "$here/ensure-packages.sh" qemu-system-x86 || die "qemu-system-x86_64 is missing; fix: apt-get install qemu-system-x86"
+bash "$here/../../tools/ensure-packages.sh" qemu-system-x86 || die "qemu-system-x86_64 is missing; fix: apt-get install qemu-system-x86"
 
 final="$runs/$run"
 if [ -e "$final" ]; then
