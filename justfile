@@ -20,7 +20,7 @@ import? 'reports/reports.just'
 default:
     @just --list
 
-# Install what ntscope needs: Debian packages, the Python venv with ntscope, just (setup.sh).
+# Set up analysis (setup.sh): the venv with ntscope, the converter, just; no root needed
 setup:
     bash setup.sh
 
@@ -35,16 +35,16 @@ _python:
 
 # Build the Rust converter (release) into $CARGO_TARGET_DIR.
 build:
-    cargo build --quiet --release --manifest-path analyzer/Cargo.toml
+    cargo build --release --manifest-path analyzer/Cargo.toml
 
 # Convert every host of a run (a name under runs/ or a path) not converted yet: <host>/trace.dat -> <host>/parquet/
 [no-cd]
 convert RUN *FLAGS: _python
-    "$NTSCOPE_PYTHON" -m ntscope convert "$@"
+    @"$NTSCOPE_PYTHON" -m ntscope convert "$@"
 
 # Main job on a bundled real capture: fixtures/stock-randread-4k-qd8 -> runs/demo -> report.
 demo *FLAGS: _python
-    "$NTSCOPE_PYTHON" -m ntscope demo "$@"
+    @"$NTSCOPE_PYTHON" -m ntscope demo "$@"
 
 # Everything CI runs: converter, fuzzing, Python (SQL diff tests, reports, verdicts), examples, kernel patches, lab.
 test: (_packages "test" "lab" "kernel") build test-analyzer (fuzz-analyzer "60") test-python test-examples test-capture test-kernel lab-test (kernel-bootcheck "6.1") (kernel-loopback-check "6.1")
@@ -56,7 +56,7 @@ test-examples: _python
 # Analyzer: unit tests, bad-input tests, the differential test against libtracecmd.
 test-analyzer: (_packages "test") _python
     cargo test --quiet --release --manifest-path analyzer/Cargo.toml
-    NTSCOPE_BIN="$CARGO_TARGET_DIR/release/ntscope" bash analyzer/tests/differential.sh
+    NTSCOPE_BIN="$CARGO_TARGET_DIR/release/ntscope-analyzer" bash analyzer/tests/differential.sh
 
 # Python tests: SQL diff tests, real captures, reports, verdicts, hostile inputs, packaging (pytest args pass on).
 test-python *ARGS: (_packages "test") build _python
@@ -64,7 +64,7 @@ test-python *ARGS: (_packages "test") build _python
 
 # Throughput and memory of convert vs `trace-cmd report` and `cat`.
 bench-convert: (_packages "test") build
-    NTSCOPE_BIN="$CARGO_TARGET_DIR/release/ntscope" bash analyzer/bench/bench_convert.sh
+    NTSCOPE_BIN="$CARGO_TARGET_DIR/release/ntscope-analyzer" bash analyzer/bench/bench_convert.sh
 
 # Fuzz the trace.dat reader for SECONDS (cargo-fuzz, nightly toolchain).
 fuzz-analyzer SECONDS="60": build

@@ -3,5 +3,5 @@
 The front door of the Python side: `python -m ntscope analyze|compare|interference|sql|convert`.
 Subpackages: ntscope.sql (the DuckDB views, sql/), ntscope.report, ntscope.compare and
 ntscope.interference (renderers, reports/). The trace.dat -> Parquet converter is the Rust
-binary `ntscope` (analyzer/), found or built by ntscope.converter."""
+binary `ntscope-analyzer` (analyzer/), found or built by ntscope.converter."""
 __version__ = "0.2.0"

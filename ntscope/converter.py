@@ -1,4 +1,4 @@
-"""The trace.dat -> Parquet converter is the Rust binary `ntscope` (analyzer/). One place
+"""The trace.dat -> Parquet converter is the Rust binary `ntscope-analyzer` (analyzer/). One place
 finds it: $NTSCOPE_BIN; in a source checkout the cargo build (rebuilt only when a source
 file is newer than the binary); else the binary installed beside this Python (the wheel
 ships it in its scripts)."""
@@ -11,7 +11,7 @@ import sysconfig
 
 from .errors import NtscopeError
 
-BINARY = "ntscope"
+BINARY = "ntscope-analyzer"
 
 
 def cache_dir():
@@ -37,25 +37,29 @@ def cargo_binary(root):
 
 
 def newest_source(root):
-    newest = 0.0
+    """(mtime, path) of the newest file the converter is built from."""
+    newest = (0.0, None)
     analyzer = os.path.join(root, "analyzer")
     for name in ("Cargo.toml", "Cargo.lock"):
         p = os.path.join(analyzer, name)
         if os.path.exists(p):
-            newest = max(newest, os.path.getmtime(p))
+            newest = max(newest, (os.path.getmtime(p), p))
     for dirpath, _, files in os.walk(os.path.join(analyzer, "src")):
         for f in files:
-            newest = max(newest, os.path.getmtime(os.path.join(dirpath, f)))
+            p = os.path.join(dirpath, f)
+            newest = max(newest, (os.path.getmtime(p), p))
     return newest
 
 
-def build(root):
+def build(root, why):
     cargo = shutil.which("cargo")
     if not cargo:
         raise NtscopeError("the converter is not built and cargo is not on PATH; "
                            "fix: install Rust (https://rustup.rs), or set NTSCOPE_BIN to a built ntscope binary")
-    print("ntscope: building the converter (cargo build --release, once)", file=sys.stderr)
-    r = subprocess.run([cargo, "build", "--quiet", "--release", "--manifest-path",
+    # cargo's own progress (stderr) shows: a first build takes minutes on 2 cores
+    print(f"ntscope: building the converter ntscope-analyzer ({why}): cargo build --release, "
+          "a few minutes the first time, seconds after a small change", file=sys.stderr)
+    r = subprocess.run([cargo, "build", "--release", "--manifest-path",
                         os.path.join(root, "analyzer", "Cargo.toml")],
                        env=dict(os.environ, CARGO_TARGET_DIR=os.path.dirname(os.path.dirname(cargo_binary(root)))))
     if r.returncode != 0:
@@ -80,13 +84,15 @@ def path(build_if_needed=True):
     root = checkout_root()
     if root:
         binary = cargo_binary(root)
-        fresh = os.path.exists(binary) and os.path.getmtime(binary) >= newest_source(root)
+        newest_t, newest_p = newest_source(root)
+        fresh = os.path.exists(binary) and os.path.getmtime(binary) >= newest_t
         if not fresh and build_if_needed and (shutil.which("cargo") or not os.path.exists(binary)):
-            build(root)
+            build(root, "not built yet in " + os.path.dirname(binary) if not os.path.exists(binary)
+                  else f"{os.path.relpath(newest_p, root)} is newer than the binary, e.g. after a git pull")
         if os.path.exists(binary):
             return binary
     found = installed_binary()
     if found:
         return found
-    raise NtscopeError("the converter binary `ntscope` was not found; fix: `pip install ntscope` from a checkout "
+    raise NtscopeError("the converter binary `ntscope-analyzer` was not found; fix: `pip install ntscope` from a checkout "
                        "(it builds it), `just build`, or set NTSCOPE_BIN")

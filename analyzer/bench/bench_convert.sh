@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# just bench-convert: `ntscope convert` against `trace-cmd report > /dev/null` on the
+# just bench-convert: `ntscope-analyzer convert` against `trace-cmd report > /dev/null` on the
 # same trace files, side by side in one script: wall time, events/s, events per
 # CPU-second, peak RSS, the speed ratio; medians of BENCH_REPS runs, the commands
 # interleaved (A B C A B C ...) so a noisy machine slows them alike.
 #
 # Inputs:
-#  - scaled copies of a real capture (`ntscope synth replicate`: its ring-buffer pages
+#  - scaled copies of a real capture (`ntscope-analyzer synth replicate`: its ring-buffer pages
 #    repeated and shifted in time), at BENCH_EVENTS/4 and BENCH_EVENTS events: time
 #    must grow linearly, peak memory must not grow. zstd-compressed, as trace-cmd 3.x
 #    records by default; the BENCH_EVENTS copy also uncompressed (scaled-big-raw): trace-cmd
@@ -24,14 +24,14 @@ export LC_ALL=C
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cache=${NTSCOPE_CACHE:-$HOME/.cache/ntscope}
 bench=$cache/bench
-bin=${NTSCOPE_BIN:-${CARGO_TARGET_DIR:-$(bash "$repo/tools/checkout-cache.sh")/target}/release/ntscope}
+bin=${NTSCOPE_BIN:-${CARGO_TARGET_DIR:-$(bash "$repo/tools/checkout-cache.sh")/target}/release/ntscope-analyzer}
 events=${BENCH_EVENTS:-10000000}
 reps=${BENCH_REPS:-3}
 src=${BENCH_SOURCE:-$repo/fixtures/stock-randread-4k-qd8/initiator/trace.dat}
 die() { echo "bench-convert: $*" >&2; exit 2; }
 [ -x "$bin" ] || die "$bin not found; fix: just build (or set NTSCOPE_BIN)"
 [ -x /usr/bin/time ] || die "/usr/bin/time missing; fix: apt-get install time"
-command -v trace-cmd >/dev/null || die "trace-cmd not found; fix: ./setup.sh (or apt-get install trace-cmd)"
+command -v trace-cmd >/dev/null || die "trace-cmd not found; fix: just bench-convert installs it (or apt-get install trace-cmd)"
 [ -f "$src" ] || die "no source trace $src; fix: set BENCH_SOURCE to a real trace.dat"
 mkdir -p "$bench"
 work=$(mktemp -d "${TMPDIR:-/tmp}/ntscope-bench.XXXXXX")
@@ -56,7 +56,7 @@ lab_trace() {
         echo "real capture: skipped: no lab kernel in $cache/kernels; fix: just kernel 6.1 patched, then run this again" >&2
         return
     fi
-    command -v qemu-system-x86_64 >/dev/null || { echo "real capture: skipped: qemu-system-x86_64 not found; fix: ./setup.sh" >&2; return; }
+    command -v qemu-system-x86_64 >/dev/null || { echo "real capture: skipped: qemu-system-x86_64 not found; fix: apt-get install qemu-system-x86 (or run just lab-initramfs once)" >&2; return; }
     echo "real capture: recording $run once (two VMs, 60 s of fio, ~3 min) into $runs ..." >&2
     mkdir -p "$runs"
     if NTSCOPE_RUNS=$runs bash "$repo/capture/lab/lab.sh" "$run" high-rate timeout=900 > "$work/lab.log" 2>&1 && [ -f "$t" ]; then

@@ -2,7 +2,7 @@
 # Seeds the fuzz corpus with small real and synthetic traces (not committed).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-bin=${NTSCOPE_BIN:-${CARGO_TARGET_DIR:-$(bash "$here/../../tools/checkout-cache.sh")/target}/release/ntscope}
+bin=${NTSCOPE_BIN:-${CARGO_TARGET_DIR:-$(bash "$here/../../tools/checkout-cache.sh")/target}/release/ntscope-analyzer}
 mkdir -p "$here/corpus/decode"
 for v in "6 none" "7 none" "7 zstd" "7 zlib"; do
     set -- $v

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Parser)]
-#[command(name = "ntscope", version, about = "ntscope analyzer: trace-cmd trace.dat -> Parquet, lossless and fast", arg_required_else_help = true)]
+#[command(name = "ntscope-analyzer", version, about = "ntscope analyzer: trace-cmd trace.dat -> Parquet, lossless and fast", arg_required_else_help = true)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -20,7 +20,7 @@ enum Command {
     Convert(ConvertArgs),
     /// Events per type, clock and losses of a converted directory
     Summary {
-        /// A directory written by `ntscope convert`
+        /// A directory written by `ntscope-analyzer convert`
         dir: PathBuf,
     },
     /// Synthetic traces for tests and benchmarks
@@ -265,7 +265,7 @@ fn cmd_summary(dir: &std::path::Path) -> ExitCode {
     let md: serde_json::Value = match read.and_then(|b| serde_json::from_slice(&b).map_err(|e| e.to_string())) {
         Ok(v) => v,
         Err(e) => {
-            eprintln!("ntscope: error: cannot read {}: {}\n  fix: convert first (ntscope convert TRACE.dat --out {})", path.display(), e, dir.display());
+            eprintln!("ntscope: error: cannot read {}: {}\n  fix: convert first (ntscope-analyzer convert TRACE.dat --out {})", path.display(), e, dir.display());
             return ExitCode::from(2);
         }
     };

@@ -31,7 +31,7 @@ fn refuse(out: &Path, what: String, fix: &str) -> TraceError {
     TraceError::new(format!("refusing to write the output to {}: {}", out.display(), what)).file(&out.display().to_string()).fix(fix)
 }
 
-const FIX_NEW_DIR: &str = "pass --out a directory that does not exist yet, an empty one, or one an earlier `ntscope convert` wrote (by default parquet/ beside the trace)";
+const FIX_NEW_DIR: &str = "pass --out a directory that does not exist yet, an empty one, or one an earlier `ntscope-analyzer convert` wrote (by default parquet/ beside the trace)";
 
 /// `path` made absolute, with `.`/`..` resolved against the real directories that exist
 /// (symlinks in existing parents resolved); components that do not exist yet are appended

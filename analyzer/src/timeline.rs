@@ -1,4 +1,4 @@
-//! The packet stream of the Perfetto timeline (`ntscope timeline-encode`): Parquet files of io
+//! The packet stream of the Perfetto timeline (`ntscope-analyzer timeline-encode`): Parquet files of io
 //! rows with their stage spans, and of counters -> the bytes of a perfetto.protos.Trace (each
 //! packet one `Trace.packet`), appended to a file. Knows Perfetto's protobuf field numbers and
 //! nothing of NVMe: what the packets say comes from the SQL views of sql/66_timeline.sql

@@ -8,7 +8,7 @@ use ntscope::tracedat::source::Codec;
 use std::process::{Command, Output, Stdio};
 
 fn ntscope(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ntscope")).args(args).stdin(Stdio::null()).output().unwrap()
+    Command::new(env!("CARGO_BIN_EXE_ntscope-analyzer")).args(args).stdin(Stdio::null()).output().unwrap()
 }
 
 fn text(b: &[u8]) -> String {
@@ -18,14 +18,14 @@ fn text(b: &[u8]) -> String {
 #[test]
 fn help_works_for_every_subcommand() {
     for (args, usage) in [
-        (vec!["--help"], "Usage: ntscope <COMMAND>"),
-        (vec!["help"], "Usage: ntscope <COMMAND>"),
-        (vec!["convert", "--help"], "Usage: ntscope convert [OPTIONS] <TRACE>"),
-        (vec!["help", "convert"], "Usage: ntscope convert [OPTIONS] <TRACE>"),
-        (vec!["summary", "--help"], "Usage: ntscope summary <DIR>"),
-        (vec!["synth", "--help"], "Usage: ntscope synth <COMMAND>"),
-        (vec!["synth", "known", "-h"], "Usage: ntscope synth known [OPTIONS] --out <FILE>"),
-        (vec!["synth", "replicate", "--help"], "Usage: ntscope synth replicate [OPTIONS] --events <EVENTS> --out <FILE> <INPUT>"),
+        (vec!["--help"], "Usage: ntscope-analyzer <COMMAND>"),
+        (vec!["help"], "Usage: ntscope-analyzer <COMMAND>"),
+        (vec!["convert", "--help"], "Usage: ntscope-analyzer convert [OPTIONS] <TRACE>"),
+        (vec!["help", "convert"], "Usage: ntscope-analyzer convert [OPTIONS] <TRACE>"),
+        (vec!["summary", "--help"], "Usage: ntscope-analyzer summary <DIR>"),
+        (vec!["synth", "--help"], "Usage: ntscope-analyzer synth <COMMAND>"),
+        (vec!["synth", "known", "-h"], "Usage: ntscope-analyzer synth known [OPTIONS] --out <FILE>"),
+        (vec!["synth", "replicate", "--help"], "Usage: ntscope-analyzer synth replicate [OPTIONS] --events <EVENTS> --out <FILE> <INPUT>"),
     ] {
         let o = ntscope(&args);
         assert_eq!(o.status.code(), Some(0), "{:?}: {}", args, text(&o.stderr));
@@ -37,7 +37,7 @@ fn help_works_for_every_subcommand() {
     }
     let o = ntscope(&["--version"]);
     assert_eq!(o.status.code(), Some(0));
-    assert_eq!(text(&o.stdout).trim(), format!("ntscope {}", env!("CARGO_PKG_VERSION")));
+    assert_eq!(text(&o.stdout).trim(), format!("ntscope-analyzer {}", env!("CARGO_PKG_VERSION")));
 }
 
 #[test]

@@ -25,7 +25,7 @@ export LC_ALL=C
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 cache=${NTSCOPE_CACHE:-$HOME/.cache/ntscope}
-bin=${NTSCOPE_BIN:-${CARGO_TARGET_DIR:-$(bash "$repo/tools/checkout-cache.sh")/target}/release/ntscope}
+bin=${NTSCOPE_BIN:-${CARGO_TARGET_DIR:-$(bash "$repo/tools/checkout-cache.sh")/target}/release/ntscope-analyzer}
 oracle_src=$here/oracle/tracecmd_dump.c
 oracle_bin=$cache/oracle/tracecmd_dump
 parquet_dump=$here/oracle/parquet_dump.py
@@ -50,14 +50,14 @@ done
 explicit=${#traces[@]}
 
 # --- tools ---------------------------------------------------------------
-command -v trace-cmd >/dev/null || die "trace-cmd not found; fix: run ./setup.sh (or apt-get install trace-cmd)"
+command -v trace-cmd >/dev/null || die "trace-cmd not found; fix: just test-analyzer installs it (or apt-get install trace-cmd)"
 # the project's Python (setup.sh's venv, which has pyarrow): a fresh machine's python3 has not
 py=${NTSCOPE_PYTHON:-python3}
 command -v "$py" >/dev/null || die "$py not found; fix: run ./setup.sh (or apt-get install python3)"
 "$py" -c 'import pyarrow' 2>/dev/null || die "$py cannot import pyarrow; fix: run ./setup.sh (or set NTSCOPE_PYTHON to a Python with pyarrow)"
 if [ ! -x "$oracle_bin" ] || [ "$oracle_src" -nt "$oracle_bin" ]; then
     pkg-config --exists libtracecmd libtraceevent 2>/dev/null ||
-        die "libtracecmd/libtraceevent development files not found; fix: run ./setup.sh (or apt-get install libtracecmd-dev libtraceevent-dev pkg-config gcc)"
+        die "libtracecmd/libtraceevent development files not found; fix: just test-analyzer installs them (or apt-get install libtracecmd-dev libtraceevent-dev pkg-config gcc)"
     mkdir -p "$(dirname "$oracle_bin")"
     # shellcheck disable=SC2046  # pkg-config prints several words on purpose
     gcc -O2 -Wall -Wextra -o "$oracle_bin.tmp.$$" "$oracle_src" $(pkg-config --cflags --libs libtracecmd libtraceevent) ||
@@ -121,7 +121,7 @@ if [ "$explicit" = 0 ] && [ "$oracle_only" = 0 ] && [ "${NTSCOPE_DIFF_SYNTH:-1}"
         mkdir -p "$(dirname "$out")"
         "$bin" synth known --version "$1" --codec "$2" --cpus 2 --events 3001 --instance \
             --date 0x10 --offset -500 --out "$out" ||
-            die "ntscope synth failed for v$1/$2"
+            die "ntscope-analyzer synth failed for v$1/$2"
         variants+=("$out|synthetic v$1 $2 trace (instance, DATE, OFFSET, every field kind)")
     done
 fi

@@ -1,6 +1,6 @@
 """The package as a user installs it: `pip install .` into a fresh venv (the converter is
-built by setuptools-rust and installed beside Python as `ntscope`), then `python -m
-ntscope analyze RUN` from another directory, with no checkout on the path."""
+built by setuptools-rust and installed beside Python as `ntscope-analyzer`, lean), then the
+command `ntscope analyze RUN` from another directory, with no checkout on the path."""
 import json
 import os
 import shutil
@@ -29,7 +29,10 @@ def test_pip_install_into_a_fresh_venv_then_analyze_from_elsewhere(tmp_path):
     src = source_copy(str(tmp_path / "src"))
     r = subprocess.run([py, "-m", "pip", "install", "-q", src], env=env, capture_output=True, text=True)
     assert r.returncode == 0, r.stdout + r.stderr
-    assert os.access(venv / "bin" / "ntscope", os.X_OK)          # the converter came with the package
+    analyzer = venv / "bin" / "ntscope-analyzer"                 # the converter came with the package
+    assert os.access(analyzer, os.X_OK) and os.path.getsize(analyzer) < 30e6   # no debug info (was 99 MB)
+    r = subprocess.run([str(analyzer), "--version"], capture_output=True, text=True)
+    assert r.returncode == 0 and r.stdout.startswith("ntscope-analyzer ")
     site = subprocess.run([py, "-c", "import ntscope.sql.views as v, os; print(os.path.dirname(v.__file__))"],
                           env=env, capture_output=True, text=True, cwd=str(tmp_path), check=True).stdout.strip()
     assert site.startswith(str(venv)) and os.path.isfile(os.path.join(site, "50_stages.sql"))
@@ -38,7 +41,8 @@ def test_pip_install_into_a_fresh_venv_then_analyze_from_elsewhere(tmp_path):
         shutil.copytree(os.path.join(REPO, "fixtures", "lab-6.1-stock-base-randread", host), run / host)
     work = tmp_path / "elsewhere"
     work.mkdir()
-    r = subprocess.run([py, "-m", "ntscope", "analyze", str(run), "--quiet"], env=env, cwd=str(work),
+    # the console script `ntscope` is the CLI (not the converter)
+    r = subprocess.run([str(venv / "bin" / "ntscope"), "analyze", str(run), "--quiet"], env=env, cwd=str(work),
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     doc = json.load(open(run / "report" / "report.json"))

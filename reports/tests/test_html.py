@@ -42,7 +42,7 @@ MARKS_JS = """() => {
 @pytest.fixture(scope="module")
 def browser():
     sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is installed by setup.sh (pyproject [test])")
-    assert os.access(CHROMIUM, os.X_OK), f"{CHROMIUM} is missing; fix: apt-get install chromium (tools/apt-packages.txt)"
+    assert os.access(CHROMIUM, os.X_OK), f"{CHROMIUM} is missing; fix: apt-get install chromium (tools/apt-packages.txt, group test: just test-python installs it)"
     with sync_api.sync_playwright() as p:
         b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         yield b

@@ -9,7 +9,7 @@ In:  fixtures/stock-randread-4k-qd8 (a real two-host stock capture), converted o
      STRETCH * k / N (--stretch: its durations differ from the other copies', as a real run's
      do; exact copies repeat every duration N times and flatter every GROUP BY over
      durations); the trace-cmd input is
-     `ntscope synth replicate` of each host's trace.dat to the same number of events (the
+     `ntscope-analyzer synth replicate` of each host's trace.dat to the same number of events (the
      real trace's pages repeated: a trace.dat trace-cmd really prints), zstd-compressed as
      trace-cmd 3.x records by default, and the same events uncompressed ("raw"): trace-cmd
      report slows down per event on long compressed traces (10 M events of one host: 121-140 s

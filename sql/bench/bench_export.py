@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Time and peak memory of the per-I/O outputs of analyze: report/io.parquet +
 io_stages.parquet (DuckDB COPY) and report/timeline.perfetto-trace (DuckDB sorts the io rows,
-spans and counters into Parquet, `ntscope timeline-encode` lays out, merges and encodes them),
+spans and counters into Parquet, `ntscope-analyzer timeline-encode` lays out, merges and encodes them),
 at two (or more) sizes of a synthetic run: fixtures/stock-randread-4k-qd8 (6389 I/Os) repeated
 N times (make_scaled_run.py), copy k stretched in time by STRETCH * k / N (--stretch, as
 bench_analyze.py: durations that vary from copy to copy, as a real run's do). Prints figures

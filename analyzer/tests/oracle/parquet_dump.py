@@ -3,7 +3,7 @@
 
 Usage: parquet_dump.py DIR
 
-DIR is what `ntscope convert TRACE.dat --out DIR` wrote:
+DIR is what `ntscope-analyzer convert TRACE.dat --out DIR` wrote:
   DIR/<system>/<event>.parquet                   the top buffer
   DIR/instances/<name>/<system>/<event>.parquet  buffer instance <name>
 Every row becomes one line (format: README.md beside this file)
@@ -103,11 +103,11 @@ def event_files(root):
 
 def main(argv):
     if len(argv) != 2 or argv[1].startswith("-"):
-        print("usage: parquet_dump.py DIR   (DIR: the --out of `ntscope convert`)", file=sys.stderr)
+        print("usage: parquet_dump.py DIR   (DIR: the --out of `ntscope-analyzer convert`)", file=sys.stderr)
         return 2
     root = argv[1]
     if not os.path.isdir(root):
-        fail(f"{root}: no such directory; pass the --out directory of `ntscope convert`")
+        fail(f"{root}: no such directory; pass the --out directory of `ntscope-analyzer convert`")
     buffers = [("", root)]
     inst_root = os.path.join(root, "instances")
     if os.path.isdir(inst_root):
@@ -122,7 +122,7 @@ def main(argv):
     # A trace with zero events legitimately yields metadata.json alone.
     if nfiles == 0 and not os.path.exists(os.path.join(root, "metadata.json")):
         fail(f"{root}: neither <system>/<event>.parquet files nor metadata.json; "
-             "is this a `ntscope convert` output?")
+             "is this a `ntscope-analyzer convert` output?")
     out.flush()
     return 0
 
