@@ -20,6 +20,8 @@ SELECT io_id, queue_key, device_key, target_device_key FROM io;
 --   initiator_host, target_host  host directory names (target_host NULL: no target controller)
 --   queue_key, device_key, target_device_key   see io_keys
 --   io_type                      'read', 'write', 'flush', ...;  size_bytes  data bytes
+--   disk, slba                   the initiator's disk (e.g. 'nvme0n1') and the command's start
+--                                LBA (in the namespace's LBAs), from nvme_setup_cmd
 --   group_key                    the report's group of this io, e.g. 'type=read, size=4096'
 --   cpu, pid, comm               submitting CPU; the bio's owner process
 --   qid, cid, cntlid             NVMe queue id, command id (as on the wire), target controller id
@@ -32,7 +34,7 @@ SELECT io_id, queue_key, device_key, target_device_key FROM io;
 --                                written to io.parquet)
 CREATE OR REPLACE VIEW io_export AS
 SELECT s.io_id, s.initiator_host, s.target_host, s.queue_key, s.device_key, s.target_device_key,
-       s.io_type, s.size_bytes, s.group_key, s.cpu, s.pid, s.comm, s.qid, s.cid, s.cntlid,
+       s.io_type, s.size_bytes, s.disk, s.slba, s.group_key, s.cpu, s.pid, s.comm, s.qid, s.cid, s.cntlid,
        s.match_state, s.status, s.offset_ns, s.io_n
 FROM io_selected s;
 

@@ -14,7 +14,7 @@ from ntscope.errors import NtscopeError
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 IO_COLUMNS = ["io_id", "initiator_host", "target_host", "queue_key", "device_key", "target_device_key",
-              "io_type", "size_bytes", "group_key", "cpu", "pid", "comm", "qid", "cid", "cntlid",
+              "io_type", "size_bytes", "disk", "slba", "group_key", "cpu", "pid", "comm", "qid", "cid", "cntlid",
               "match_state", "status", "offset_ns"]
 
 
@@ -48,6 +48,12 @@ def test_io_parquet_one_row_per_reported_io(mixed):
     assert set(io["device_key"]) == {"initiator/nvme0n1"}
     matched = io.filter(pl.col("match_state") == "matched")
     assert matched.height == stats["matched_commands"] and set(matched["target_device_key"]) == {"target/nullb0"}
+    # the disk and start LBA of each I/O: the initiator's block layer issued the same sectors
+    # (512-byte LBAs on this namespace: slba == sector), one request per I/O
+    assert set(io["disk"]) == {"nvme0n1"}
+    issued = data.events(mixed, "block", "block_rq_issue").filter(pl.col("host") == "initiator").collect()
+    assert sorted(io["slba"].to_list()) == sorted(issued["sector"].to_list())
+    assert io["slba"].n_unique() > io.height // 2
     # group keys are the report's
     assert dict(io.group_by("group_key").len().iter_rows()) == {g["key_text"]: g["count"] for g in doc["groups"]}
     # zstd, as documented
