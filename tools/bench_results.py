@@ -18,8 +18,8 @@ A record (keys in this order):
 A record seeded from figures measured before the benches wrote records also has `source`
 (where the figures were) and may leave machine fields null.
 
-Read them with DuckDB: SELECT * FROM read_json('sql/bench/results.jsonl', format='newline_delimited')
-or with `jq -c 'select(.bench == "bench-analyze")' sql/bench/results.jsonl`.
+Read them with DuckDB, e.g. SELECT date, r.events, r.analyze_s FROM read_json('sql/bench/results.jsonl'),
+unnest(figures.rows) AS u(r) WHERE bench = 'bench-analyze'.
 
 Command line: `bench_results.py append BENCH DEFAULT_PATH < {"params": .., "figures": ..,
 "goals": ..}` appends a record and prints the path (for shell benches); `bench_results.py table`
