@@ -1,4 +1,4 @@
-"""The run layout (DESIGN.md, a contract): runs/<run>/<host>/trace.dat, host.json,
+"""The run layout (ARCHITECTURE.md, "Run layout": a contract): runs/<run>/<host>/trace.dat, host.json,
 parquet/ (convert), runs/<run>/report/ (analyze). Names and paths given by users are
 data: taken literally (no globbing, no shell), checked before they become paths."""
 import json

@@ -2,8 +2,8 @@
 -- nvme_command_rows or block_request_rows (columns named cmd_n, req_n, i_cmd_n, t_cmd_n) and
 -- join on it; the string keys people read (cmd_key, req_key, i_cmd, t_cmd) are built by the
 -- views over those tables, only for the rows a query reads. Building and storing them for every
--- row, and joining and sorting on them, cost the views of the 10 M-event run 1.3 s of 14.7
--- (sql/bench/README.md, session 30). The rowids stay valid because these tables are written
+-- row, and joining and sorting on them, cost the views of the 10 M-event run 1.3 s of 14.7.
+-- The rowids stay valid because these tables are written
 -- once and never updated, and because each statement commits on its own (views.connect runs
 -- them so): DuckDB numbers the rows of a table it has not committed yet apart (from 2^55) and
 -- renumbers them at commit, so one transaction around these statements would break the links.
@@ -37,7 +37,7 @@ CREATE OR REPLACE MACRO req_key_of(host, dev, sector, ts) AS host || '/' || dev 
 CREATE OR REPLACE TABLE block_request_rows AS
 -- (host, dev, sector) is one integer here, block_key(dev_no, sector), dev_no numbering the
 -- (host, dev) pairs: the window and the two ASOF joins below sort on it, which took 2.0 s
--- against 2.6-2.9 s on the three parts at 10 M events (session 36, sql/bench/README.md). A NULL
+-- against 2.6-2.9 s on the three parts at 10 M events. A NULL
 -- dev or sector (a field the trace lacks) still pairs as on the parts, and matches no bio; an
 -- event whose key does not pack (a sector past 2^47 - 2: a damaged event) pairs with nothing.
 -- e is NOT MATERIALIZED: read twice, as a filter over the event files it costs less than a copy.
@@ -66,7 +66,7 @@ WITH e AS NOT MATERIALIZED (
     SELECT host, role, dev, sector, nr_sector, NULL, rwbs, NULL, ts, cpu, NULL, NULL, NULL, 'no_issue', blk_key
     FROM ordered WHERE phase = 1 AND prev_phase IS DISTINCT FROM 0
 ), bios AS (
-    -- plain equality on dev and a known sector: a bio without them matches no request (as before)
+    -- plain equality on dev and a known sector: a bio without them matches no request
     SELECT block_key(d.dev_no, b.sector) AS blk_key, b.ts, b.cpu, b.pid, b.comm
     FROM events b JOIN devs d ON d.host = b.host AND d.dev = b.dev
     WHERE b.event = 'block_bio_queue' AND b.sector IS NOT NULL
@@ -196,7 +196,7 @@ WITH raw_cmd_events AS NOT MATERIALIZED (
 ), ordered AS (
     -- partitioned on (host, controller, queue, cid) as one integer (lifetime_key): DuckDB sorts
     -- on it in 0.47-0.55 s against 0.68-0.72 s on the four parts with the host's name at 10 M
-    -- events (session 36, sql/bench/README.md). An event whose key does not pack (a part out of
+    -- events. An event whose key does not pack (a part out of
     -- range: a damaged event) pairs with nothing.
     SELECT *,
            CASE WHEN w_key IS NOT NULL THEN lead(phase) OVER w END AS next_phase,
@@ -244,7 +244,7 @@ WITH raw_cmd_events AS NOT MATERIALIZED (
     -- of at most one submit: only the initiator's claims are ranked (half the rows of a window).
     -- The losers (claim_rank > 1) are lifetimes without a completion (below): read from here,
     -- not found again by an anti-join of every ranked claim against the winners (at 40 M events
-    -- 16.0/15.6 -> 14.9/15.4 s for the statement, the same rows: sql/bench/README.md, session 33)
+    -- 16.0/15.6 -> 14.9/15.4 s for the statement, the same rows)
     SELECT *, row_number() OVER (PARTITION BY host_n, complete_ts, complete_cpu
                                  ORDER BY pairing = 'block' DESC, submit_ts DESC) AS claim_rank
     FROM chosen

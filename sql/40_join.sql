@@ -101,7 +101,7 @@ QUALIFY row_number() OVER (PARTITION BY initiator_host, ctrl_id ORDER BY prio) =
 --   coarse_offset_ns   ns;  pairs   candidate pairs used
 CREATE OR REPLACE TABLE clock_coarse AS
 -- The windows partition on a number per host pair (pair_no), not on the two host names: DuckDB
--- sorts on one integer faster (the statement 1.3 -> 0.9 s at 10 M events, session 36).
+-- sorts on one integer faster (the statement 1.3 -> 0.9 s at 10 M events).
 WITH host_pairs AS (
     SELECT *, (row_number() OVER ())::INTEGER AS pair_no
     FROM (SELECT DISTINCT initiator_host, target_host FROM ctrl_map WHERE target_host IS NOT NULL)
@@ -257,7 +257,7 @@ WITH span AS (
 ), both_levels AS (
     -- the sweep partitions on (host pair number, slice + 1) as INTEGERs: on the two host names
     -- and the slice it took 1.1-1.2 s at 10 M events and 2.5 s at 20 M, 0.45 and 0.92 s so
-    -- (as one BIGINT: 0.63 and 1.6 s; session 36, sql/bench/README.md)
+    -- (as one BIGINT: 0.63 and 1.6 s)
     SELECT pair_no, (slice + 1)::INTEGER AS part, lo_ns, hi_ns FROM c
     UNION ALL SELECT pair_no, 0, lo_ns, hi_ns FROM c
 ), pts AS (
@@ -469,7 +469,7 @@ FROM n CROSS JOIN ref LEFT JOIN via v ON v.host = n.host;
 -- were stored in: the same numbers each time a run is analyzed; the rowids hold because
 -- io_rows is written once and its statement commits on its own, see sql/30_commands.sql's
 -- header). Numbering them in the statement with row_number() OVER () ran on one thread, in
--- the sort's order: 1.1 s against 0.64 s at 773 k I/Os (sql/bench/README.md, session 31). The
+-- the sort's order: 1.1 s against 0.64 s at 773 k I/Os. The
 -- sort spills; sorting inside the join's statement, with the join's hash tables held, broke
 -- the 2 GB memory limit at 1.5 M I/Os.
 -- io_initiator_commands holds the rows io_joined starts from (the initiators' io commands), a
@@ -489,8 +489,8 @@ WITH tw AS (
     SELECT host, min(first_ts) AS first_ts, max(last_ts) AS last_ts FROM hosts WHERE role = 'target' GROUP BY host
 )
 -- t_cmd is NULL here: the io view spells it from this row's columns (writing 773 k distinct
--- strings into each of io_joined and io_rows took 0.2-0.3 s of each statement at 10 M events,
--- session 36). io_id stays a column: spelled in the view it would reach io.parquet as a column
+-- strings into each of io_joined and io_rows took 0.2-0.3 s of each statement at 10 M events).
+-- io_id stays a column: spelled in the view it would reach io.parquet as a column
 -- that may be NULL, where DuckDB writes a stored one without NULLs as required.
 SELECT i.cmd_key AS io_id, i.host AS initiator_host, i.ctrl_id, m.cntlid, i.qid, i.cid,
        coalesce(i.io_type, b.io_type) AS io_type,

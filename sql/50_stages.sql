@@ -9,9 +9,8 @@ WHERE e.system = 'nvme_tcp';
 
 -- io_stock_milestones: one row per io: the times of the milestones io holds as columns (the
 -- stock events' points), one column per milestone named by it. A view over io: the stages and
--- io.parquet read the times from these columns directly (io_milestone_ts was a table of them
--- unpivoted, which io_stage_durations gathered back per io: 1.9 s of the 10 M-event run's
--- views against 0.9 s now; sql/bench/README.md, session 31).
+-- io.parquet read the times from these columns directly (a table of them unpivoted, gathered
+-- back per io by io_stage_durations, took 1.9 s of the 10 M-event run's views against 0.9 s).
 --   io_n             io.io_n
 --   "i:<event>"      initiator points (ns, initiator clock)
 --   "t:<event>"      target points, minus io.offset_ns (ns, initiator clock)
@@ -59,10 +58,9 @@ FROM named;
 -- its events first and last happened. A table: io_tcp_milestone_ts below is the same as rows
 -- by name (first and '#last'); numbers and one row for both halve the rows the stages and
 -- io.parquet read (a patched run of 1 M I/Os: 35.3 M rows with names -> 18.2 M, made in 12.2
--- instead of 17.4 s; sql/bench/README.md, session 41). Its ASOF joins and window carry numbers,
--- not names (the event's milestone number, the target's host number; the window partitions on
--- the slot's packed_key): the real capture scaled 3x (432 k I/Os) 4.7-5.0 -> 3.6-4.2 s, the same
--- rows (session 42).
+-- instead of 17.4 s). Its ASOF joins and window carry numbers, not names (the event's milestone
+-- number, the target's host number; the window partitions on the slot's packed_key): the real
+-- capture scaled 3x (432 k I/Os) 3.6-4.2 s against 4.7-5.0 s with names, the same rows.
 --   io_n       io.io_n
 --   ms_no      tcp_milestone_names.ms_no
 --   first_ts   the first of its events (ns, initiator clock); NULL only for
@@ -264,7 +262,7 @@ WITH numbered AS (
 ), used AS (
     -- the milestones a definition reads: on a patched run 9 of the 35 NVMe/TCP ones (the
     -- others are io_milestones' and io.parquet's), so the lists gather 1.15 M of the
-    -- real high-rate capture's 5.05 M rows (sql/bench/README.md, session 38)
+    -- real high-rate capture's 5.05 M rows
     SELECT DISTINCT unnest([from_ms, to_ms, minus_from_ms, minus_to_ms]) AS milestone FROM io_stage_definitions
 ), tcp_per_io AS (
     -- each io's NVMe/TCP milestones that a definition reads: numbers and times at the same

@@ -67,10 +67,9 @@ FROM g, sampling_run sr;
 CREATE OR REPLACE VIEW report_stage_values AS
 -- counted and ranked per (group number, def_no) as two INTEGERs, named after: on the group_key
 -- string the value counts and their window took 1.3-1.5 s against 0.8 s at 10 M events, 2.6-3.2
--- (two BIGINTs) against 1.7-1.9 s at 20 M; one BIGINT key was fast at 10 M and 6.1 s at 20 M
--- (sql/bench/README.md, session 36), the same rows each way. Counted once per cut
--- (io_stage_cuts) and given to each definition of it after: on the real high-rate capture 23
--- cuts for 34 definitions (session 38).
+-- (two BIGINTs) against 1.7-1.9 s at 20 M; one BIGINT key is fast at 10 M and 6.1 s at 20 M;
+-- the same rows each way. Counted once per cut (io_stage_cuts) and given to each definition of
+-- it after: on the real high-rate capture 23 cuts for 34 definitions.
 WITH groups AS (
     SELECT group_key, (row_number() OVER ())::INTEGER AS group_no
     FROM (SELECT DISTINCT group_key FROM io_selected)

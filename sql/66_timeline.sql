@@ -224,7 +224,7 @@ WITH tracks AS MATERIALIZED (
 -- track sorts a few huge partitions: 22.7 s against 12 s for 6.6 M steps (773 k I/Os), the
 -- same rows. The steps at one (track, ts) are summed by keeping the last row of each such run
 -- (lead() in the same window): grouping them first was a hash aggregate of as many groups as
--- rows, 1.6 -> 1.0 s for the same 6.6 M steps (sql/bench/README.md, session 31).
+-- rows, 1.6 -> 1.0 s for the same 6.6 M steps.
 SELECT uuid, ts, int_value, NULL::DOUBLE AS double_value FROM (
     SELECT s.uuid, s.ts, ((sum(s.d) OVER w) - a.v_before)::BIGINT AS int_value,
            lead(s.uuid) OVER w AS next_uuid, lead(s.ts) OVER w AS next_ts
@@ -323,7 +323,7 @@ FROM timeline_io_order_part(-9223372036854775808, NULL, 0);
 -- timeline_io_order's columns (io_n, n, start_ts): timeline_io_order itself (the view below), or
 -- a table of timeline_io_order_part(...)'s rows that the writer stores once per part, so that
 -- this and timeline_spans_of share one computation of the part's order (0.25-0.3 s each at
--- 773 k I/Os: sql/bench/README.md, session 32).
+-- 773 k I/Os).
 CREATE OR REPLACE MACRO timeline_io_rows_of(order_rel) AS TABLE
 WITH base AS (
     SELECT max(uuid) AS uuid FROM timeline_tracks

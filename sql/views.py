@@ -187,7 +187,7 @@ def build_script(run_dir, con=None):
 # cgroup's memory.max, whichever is less). 2 GB because the goal is a peak RSS of at most 3 GB
 # whatever the run's size: the limit covers DuckDB's buffer manager, not Python's objects,
 # Arrow results, the allocator's slack and the code, which measured 0.4-0.5 GB above it
-# (sql/bench/README.md: 2.41 GB at 3.3 M events, 2.51 GB at 10.1 M). Beyond the limit DuckDB
+# (2.41 GB at 3.3 M events, 2.51 GB at 10.1 M). Beyond the limit DuckDB
 # spills to a private folder (spill_dir). Override with --memory-limit / NTSCOPE_MEMORY_LIMIT
 # (a DuckDB size: 3GB, 500MB; `none`: DuckDB's default).
 DEFAULT_MEMORY_LIMIT_BYTES = 2 * 10**9
@@ -198,7 +198,7 @@ SPILL_PREFIX = "ntscope-spill-"
 DATABASE = "ntscope"       # the connection's default database (new_connection)
 TABLES_IN_FILE, TABLES_IN_MEMORY = "file", "memory"   # where its tables live (new_connection)
 # The views' and interference tables, uncompressed, per event of the run: 183-192 bytes on a
-# patched capture (4.3 M events) and stock runs of 10 and 13 M (sql/bench/README.md, session 39).
+# patched capture (4.3 M events) and stock runs of 10 and 13 M.
 TABLE_BYTES_PER_EVENT = 200
 # The share of the memory limit the estimated tables may take to live in memory (tables_by_size).
 # READ_AGAIN: analyze's tables, read again after the views (report model, timeline, plots): in

@@ -2,8 +2,8 @@
 """Every command a script of this repo runs on the machine must come from something
 setup.sh installs: a package of tools/apt-packages.txt, an essential/required Debian
 package (present on every Debian), the venv (constraints.txt), or a toolchain the fresh
-machine has (Rust, Python, gcc, git). A fresh run once failed because nothing installed
-cpio; this check keeps that from coming back.
+machine has (Rust, Python, gcc, git). A command nothing installs (cpio, say) fails only on
+a fresh machine; this check finds it on any.
 
 It reads the host-side shell scripts and just recipes (commands in command position:
 after a pipe, ;, &&, ||, $( , `, if/then/do/!...) and the Python tests' subprocess calls,

@@ -18,7 +18,9 @@
 # Environment: BENCH_EVENTS (default 10000000), BENCH_REPS (3), BENCH_SOURCE (the real
 # trace to scale), BENCH_LAB=0 (skip the lab capture), NTSCOPE_BIN, NTSCOPE_CACHE.
 # Ends with one line per goal: met / not met, with the figures; under the per-CPU goal its
-# ceiling here (decoding alone, nothing written).
+# ceiling here (decoding alone, nothing written). Appends the run's record (date, commit,
+# machine, parameters, every figure and goal) to analyzer/bench/results.jsonl, or to
+# $BENCH_RESULTS (tools/bench_results.py).
 set -euo pipefail
 export LC_ALL=C
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -96,7 +98,10 @@ for entry in "${inputs[@]}"; do
     name=${entry%%|*} t=${entry#*|}
     echo "$name $t $(events_of "$t") $(stat -c %s "$t")" >> "$work/inputs"
 done
-echo "bench-convert: $(nproc) cores, medians of $reps runs, commands interleaved; ntscope $("$bin" --version | cut -d' ' -f2), trace-cmd $(trace-cmd --version 2>&1 | grep -o 'version [0-9.]*' | head -1 | cut -d' ' -f2)" >&2
+ntscope_version=$("$bin" --version | cut -d' ' -f2)
+# (trace-cmd --version exits non-zero after printing it)
+tracecmd_version=$(trace-cmd --version 2>&1 | grep -o 'version [0-9.]*' | head -1 | cut -d' ' -f2 || true)
+echo "bench-convert: $(nproc) cores, medians of $reps runs, commands interleaved; ntscope $ntscope_version, trace-cmd $tracecmd_version" >&2
 for rep in $(seq "$reps"); do
     while read -r name t _ _; do
         echo "  run $rep/$reps: $name" >&2
@@ -107,9 +112,16 @@ for rep in $(seq "$reps"); do
     done < "$work/inputs"
 done
 
-python3 - "$work/inputs" "$work/runs" "$src" <<'PY'
-import statistics, sys
+python3 - "$work/inputs" "$work/runs" "$src" "$repo" "$events" "$reps" "${BENCH_LAB:-1}" "$ntscope_version" "$tracecmd_version" <<'PY'
+import os, statistics, sys
 inputs = [l.split() for l in open(sys.argv[1])]
+repo = sys.argv[4]
+sys.path.insert(0, os.path.join(repo, "tools"))
+import bench_results
+rows, ratios, goal_lines = [], [], []
+def goal(line):
+    print(line)
+    goal_lines.append(line)
 runs = {}
 for l in open(sys.argv[2]):
     label, wall, cpu, kb = l.split()
@@ -128,10 +140,17 @@ for name, path, n, size in inputs:
         wall, cpu, kb = fig(f"{name}/{key}")
         res[(name, key)] = (wall, cpu, kb, n)
         print(f"{name:14s} {n:11d} {size / 1e6:6.1f}  {title:36s} {wall:7.3f} {n / max(wall, 1e-3) / 1e6:7.2f} {n / max(cpu, 1e-3) / 1e6:10.2f} {kb / 1024:11.1f}")
+        rows.append({"input": name, "events": n, "mb": round(size / 1e6, 1), "command": key, "wall_s": round(wall, 4),
+                     "cpu_s": round(cpu, 3), "m_events_per_s": round(n / max(wall, 1e-3) / 1e6, 2),
+                     "m_events_per_cpu_s": round(n / max(cpu, 1e-3) / 1e6, 2), "peak_rss_mb": round(kb / 1024, 1)})
     c, r = res[(name, "convert")], res[(name, "report")]
     d, j1 = res[(name, "decode-only")], res[(name, "convert-j1")]
     print(f"{name:14s} speed ratio vs trace-cmd report: {r[0] / max(c[0], 1e-3):.1f}x wall (all cores), "
           f"{r[0] / max(j1[0], 1e-3):.1f}x (one thread); Parquet share of CPU: {100 * (1 - d[1] / max(j1[1], 1e-3)):.0f}%")
+    ratios.append({"input": name, "vs_tracecmd_wall": round(r[0] / max(c[0], 1e-3), 1),
+                   "vs_tracecmd_wall_one_thread": round(r[0] / max(j1[0], 1e-3), 1),
+                   "vs_tracecmd_cpu": round(r[1] / max(c[1], 1e-3), 1),
+                   "parquet_cpu_share_pct": round(100 * (1 - d[1] / max(j1[1], 1e-3)))})
 print(f"(scaled inputs: {sys.argv[3]} repeated and shifted in time; scaled-big-raw: the same events as "
       f"scaled-big, stored uncompressed)")
 names = [i[0] for i in inputs]
@@ -141,16 +160,25 @@ ok = lambda x: "met" if x else "NOT MET"
 for name in [n for n in ("scaled-big", "scaled-big-raw", "lab-high-rate") if n in names]:
     c, j1, r = res[(name, "convert")], res[(name, "convert-j1")], res[(name, "report")]
     ratio, cpu_ratio = r[0] / max(c[0], 1e-3), r[1] / max(c[1], 1e-3)
-    print(f"goal: convert >= 20x faster than trace-cmd report ({name}, {c[3]} events): {ok(ratio >= 20)} "
-          f"({ratio:.1f}x wall: {c[0]:.3f} s vs {r[0]:.2f} s; {cpu_ratio:.1f}x in CPU time)")
+    goal(f"goal: convert >= 20x faster than trace-cmd report ({name}, {c[3]} events): {ok(ratio >= 20)} "
+         f"({ratio:.1f}x wall: {c[0]:.3f} s vs {r[0]:.2f} s; {cpu_ratio:.1f}x in CPU time)")
     per_cpu, per_cpu1 = c[3] / max(c[1], 1e-3) / 1e6, c[3] / max(j1[1], 1e-3) / 1e6
-    print(f"goal: >= 10 M events per CPU-second ({name}): {ok(per_cpu >= 10)} ({per_cpu:.2f} M all cores, {per_cpu1:.2f} M one thread)")
+    goal(f"goal: >= 10 M events per CPU-second ({name}): {ok(per_cpu >= 10)} ({per_cpu:.2f} M all cores, {per_cpu1:.2f} M one thread)")
     # A conversion decodes every event and then writes it: decoding alone is its ceiling.
     ceiling = c[3] / max(res[(name, "decode-only")][1], 1e-3) / 1e6
     print(f"      ceiling on this machine ({name}): decoding alone, nothing written, {ceiling:.2f} M events per CPU-second"
           + ("" if ceiling >= 10 else ": below the goal before any Parquet is written"))
+    [x for x in ratios if x["input"] == name][0]["decode_only_m_events_per_cpu_s"] = round(ceiling, 2)
 s, b = res[("scaled-small", "convert")], res[("scaled-big", "convert")]
 grow_events, grow_time, grow_rss = b[3] / s[3], b[0] / max(s[0], 1e-3), b[2] / max(s[2], 1)
-print(f"goal: time linear in trace length (scaled): {ok(grow_time <= 1.25 * grow_events)} ({grow_events:.1f}x the events took {grow_time:.2f}x the time)")
-print(f"goal: memory flat in trace length (scaled): {ok(grow_rss <= 1.25)} ({s[2] / 1024:.0f} MB for {s[3]} events, {b[2] / 1024:.0f} MB for {b[3]}: {grow_rss:.2f}x)")
+goal(f"goal: time linear in trace length (scaled): {ok(grow_time <= 1.25 * grow_events)} ({grow_events:.1f}x the events took {grow_time:.2f}x the time)")
+goal(f"goal: memory flat in trace length (scaled): {ok(grow_rss <= 1.25)} ({s[2] / 1024:.0f} MB for {s[3]} events, {b[2] / 1024:.0f} MB for {b[3]}: {grow_rss:.2f}x)")
+src = os.path.relpath(sys.argv[3], repo) if sys.argv[3].startswith(repo + os.sep) else sys.argv[3]
+params = {"bench_events": int(sys.argv[5]), "reps": int(sys.argv[6]), "source": src, "lab": sys.argv[7] != "0",
+          "inputs": names, "ntscope_version": sys.argv[8], "tracecmd_version": sys.argv[9]}
+figures = {"rows": rows, "ratios": ratios, "growth": {"events_x": round(grow_events, 2), "time_x": round(grow_time, 2),
+                                                      "peak_rss_x": round(grow_rss, 2)}}
+where = bench_results.append(os.path.join(repo, "analyzer", "bench", "results.jsonl"), "bench-convert", params,
+                             figures, [bench_results.goal(g) for g in goal_lines], repo)
+print(f"bench-convert: record appended to {where}", file=sys.stderr)
 PY

@@ -136,7 +136,7 @@ fn parse_codec(s: &str) -> Result<Codec, String> {
 /// metadata (small, until the file is closed); glibc's heap carved that metadata out of the
 /// freed buffers and grew: peak memory 95, 121 and 175 MB at 2.5, 10 and 40 M events, up
 /// to 100 MB of it free heap. jemalloc keeps small and large blocks apart: 116, 123 and
-/// 144 MB, the growth being the metadata itself (analyzer/bench/README.md, session 37).
+/// 144 MB, the growth being the metadata itself.
 #[global_allocator]
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
@@ -147,7 +147,7 @@ static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 /// tenth more CPU time. One arena for all threads: a buffer one thread frees is reused by
 /// the other (decoders make column buffers, the encoders free them), and no arena is
 /// purged when its last thread exits: peak memory 17% lower on the 10 M-event copy, as
-/// fast (analyzer/bench/README.md, session 40).
+/// fast.
 #[export_name = "_rjem_malloc_conf"]
 static JEMALLOC_CONF: MallocConf = MallocConf(b"dirty_decay_ms:-1,muzzy_decay_ms:-1,narenas:1\0".as_ptr());
 
@@ -159,8 +159,8 @@ unsafe impl Sync for MallocConf {}
 /// glibc malloc settings, for what C code allocates (zstd's contexts and their tables): by
 /// default glibc serves blocks above 128 kB with mmap and returns freed heap tops above
 /// 128 kB to the kernel, a page fault per 4 kB each time such a block is made again. Blocks
-/// up to 4 MiB from the heap, and up to 64 MiB of free heap kept (session 19, when all of
-/// the converter's buffers came from glibc: a fifth less CPU on a long uncompressed trace).
+/// up to 4 MiB from the heap, and up to 64 MiB of free heap kept (with every buffer of the
+/// converter from glibc, these took a fifth off the CPU time of a long uncompressed trace).
 fn tune_malloc() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: mallopt only sets allocator parameters; called before any other thread exists.

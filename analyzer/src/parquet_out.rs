@@ -32,17 +32,16 @@ pub fn event_file(buffer: &str, system: &str, event: &str) -> String {
 
 /// Rows per row group. Each batch a producer hands over becomes one row group, so this
 /// is also the most rows a decoder's table holds per event type before it is cut: with
-/// the batches waiting in the queue it bounds the converter's memory. 32,768 rows was
-/// chosen when parquet's ArrowWriter gathered batches into row groups and held their
-/// pages until complete (session 21: the real high-rate capture 0.27 -> 0.24 s and
-/// 163 -> 119 MB against 65,536; 122,880, DuckDB's own, 127 MB at 10 M events; files
-/// 1.5% larger, DuckDB reads them as fast). With one batch per row group (session 37)
-/// 16,384 and 65,536 rows measured as fast on that capture, 84 and 176 MB peak
-/// against 122 MB, but 16,384 made the 10 M-event copy's files 24 -> 31 MB
-/// (analyzer/bench/README.md).
+/// the batches waiting in the queue it bounds the converter's memory. Against 65,536 rows,
+/// with parquet's ArrowWriter gathering batches into row groups and holding their pages
+/// until complete: the real high-rate capture 0.27 -> 0.24 s and 163 -> 119 MB
+/// (122,880, DuckDB's own, 127 MB at 10 M events); files 1.5% larger, which DuckDB reads
+/// as fast. With one batch per row group 16,384 and 65,536 rows are as fast on that
+/// capture, 84 and 176 MB peak against 122 MB, but 16,384 makes the 10 M-event copy's
+/// files 24 -> 31 MB.
 pub const ROW_GROUP_ROWS: usize = 32_768;
 
-/// Writer settings, measured on a real capture (analyzer/README.md, analyzer/bench/README.md):
+/// Writer settings, measured on a real capture:
 /// - zstd level 1: a third of the size of lz4 for about the same CPU time;
 /// - no statistics but `ts` min/max per row group (enough to skip row groups by time;
 ///   per-page and per-column statistics cost more CPU than the rest of the encoding);

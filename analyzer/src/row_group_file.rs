@@ -9,8 +9,8 @@
 //! dictionaries) become Parquet dictionary pages and index pages made from the Arrow
 //! dictionary as it is (`dict_column`). Binary and nullable columns go through parquet's
 //! own Arrow column writer. The file itself is set up by `ArrowWriter` (Parquet schema from
-//! the Arrow one, the `ARROW:schema` metadata pyarrow reads back), so readers see the same
-//! schema as before; every column but the strings is byte for byte what `ArrowWriter` writes.
+//! the Arrow one, the `ARROW:schema` metadata pyarrow reads back), so readers see the schema
+//! `ArrowWriter` gives; every column but the strings is byte for byte what `ArrowWriter` writes.
 //!
 //! The integer columns' pages are zstd-compressed here, with a context taken from a
 //! pool (`ZstdPool`, one context per writer at work) instead of the two (compression

@@ -24,8 +24,8 @@
 //! needs. A begin waits in a heap until no unread io can start before it, an end until it is
 //! due, so memory is the slices open or pending at one time, not the trace's length.
 //!
-//! Each message's fields are written in a fixed order, the one the Python encoder used, so
-//! the bytes are the same as before this module existed.
+//! Each message's fields are written in a fixed order, so the same rows always give the same
+//! bytes.
 
 use crate::timeline_slices::{lay_out, Io, Key, Layout, Scratch, Slice, Slot, Span};
 use arrow_array::{Array, Float64Array, Int64Array, RecordBatch, StringArray};

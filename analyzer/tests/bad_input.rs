@@ -94,7 +94,7 @@ fn section_that_lies_about_its_size() {
     assert!(msg.contains("claims") && msg.contains(&(1u64 << 40).to_string()), "{}", msg);
     assert_eq!(e.offset, Some(first as u64));
     assert_nothing_left(&d.0);
-    // A size that overflows offset + size (found by the fuzzer: it used to abort on allocation).
+    // A size that overflows offset + size (a fuzzer's case: refused, never an abort on allocation).
     bytes[first + 8..first + 16].copy_from_slice(&(u64::MAX - 1).to_le_bytes());
     let e = convert_bytes(&d.0, &bytes, false).unwrap_err();
     assert!(e.to_string().contains(&(u64::MAX - 1).to_string()), "{}", e);

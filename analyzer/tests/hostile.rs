@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 /// Runs ntscope (or $NTSCOPE_HOSTILE_BIN, to check another build); returns (exit code,
 /// stderr). A run that does not end within a minute is killed and fails the test (a
-/// hang is the bug some of these cases used to hit).
+/// hang is what some of these inputs could cause).
 fn ntscope(args: &[&str]) -> (i32, String) {
     let bin = std::env::var("NTSCOPE_HOSTILE_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_ntscope-analyzer").to_string());
     let mut child = Command::new(bin).args(args).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();

@@ -122,8 +122,8 @@ interference() { # interference RUN SIZE VERDICT: the analyze report's interfere
 if [ -n "$diagnosis_runs" ]; then
 	diagnose base slow-device --stage ntprof:target_subsystem,stock:target_exec \
 		--change-us 10000 --within 0.8,1.5
-	# the delay is on the target's egress, as in slow-net-tgt-synced below: +16.4 ms in the CI
-	# run of 2026-11-23, hence its bounds
+	# the delay is on the target's egress, as in slow-net-tgt-synced below: up to +16.4 ms
+	# measured, hence its bounds
 	diagnose base slow-net --stage ntprof:network_transmission,stock:fabric_total \
 		--change-us 10000 --within 0.7,1.8
 	# synchronized clocks (chrony): the one-way stage of the delayed direction carries it
@@ -142,11 +142,11 @@ if [ -n "$diagnosis_runs" ]; then
 		--stage end_to_end --change-us 210000 --within 0.7,1.2
 	# 10 ms service time: the device wait (+5.8 ms measured; 5 ms gave +3.4 / +3.2 ms) must
 	# stand clear of the base's own network noise (2-4 ms), which 1 ms (+1.1..+2.9 ms) did not.
-	# Known flake (2026-11-23): under TCG the base's idle target answers slower than the run's
-	# busy one, so the network can shrink as much as the device grows: a CI rehearsal had
-	# network 8.0 -> 3.9 ms beside target_subsystem +6.2 ms, end to end +8% (no significant
-	# change); 20 ms of service time did not help (8.5 ms of network swing in one of two
-	# pairs). The fix is a base whose target is as busy on another device (not done yet).
+	# Known flake: under TCG the base's idle target answers slower than the run's busy one, so
+	# the network can shrink as much as the device grows (measured: network 8.0 -> 3.9 ms
+	# beside target_subsystem +6.2 ms, end to end +8%: no significant change); 20 ms of service
+	# time does not help (8.5 ms of network swing in one of two pairs). A base whose target is
+	# as busy on another device would.
 	diagnose busy-base busy-device --stage ntprof:target_subsystem,stock:target_exec \
 		--change-us 10000 --within 0.3,2
 	# under TCG the end-to-end effect of a second job on the queue is not reproducible (the 2
@@ -158,7 +158,7 @@ if [ -n "$diagnosis_runs" ]; then
 	diagnose interference-c0 interference-c2 --group "type=read, size=4096"
 	diagnose interference-c0 interference-c3 --group "type=read, size=4096"
 	# digests (capture/scenarios/digest.sh) are not checked live: under TCG the CRC's cost is
-	# within the run-to-run noise (LAD 1.21, 1.59, 1.19, then 0.67 and 1.08 on 2026-11-23);
+	# within the run-to-run noise (LAD 1.21, 1.59, 1.19, 0.67 and 1.08 in five pairs);
 	# the fixtures' compare case (patched_digest) pins the diagnosis on recorded runs
 	# a bulk TCP stream on the link (iperf3), no netem: two pairs gave LAD 1.78 and 2.52
 	diagnose nic-base nic --group "type=read, size=4096"
@@ -171,15 +171,15 @@ if [ -n "$diagnosis_runs" ]; then
 	# one queue for both jobs' CPUs: under TCG the end-to-end effect goes either way (as in
 	# few-queues: 128 KiB reads came out faster in one of two pairs, 4 KiB reads in one CI run);
 	# the queue's signature does not: for the 4 KiB reads nvme_tcp_completion amplified most (LAD
-	# 137 and 191 on 2026-11-23, 71 in the faster pair: check_diagnosis then wants truth's stage
-	# among the stages that grew, and leaves the cause id alone: a faster verdict's cause is
-	# what shrank most, network or (2026-11-25) the target's completion work), nvme_tcp_submission
+	# 137 and 191, 71 in the faster pair: check_diagnosis then wants truth's stage among the
+	# stages that grew, and leaves the cause id alone: a faster verdict's cause is what shrank
+	# most, the network or the target's completion work), nvme_tcp_submission
 	# 7.8-30x, queues used 2 -> 1
 	diagnose fs-base fs-1q --group "type=read, size=4096" --verdicts "slower,no significant change,faster" \
 		--amplified ntprof:nvme_tcp_submission,stock:- --min-lad 3
 	# a 1 MiB writer on the target's device throttled to 20 MiB/s: target_subsystem +32 ms
 	# (LAD 3.5) of +47 ms end to end for the 128 KiB reads; at 40 MiB/s the writer's copies
-	# also took target CPU and the network stages grew as much (2026-11-23)
+	# also take target CPU and the network stages grow as much
 	diagnose fs-base fs-local --group "type=read, size=131072"
 	interference interference-c1 4096 "shares device only"
 	interference interference-c2 4096 "shares queue (same CPU)"

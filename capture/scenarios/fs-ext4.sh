@@ -12,8 +12,8 @@
 # ext4 takes the first $fs_mib MiB, the target's local writer the last 128 MiB. Its
 # bandwidth is capped (mbps, null_blk's throttle): the writer's 1 MiB writes fill it with
 # few requests, so the remote reads wait for the device, not for a target CPU that a
-# 4 KiB writer at a thousand IOPS would also take under TCG (tried: the network stages
-# grew as much as the device's). Every fs run has the same device, the base included.
+# 4 KiB writer at a thousand IOPS would also take under TCG (measured: the network stages
+# grow as much as the device's). Every fs run has the same device, the base included.
 : "${queues:=0}"
 : "${jobs:=2}"
 : "${qd:=4}"

@@ -46,7 +46,7 @@ truth() {
 JSON
 }
 truth_compute() {
-	# Measured (patched 6.1, TCG, 2026-11-23), against compute=0 with the same CPUs:
+	# Measured (patched 6.1, TCG), against compute=0 with the same CPUs:
 	# - app_cpu=1, loop on CPU 0 (the io_work's): LAD 1.48 end to end, but as network time
 	#   (nstack_submission +5.1 ms) with the TARGET's CPU waits up as much as the initiator's
 	#   (io_work 284 -> 466 us there; the initiator's io_work wait fell 967 -> 477 us: a

@@ -36,11 +36,10 @@ def compare_files():
 # strings on every row were 0.7 s of a side's 2.2 s of writing, the io's other eight columns
 # repeated on every row 0.4 s of the rest.
 # The ranks come from a sort of (io_n, io_id) alone: sorting the whole rows by io_id moved every
-# column through the sort (0.5 -> 0.33 s at 773 k I/Os, session 36); the file's row order is then
+# column through the sort (0.5 -> 0.33 s at 773 k I/Os); the file's row order is then
 # the join's, which nothing reads (see above).
 # The comparison's tables per event of its runs: 425 MB for two 1 M-I/O stock runs' 26.4 M events
-# (16 bytes), 471 MB for a patched pair's 37.1 M (13; sql/bench/README.md, session 40; 29 bytes
-# before the value counts gave way to rank points).
+# (16 bytes), 471 MB for a patched pair's 37.1 M (13).
 CMP_BYTES_PER_EVENT = 20
 IO_QUERY = """
 WITH ranks AS (SELECT io_n, row_number() OVER (ORDER BY io_id) AS io_rank FROM io)

@@ -41,7 +41,7 @@ ORDER_TABLE = "timeline_part_order"
 SEQUENCE_ID = 1            # one writer, one packet sequence (also analyzer/src/timeline.rs)
 # The sorted packets' files live seconds, in the spill folder: uncompressed, and written without
 # dictionaries in Parquet 2's pages (delta-encoded integers), which DuckDB writes faster: the 10 M-event
-# run's three COPYs 3.5 -> 3.1 s (sql/bench/README.md, session 31)
+# run's three COPYs 3.5 -> 3.1 s
 PACKETS_PARQUET = "FORMAT parquet, COMPRESSION uncompressed, DICTIONARY_SIZE_LIMIT 1, PARQUET_VERSION V2"
 # debug annotations (slice args) -> their interned ids (1.. in this order, as
 # analyzer/src/timeline.rs writes them) and the timeline_io_rows column

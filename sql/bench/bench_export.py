@@ -17,7 +17,8 @@ beside this process: add the two).
 
 Usage: NTSCOPE_BIN=.../ntscope python sql/bench/bench_export.py [N1 N2 ...]   (default 20 160:
        128 k and 1.02 M I/Os).  Env: MEMORY_LIMIT (default 2GB), STRETCH (default 0.02; 0:
-       exact copies, as before session 35), TMPDIR (scratch; the 1 M-I/O run needs ~3 GB)."""
+       exact copies), TMPDIR (scratch; the 1 M-I/O run needs ~3 GB), BENCH_RESULTS (where the
+       run's record goes; default sql/bench/results.jsonl, tools/bench_results.py)."""
 import json
 import os
 import shutil
@@ -29,6 +30,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 SAMPLE = os.path.join(REPO, "fixtures", "stock-randread-4k-qd8")
+PHASES = ("load views", "io.parquet + io_stages.parquet", "timeline.perfetto-trace")
 
 
 def status_kib(field):
@@ -121,6 +123,13 @@ def main(sizes):
             results[n] = json.loads(r.stdout.strip().splitlines()[-1])
             shutil.rmtree(big)
             print_table(results, mem, stretch)
+    sys.path.insert(0, os.path.join(REPO, "tools"))
+    import bench_results
+    rows = [{"copies": n, "ios": r["ios"], "phase": ph, **{k: round(v, 3) for k, v in r[ph].items()}}
+            for n, r in results.items() for ph in PHASES]
+    where = bench_results.append(os.path.join(HERE, "results.jsonl"), "bench-export",
+                                 {"sizes": sizes, "memory_limit": mem, "stretch": float(stretch)}, {"rows": rows}, [], REPO)
+    print(f"bench_export: record appended to {where}", file=sys.stderr)
     return 0
 
 
@@ -130,7 +139,7 @@ def print_table(results, mem, stretch):
     print(f"{'I/Os':>9}  {'phase':<32} {'wall s':>8} {'CPU s':>8} {'peak RSS MiB':>13} {'py heap MiB':>12} "
           f"{'MB out':>8} {'encoder RSS MiB':>16}")
     for n, r in results.items():
-        for ph in ("load views", "io.parquet + io_stages.parquet", "timeline.perfetto-trace"):
+        for ph in PHASES:
             x = r[ph]
             print(f"{r['ios']:>9}  {ph:<32} {x['s']:>8.1f} {x.get('cpu_s', float('nan')):>8.1f} "
                   f"{x['peak_rss_mib']:>13.0f} {x['py_heap_peak_mib']:>12.1f} {x.get('mb', float('nan')):>8.1f} "

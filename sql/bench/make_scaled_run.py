@@ -12,8 +12,7 @@ duration of copy k is the original's times that factor and every relation betwee
 holds as in the original (to within the offset's uncertainty times the factor). Exact copies
 repeat every duration N times, which real I/O never does: a GROUP BY over durations (the
 percentiles' value counts, the interference breakdown) then has N times fewer groups than a
-real run of that size, and the benchmark flatters the analysis (sql/bench/README.md, session
-34). The equal-answers test (sql/tests/test_scaled_run.py) uses exact copies.
+real run of that size, and the benchmark flatters the analysis. The equal-answers test (sql/tests/test_scaled_run.py) uses exact copies.
 
 In:  SRC run directory (converted), N.  Out: DST/<host>/parquet/... and metadata.json.
 Usage: make_scaled_run.py SRC DST N [--stretch S]"""

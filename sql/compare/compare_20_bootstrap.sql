@@ -100,8 +100,7 @@ FROM cmp_sample_vals v JOIN cmp_sample_parts p ON p.cut_part_id = v.sample_key >
 -- read them through cut_part_id). The samples ranked by one sort on integers (a window, which
 -- spills), then the hundred wanted ranks kept: on a real run nearly every duration is
 -- distinct, and counting equal values first (a GROUP BY of nearly every row, then a window
--- over its groups) took 11.6 s against 3.5 s for 26 M samples (sql/bench/README.md, session
--- 40); a quantile aggregate holds every duration of a part in memory and cannot spill.
+-- over its groups) took 11.6 s against 3.5 s for 26 M samples; a quantile aggregate holds every duration of a part in memory and cannot spill.
 --   part_id   cmp_sample_parts.part_id (a cut_part_id)
 --   pct       1..100
 --   dur       ns

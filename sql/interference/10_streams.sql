@@ -69,12 +69,12 @@ FROM intf_io GROUP BY stream_id;
 -- Percentiles by rank (nearest rank: the value at position ceil(q * n) from the smallest, as
 -- report_stage_values gives them): each (stream, cut)'s durations numbered in order by one
 -- window on INTEGER keys, the stream, set and stage named after (grouping on those strings took
--- 1.3-1.4 s against 0.7-0.8 s for 199 k I/Os, session 34), once per cut (io_stage_cuts,
+-- 1.3-1.4 s against 0.7-0.8 s for 199 k I/Os), once per cut (io_stage_cuts,
 -- sql/50_stages.sql), given to each definition of it after (23 cuts for 34 definitions on a
--- patched run, session 38). A quantile aggregate would hold every duration of a stream in
--- memory; the window spills. Until session 41 they came from value counts (a GROUP BY on the
--- duration, then a window over its groups), which on a real run, where nearly every duration
--- is distinct, cost more: 0.82 -> 0.45 s on the real high-rate capture (sql/bench/README.md).
+-- patched run). A quantile aggregate would hold every duration of a stream in memory; the
+-- window spills. Value counts (a GROUP BY on the duration, then a window over its groups) cost
+-- more on a real run, where nearly every duration is distinct: 0.82 s against the window's
+-- 0.45 s on the real high-rate capture.
 CREATE OR REPLACE VIEW intf_stream_breakdown AS
 WITH s AS (
     SELECT i.stream_no::INTEGER AS stream_no, s.def_no::INTEGER AS def_no, s.dur
@@ -212,8 +212,7 @@ LEFT JOIN intf_sweep_at_submit ds ON ds.io_n = i.io_n AND ds.sweep = 5;
 -- sharing the resource with it while both were active: I/Os x streams per resource, not
 -- I/Os x commands in flight. The resource is a number until the last step: partitioned on the
 -- strings 'queue' / 'device', the per-CPU window alone took 1.2 s of the statement's 1.6 s on
--- the real high-rate capture scaled 3x (432 k I/Os); 0.66 s with the number, the same rows
--- (sql/bench/README.md, session 42).
+-- the real high-rate capture scaled 3x (432 k I/Os); 0.66 s with the number, the same rows.
 CREATE OR REPLACE TABLE intf_stream_sharing AS
 WITH r AS (
     -- resource 0 the queue, 1 the device (named in the last step: the windows and ASOF joins

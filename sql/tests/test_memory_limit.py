@@ -23,8 +23,7 @@ SMALL = "lab-6.1-stock-base-randread"
 # a run that needs more than TINY to compute its views: 20 time-shifted copies of a real
 # capture (sql/bench/make_scaled_run.py; 1.66 M events, 127,780 reads). Below ~150 MB DuckDB
 # fails on it (what operators need before they spill); TINY is a round size above that, and
-# below what the views need (since `events` became a view 300 MB no longer forced a spill;
-# since nvme_commands stopped materializing copies of the command events, 10 copies fit in
+# below what the views need (at 300 MB they compute without spilling; 10 copies fit in
 # 200 MB).
 SCALED, COPIES = "stock-randread-4k-qd8", 20
 IOS = 6_389 * COPIES   # the fixture's reads, in every copy

@@ -3,8 +3,8 @@ block_key) pair exactly as the parts they stand for, also when a trace lacks a
 field (NULL parts) or holds a damaged value (a part out of range: it pairs with nothing).
 
 The reference is the pairing on the parts themselves (host name, controller, queue, cid; host,
-dev, sector), computed here by a window over the events view, as nvme_command_rows and
-block_request_rows did before they sorted on one integer (sql/bench/README.md, session 36)."""
+dev, sector), computed here by a window over the events view on those parts, the slower way
+nvme_command_rows and block_request_rows could pair them."""
 import os
 
 import duckdb
@@ -50,7 +50,7 @@ WHERE phase = 0
 """
 BLOCK_PAIRS = "SELECT host, issue_ts, complete_ts FROM block_request_rows WHERE issue_ts IS NOT NULL"
 # (which way an initiator command found its completion may change: through its block request
-# needs ctrl_id, as it did before)
+# needs ctrl_id)
 LIFETIMES = ("SELECT host, submit_ts, complete_ts, state FROM nvme_command_rows "
              "UNION ALL SELECT host, issue_ts, complete_ts, state FROM block_request_rows")
 
@@ -112,7 +112,7 @@ def test_pairs_as_on_the_parts(tmp_path, drop):
     # the parts as here: the reference above holds them)
     if "sector" not in drop:
         assert rows(con, LIFETIMES) == rows(traced, LIFETIMES)
-    # and a request matches its bio only on a known dev and sector (equality, as before)
+    # and a request matches its bio only on a known dev and sector (equality)
     queued = "SELECT count(queue_ts) FROM block_request_rows"
     assert con.execute(queued).fetchone()[0] == (0 if {"dev", "sector"} & set(drop) else
                                                 traced.execute(queued).fetchone()[0])

@@ -6,8 +6,10 @@ neighbour), the same histograms x N, clock offset and interference. Small N keep
 seconds; the benchmark (sql/bench/bench_analyze.py) runs the same SQL at millions of events.
 Needs the converter (NTSCOPE_BIN)."""
 import bisect
+import datetime
 import json
 import os
+import platform
 import re
 import subprocess
 import sys
@@ -18,6 +20,7 @@ from ntscope.sql import views
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SQL = os.path.dirname(HERE)
+REPO = os.path.dirname(SQL)
 
 CASES = [("lab-6.1-stock-interference-c2", 4), ("stock-randrw-mixed", 2)]
 PCTS = ["p10_ns", "p50_ns", "p70_ns", "p80_ns", "p90_ns", "p95_ns", "p99_ns", "p999_ns"]
@@ -182,8 +185,8 @@ def test_stretched_copies_keep_the_run_and_vary_durations(fixture_run, tmp_path)
 
 
 def test_export_benchmark_measures_a_stretched_run(fixture_run, tmp_path):
-    """sql/bench/bench_export.py (run by hand, so nothing else would notice it break: it did, on
-    timeline.stage_set_of's primary_stage_set) measures its three phases on a 2-copy stretched
+    """sql/bench/bench_export.py (run by hand, so only this test notices when a change to what it
+    calls breaks it) measures its three phases on a 2-copy stretched
     run: every selected I/O counted, each output written and its size reported, the timeline
     encoder's peak memory its own."""
     orig = fixture_run("lab-6.1-stock-interference-c2")
@@ -202,11 +205,63 @@ def test_export_benchmark_measures_a_stretched_run(fixture_run, tmp_path):
     assert 1 < got["timeline.perfetto-trace"]["encoder_peak_rss_mib"] < got["load views"]["peak_rss_mib"]
 
 
+def test_export_benchmark_appends_a_record(ntscope_bin, tmp_path):
+    """bench_export.py at one copy: the table it prints and one record of its three phases."""
+    results = seed_results(tmp_path / "results.jsonl")
+    env = dict(os.environ, NTSCOPE_BIN=ntscope_bin, BENCH_RESULTS=str(results), TMPDIR=str(tmp_path))
+    r = subprocess.run([sys.executable, os.path.join(SQL, "bench", "bench_export.py"), "1"], env=env,
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-2000:]
+    rec = appended_record(results, "bench-export", r.stdout)
+    assert rec["params"] == {"sizes": [1], "memory_limit": "2GB", "stretch": 0.02} and rec["goals"] == []
+    rows = {x["phase"]: x for x in rec["figures"]["rows"]}
+    assert list(rows) == ["load views", "io.parquet + io_stages.parquet", "timeline.perfetto-trace"]
+    for phase, x in rows.items():
+        assert x["copies"] == 1 and x["ios"] == 6389 and x["s"] > 0 and x["peak_rss_mib"] > 0
+        [line] = [line for line in r.stdout.splitlines() if phase in line and line.split()[0] == "6389"]
+        assert f"{x['s']:.1f}" == line[len("     6389  ") + 33:].split()[0], (line, x)
+    assert rows["timeline.perfetto-trace"]["encoder_peak_rss_mib"] > 1 and rows["timeline.perfetto-trace"]["mb"] > 1
+
+
 def run_analyze_benchmark(ntscope_bin, tmp_path, **extra):
     env = dict(os.environ, SIZES="1 2", REPS="1", LIMITS="default", TRACECMD="1", NTSCOPE_BIN=ntscope_bin,
-               BENCH_DIR=str(tmp_path / "bench"), **extra)
+               BENCH_DIR=str(tmp_path / "bench"), BENCH_RESULTS=str(tmp_path / "results.jsonl"))
+    env.update(extra)
     return subprocess.run([sys.executable, os.path.join(SQL, "bench", "bench_analyze.py")], env=env,
                           capture_output=True, text=True)
+
+
+EARLIER = {"bench": "an earlier run", "figures": {}}
+
+
+def seed_results(path):
+    """A results file holding one earlier record (a bench must append after it, never rewrite it)."""
+    path.write_text(json.dumps(EARLIER) + "\n")
+    return path
+
+
+def appended_record(path, bench, stdout):
+    """The one record a bench run appended to PATH (seeded by seed_results), checked well-formed:
+    the keys in order, a UTC date of the last hour, this checkout's commit, this machine, and one
+    goals entry per `goal:` line the run printed, met as printed. Returns it."""
+    lines = path.read_text().splitlines()
+    assert len(lines) == 2 and json.loads(lines[0]) == EARLIER, lines
+    rec = json.loads(lines[1])
+    assert list(rec) == ["bench", "date", "commit", "dirty", "machine", "params", "figures", "goals"], list(rec)
+    assert rec["bench"] == bench
+    when = datetime.datetime.strptime(rec["date"], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=datetime.timezone.utc)
+    assert abs((datetime.datetime.now(datetime.timezone.utc) - when).total_seconds()) < 3600, rec["date"]
+    head = subprocess.run(["git", "-C", REPO, "rev-parse", "HEAD"], capture_output=True, text=True)
+    assert rec["commit"] == (head.stdout.strip() if head.returncode == 0 else None)
+    assert rec["dirty"] in (True, False) if rec["commit"] else rec["dirty"] is None
+    m = rec["machine"]
+    assert m["cores"] == os.cpu_count() and m["memory_gib"] > 0 and m["kernel"] == platform.release() and m["cpu_model"]
+    printed = [line for line in stdout.splitlines() if line.startswith("goal: ")]
+    assert len(rec["goals"]) == len(printed), (rec["goals"], printed)
+    for g, line in zip(rec["goals"], printed):
+        assert set(g) == {"goal", "met", "figure"} and line.startswith("goal: " + g["goal"] + ": ")
+        assert g["met"] == (": met (" in line) and g["figure"] in line
+    return rec
 
 
 @pytest.mark.parametrize("sample", [None, "lab-6.1-patched-base-randread"])
@@ -250,6 +305,52 @@ def test_analyze_benchmark_prints_both_sizes(fixture_run, ntscope_bin, tmp_path,
         assert (": met (" in line) == (mib <= 3e9 / 2**20), line
 
 
+def test_analyze_benchmark_appends_a_record(fixture_run, ntscope_bin, tmp_path):
+    """`just bench-analyze` at its smallest (one copy, one repetition) appends one well-formed
+    record after the earlier ones: its parameters, the printed row as numbers and its goal lines."""
+    orig = fixture_run("stock-randread-4k-qd8")
+    results = seed_results(tmp_path / "results.jsonl")
+    r = run_analyze_benchmark(ntscope_bin, tmp_path, SIZES="1")
+    assert r.returncode == 0, r.stderr[-2000:]
+    rec = appended_record(results, "bench-analyze", r.stdout)
+    assert rec["params"]["sizes"] == [1] and rec["params"]["reps"] == 1 and rec["params"]["tracecmd"] is True
+    [row] = rec["figures"]["rows"]
+    assert row["copies"] == 1 and row["ios"] == io_count(orig) and row["memory_limit"].endswith("(default)")
+    [printed] = [line.split() for line in r.stdout.splitlines() if line.split()[:1] == ["1"] and "|" in line]
+    # N, events, I/Os | trace-cmd ... | 2000MB (default), analyze s, CPU s, ev/s, peak RSS ...
+    assert (row["events"], row["peak_rss_mib"]) == (int(printed[1].replace(",", "")), int(printed[14].replace(",", "")))
+    assert row["analyze_s"] == pytest.approx(float(printed[11]), abs=0.051)
+    assert row["analyze_vs_tracecmd"] == pytest.approx(row["analyze_s"] / row["tracecmd_s"], abs=0.01)
+    assert [g["goal"] for g in rec["goals"]] == [f"peak RSS <= 3 GB at {row['events']:,} events, --memory-limit default"]
+
+
+def test_analyze_benchmark_of_a_run_appends_a_record(fixture_run, ntscope_bin, tmp_path):
+    """`just bench-analyze RUN` (sql/bench/bench_analyze.sh) on a real two-host run: trace-cmd report
+    and convert of each host and analyze, each printed and kept in one record with their ratio."""
+    run = tmp_path / "stock-randread-4k-qd8"
+    for host in ("initiator", "target"):
+        (run / host).mkdir(parents=True)
+        (run / host / "trace.dat").write_bytes(
+            open(os.path.join(REPO, "fixtures", "stock-randread-4k-qd8", host, "trace.dat"), "rb").read())
+    results = seed_results(tmp_path / "results.jsonl")
+    env = dict(os.environ, NTSCOPE_BIN=ntscope_bin, NTSCOPE_PYTHON=sys.executable, BENCH_RESULTS=str(results))
+    r = subprocess.run(["bash", os.path.join(SQL, "bench", "bench_analyze.sh"), str(run)], env=env,
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-2000:]
+    rec = appended_record(results, "bench-analyze-run", r.stdout)
+    assert rec["params"] == {"run": "stock-randread-4k-qd8", "memory_limit": "default"}
+    f = rec["figures"]
+    assert [h["host"] for h in f["hosts"]] == ["initiator", "target"]
+    printed = {line[:44].strip(): float(line[44:].split()[0]) for line in r.stdout.splitlines() if " MiB" in line}
+    for h in f["hosts"]:
+        assert h["tracecmd_s"] == printed[f"trace-cmd report ({h['host']})"]
+        assert h["convert_s"] == printed[f"ntscope convert ({h['host']})"] and h["convert_peak_rss_mib"] > 0
+    assert f["analyze_s"] == printed["analyze (all hosts, converted)"] > 0
+    assert f["tracecmd_total_s"] == pytest.approx(sum(h["tracecmd_s"] for h in f["hosts"]))
+    assert f["analyze_vs_tracecmd"] == round(f["analyze_s"] / f["tracecmd_total_s"], 2)
+    assert f"= {f['analyze_vs_tracecmd']:.2f}x" in r.stdout
+
+
 def test_analyze_benchmark_refuses_a_sample_it_cannot_scale(ntscope_bin, tmp_path):
     """A SAMPLE that is no fixture and no run folder is refused by name; one that is the bench's
     own converted copy (its folder under BENCH_DIR, unfinished) is refused, not cleared."""
@@ -271,8 +372,9 @@ def test_convert_benchmark_counts_what_trace_cmd_prints(ntscope_bin, tmp_path):
     the event lines `trace-cmd report` prints of that very file."""
     repo = os.path.dirname(SQL)
     cache = tmp_path / "cache"
+    results = seed_results(tmp_path / "results.jsonl")
     env = dict(os.environ, BENCH_LAB="0", BENCH_EVENTS="200000", BENCH_REPS="1", NTSCOPE_BIN=ntscope_bin,
-               NTSCOPE_CACHE=str(cache))
+               NTSCOPE_CACHE=str(cache), BENCH_RESULTS=str(results))
     r = subprocess.run(["bash", os.path.join(repo, "analyzer", "bench", "bench_convert.sh")], env=env,
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stderr[-2000:]
@@ -298,3 +400,34 @@ def test_convert_benchmark_counts_what_trace_cmd_prints(ntscope_bin, tmp_path):
         [row] = [x for x in r.stdout.splitlines() if x.startswith(name + " ") and commands[2] in x]
         [ceiling] = re.findall(rf"ceiling on this machine \({name}\): decoding alone, nothing written, ([0-9.]+) M", r.stdout)
         assert ceiling == row.split()[-2], (row, ceiling)
+    # the run's record: every printed row, the ratios and ceilings, each goal line
+    rec = appended_record(results, "bench-convert", r.stdout)
+    assert rec["params"]["bench_events"] == 200000 and rec["params"]["lab"] is False
+    assert rec["params"]["inputs"] == ["scaled-small", "scaled-big", "scaled-big-raw"]
+    kept = {(x["input"], x["command"]): x for x in rec["figures"]["rows"]}
+    assert len(kept) == 12 and all(kept[(i, "convert")]["events"] == e[commands[0]] for i, e in events.items())
+    for name in ("scaled-big", "scaled-big-raw"):
+        [ratio] = [x for x in rec["figures"]["ratios"] if x["input"] == name]
+        assert ratio["decode_only_m_events_per_cpu_s"] == kept[(name, "decode-only")]["m_events_per_cpu_s"]
+        assert re.search(rf"^{name} +speed ratio vs trace-cmd report: {ratio['vs_tracecmd_wall']:.1f}x wall", r.stdout, re.M)
+
+
+def test_committed_results_are_records():
+    """analyzer/bench/results.jsonl and sql/bench/results.jsonl (README's Performance table is made
+    from them): every line one record with the keys a bench writes, a date, a full commit id,
+    numbers where figures are, goals with a verdict; appended in date order."""
+    for rel, benches in (("analyzer/bench/results.jsonl", {"bench-convert"}),
+                         ("sql/bench/results.jsonl", {"bench-analyze", "bench-analyze-run", "bench-export"})):
+        with open(os.path.join(REPO, rel)) as f:
+            recs = [json.loads(line) for line in f]
+        assert recs, rel
+        for rec in recs:
+            assert list(rec)[:8] == ["bench", "date", "commit", "dirty", "machine", "params", "figures", "goals"]
+            assert rec["bench"] in benches and re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", rec["date"])
+            assert re.fullmatch(r"[0-9a-f]{40}", rec["commit"])
+            assert set(rec["machine"]) == {"cpu_model", "cores", "memory_gib", "kernel"} and rec["machine"]["cores"] >= 1
+            assert all(set(g) == {"goal", "met", "figure"} and isinstance(g["met"], bool) for g in rec["goals"])
+            rows = rec["figures"].get("rows", [])
+            assert all(isinstance(v, (int, float)) for r in rows for k, v in r.items()
+                       if k.endswith(("_s", "_mib", "_mb")) and v is not None), rec
+        assert [r["date"] for r in recs] == sorted(r["date"] for r in recs), rel
