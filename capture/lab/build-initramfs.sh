@@ -98,14 +98,7 @@ echo "root:x:0:" >"$root/etc/group"
 mkdir -p "$root/opt/ntscope/capture"
 cp -a "$capture_dir/ntscope-capture" "$capture_dir/capture.just" "$capture_dir/README.md" \
 	"$capture_dir/lab" "$capture_dir/scenarios" "$root/opt/ntscope/capture/"
-cat >"$root/opt/ntscope/justfile" <<'EOF'
-# The lab VMs' justfile: only the capture recipes (busybox sh, no bash).
-set shell := ["sh", "-eu", "-c"]
-set positional-arguments := true
-export NTSCOPE_REPO := "/opt/ntscope"
-export NTSCOPE_RUNS := env_var_or_default("NTSCOPE_RUNS", "/share")
-import 'capture/capture.just'
-EOF
+install -m 0644 "$here/vm.justfile" "$root/opt/ntscope/justfile"
 for cand in "$(command -v just || true)" "$(bash "$capture_dir/../tools/checkout-cache.sh")/venv/bin/just"; do
 	if [ -n "$cand" ] && [ "$(head -c 4 "$cand" | od -An -c | tr -d ' ')" = '177ELF' ]; then
 		install -m 0755 "$cand" "$root/usr/bin/just"

@@ -61,3 +61,16 @@ def test_the_user_recipes_do_not_echo_their_command_line():
                 calls.append((f, line.strip()))
     assert len(calls) >= 7
     assert [c for c in calls if not c[1].startswith("@")] == []
+
+
+def test_the_lab_vms_justfile_parses_with_the_capture_recipes(tmp_path):
+    """The VMs get capture/lab/vm.justfile beside a copy of capture.just (build-initramfs.sh);
+    just refuses a whole justfile for one unknown dependency, so every recipe there must resolve."""
+    (tmp_path / "capture").mkdir()
+    (tmp_path / "capture" / "capture.just").write_text(open(os.path.join(REPO, "capture", "capture.just")).read())
+    (tmp_path / "justfile").write_text(open(os.path.join(REPO, "capture", "lab", "vm.justfile")).read())
+    out = subprocess.run(["just", "-f", str(tmp_path / "justfile"), "--dump", "--dump-format", "json"],
+                         cwd=tmp_path, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    recipes = json.loads(out.stdout)["recipes"]
+    assert "capture" in recipes and "lab" in recipes
