@@ -93,11 +93,8 @@ enum SynthCommand {
     Known {
         #[arg(long, value_name = "FILE")]
         out: String,
-        /// File version: 6 or 7 (v6 has no compression)
-        #[arg(long, default_value_t = 7, value_parser = clap::value_parser!(u32).range(6..=7))]
-        version: u32,
-        #[arg(long, default_value = "zstd", value_parser = parse_codec)]
-        codec: Codec,
+        #[command(flatten)]
+        shape: SynthShape,
         #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=1024))]
         cpus: u32,
         /// Events per CPU
@@ -112,12 +109,6 @@ enum SynthCommand {
         /// OFFSET option (nanoseconds)
         #[arg(long, value_name = "NS", allow_hyphen_values = true)]
         offset: Option<String>,
-        /// Byte order of the recording kernel
-        #[arg(long, default_value = "little", value_parser = ["little", "big"])]
-        endian: String,
-        /// The recording kernel's long, in bytes
-        #[arg(long, default_value_t = 8, value_parser = parse_long_size)]
-        long_size: usize,
     },
     /// A known-answer trace of the event classes others' recordings bring: ftrace
     /// print/bprint/bputs with kallsyms and printk formats, a system named xhci-hcd, field
@@ -125,17 +116,8 @@ enum SynthCommand {
     Classes {
         #[arg(long, value_name = "FILE")]
         out: String,
-        /// File version: 6 or 7 (v6 has no compression)
-        #[arg(long, default_value_t = 7, value_parser = clap::value_parser!(u32).range(6..=7))]
-        version: u32,
-        #[arg(long, default_value = "zstd", value_parser = parse_codec)]
-        codec: Codec,
-        /// Byte order of the recording kernel
-        #[arg(long, default_value = "little", value_parser = ["little", "big"])]
-        endian: String,
-        /// The recording kernel's long, in bytes
-        #[arg(long, default_value_t = 8, value_parser = parse_long_size)]
-        long_size: usize,
+        #[command(flatten)]
+        shape: SynthShape,
     },
     /// A large trace made of a real trace's pages, repeated (benchmarks)
     Replicate {
@@ -149,6 +131,38 @@ enum SynthCommand {
         #[arg(long, default_value = "zstd", value_parser = parse_codec)]
         codec: Codec,
     },
+}
+
+/// The file version, compression and recording kernel of a synthetic trace.
+#[derive(Args)]
+struct SynthShape {
+    /// File version: 6 or 7 (v6 has no compression)
+    #[arg(long, default_value_t = 7, value_parser = clap::value_parser!(u32).range(6..=7))]
+    version: u32,
+    #[arg(long, default_value = "zstd", value_parser = parse_codec)]
+    codec: Codec,
+    /// Byte order of the recording kernel
+    #[arg(long, default_value = "little", value_parser = ["little", "big"])]
+    endian: String,
+    /// The recording kernel's long, in bytes
+    #[arg(long, default_value_t = 8, value_parser = parse_long_size)]
+    long_size: usize,
+}
+
+impl SynthShape {
+    fn abi(&self) -> ntscope::synth::Abi {
+        use ntscope::tracedat::bytes::Endian;
+        ntscope::synth::Abi { endian: if self.endian == "big" { Endian::Big } else { Endian::Little }, long_size: self.long_size }
+    }
+
+    /// Says so and returns false for a version 6 file with compression (it has none).
+    fn valid(&self) -> bool {
+        let ok = self.version == 7 || self.codec == Codec::None;
+        if !ok {
+            eprintln!("ntscope: error: synth: version 6 files have no compression; fix: pass --codec none or --version 7");
+        }
+        ok
+    }
 }
 
 fn parse_long_size(s: &str) -> Result<usize, String> {
@@ -333,28 +347,19 @@ fn cmd_summary(dir: &std::path::Path) -> ExitCode {
 }
 
 fn cmd_synth(s: SynthCommand) -> ExitCode {
-    use ntscope::synth::{known_trace_abi, replicate, Abi};
-    use ntscope::tracedat::bytes::Endian;
-    let abi = |endian: &str, long_size: usize| Abi { endian: if endian == "big" { Endian::Big } else { Endian::Little }, long_size };
-    let v6_compressed = |version: u32, codec: Codec| {
-        let bad = version == 6 && codec != Codec::None;
-        if bad {
-            eprintln!("ntscope: error: synth: version 6 files have no compression; fix: pass --codec none or --version 7");
-        }
-        bad
-    };
+    use ntscope::synth::{known_trace_abi, replicate};
     let (out, bytes) = match s {
-        SynthCommand::Classes { out, version, codec, endian, long_size } => {
-            if v6_compressed(version, codec) {
+        SynthCommand::Classes { out, shape } => {
+            if !shape.valid() {
                 return ExitCode::from(2);
             }
-            (out, ntscope::synth_classes::classes_trace(abi(&endian, long_size), version, codec, false).to_bytes())
+            (out, ntscope::synth_classes::classes_trace(shape.abi(), shape.version, shape.codec, false).to_bytes())
         }
-        SynthCommand::Known { out, version, codec, cpus, events, instance, date, offset, endian, long_size } => {
-            if v6_compressed(version, codec) {
+        SynthCommand::Known { out, shape, cpus, events, instance, date, offset } => {
+            if !shape.valid() {
                 return ExitCode::from(2);
             }
-            let mut t = known_trace_abi(abi(&endian, long_size), version, codec, cpus, events, instance);
+            let mut t = known_trace_abi(shape.abi(), shape.version, shape.codec, cpus, events, instance);
             if let Some(d) = date {
                 t.options.push((1, format!("{}\0", d).into_bytes()));
             }
