@@ -509,7 +509,7 @@ impl MessageCol {
                     let pieces = self.formats.entry(addr).or_insert_with(|| printk.get(addr).map(|p| parse_format(p.registered())));
                     match pieces {
                         Some(pieces) => {
-                            let ctx = TextContext { endian: e, long_size: self.long_size, kallsyms: &self.symbols.kallsyms, printk };
+                            let ctx = TextContext { endian: e, long_size: self.long_size, symbols: &self.symbols };
                             self.scratch.clear();
                             render_bprint(pieces, &rec[fields[buf].offset..], &ctx, &mut self.scratch);
                             self.text.push(without_newline(&self.scratch))

@@ -20,7 +20,7 @@
 //! the text is the kernel's.
 
 use crate::tracedat::bytes::Endian;
-use crate::tracedat::symbols::{Kallsyms, PrintkFormats};
+use crate::tracedat::symbols::TraceSymbols;
 
 /// One piece of a parsed printk format.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -172,8 +172,8 @@ pub struct TextContext<'a> {
     pub endian: Endian,
     /// The kernel's long (the ring buffer's commit word).
     pub long_size: usize,
-    pub kallsyms: &'a Kallsyms,
-    pub printk: &'a PrintkFormats,
+    /// The printk formats, and the kallsyms for `%pS` (read when a record first needs it).
+    pub symbols: &'a TraceSymbols,
 }
 
 /// Reads the packed arguments of one bprint record.
@@ -272,7 +272,7 @@ pub fn render_bprint(pieces: &[Piece], buf: &[u8], ctx: &TextContext, out: &mut 
 fn format_pointer(ext: Option<u8>, v: u64, ctx: &TextContext, out: &mut Vec<u8>) {
     use std::io::Write;
     match ext {
-        Some(e @ (b'S' | b's' | b'F' | b'f')) => match ctx.kallsyms.resolve(v) {
+        Some(e @ (b'S' | b's' | b'F' | b'f')) => match ctx.symbols.kallsyms().resolve(v) {
             Some((sym, off)) => {
                 out.extend_from_slice(sym.name.as_bytes());
                 if matches!(e, b'S' | b'F') {
@@ -403,7 +403,7 @@ impl MessageKind {
 /// Convenience for tests and callers holding no parsed cache: the text of a bprint
 /// record whose format is at `fmt_addr`, or None when the file has no such format.
 pub fn bprint_text(fmt_addr: u64, buf: &[u8], ctx: &TextContext) -> Option<Vec<u8>> {
-    let f = ctx.printk.get(fmt_addr)?;
+    let f = ctx.symbols.printk.get(fmt_addr)?;
     let mut out = Vec::new();
     render_bprint(&parse_format(f.registered()), buf, ctx, &mut out);
     Some(without_newline(&out).to_vec())
@@ -463,9 +463,9 @@ mod tests {
 
     #[test]
     fn bprint_arguments_as_the_kernel_packs_them() {
-        let k = Kallsyms::parse(b"ffffffff81000000 T start\nffffffff81000100 t work_fn\nffffffff81000200 T end\n");
-        let p = PrintkFormats::parse(b"0x10 : \"c=%c h=%hd s=%s n=%d ll=%lld l=%lu p=%pS q=%ps r=%p z=%p w=%*d|\\n\"\n");
-        let ctx = TextContext { endian: Endian::Little, long_size: 8, kallsyms: &k, printk: &p };
+        let k = b"ffffffff81000000 T start\nffffffff81000100 t work_fn\nffffffff81000200 T end\n".to_vec();
+        let syms = TraceSymbols::new(k.clone(), b"0x10 : \"c=%c h=%hd s=%s n=%d ll=%lld l=%lu p=%pS q=%ps r=%p z=%p w=%*d|\\n\"\n");
+        let ctx = TextContext { endian: Endian::Little, long_size: 8, symbols: &syms };
         let mut b = Vec::new();
         b.push(b'x'); // %c: 1 byte
         b.push(0); // align 2
@@ -488,8 +488,8 @@ mod tests {
         assert_eq!(String::from_utf8(t).unwrap(), "c=x h=-3 s=ab n=-7 ll=");
         assert_eq!(bprint_text(0x11, &b, &ctx), None);
         // Big-endian, 32-bit kernel: %lu is 4 bytes.
-        let p = PrintkFormats::parse(b"0x20 : \"%lu %llu %x\"\n");
-        let ctx = TextContext { endian: Endian::Big, long_size: 4, kallsyms: &k, printk: &p };
+        let syms = TraceSymbols::new(k, b"0x20 : \"%lu %llu %x\"\n");
+        let ctx = TextContext { endian: Endian::Big, long_size: 4, symbols: &syms };
         let mut b = Vec::new();
         b.extend_from_slice(&7u32.to_be_bytes());
         b.extend_from_slice(&(1u64 << 40).to_be_bytes());

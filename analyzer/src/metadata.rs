@@ -186,7 +186,7 @@ pub fn build(tf: &TraceFile, layout: &Layout, stats: &[CpuStats], rows: &HashMap
         "bad_dynamic_fields": bad_dynamic,
         "invalid_utf8_strings": invalid_utf8,
         "printk_formats_missing": counts.printk_missing,
-        "kallsyms": {"symbols": sym.kallsyms.symbols.len(), "unreadable_lines": sym.kallsyms.bad_lines, "file": crate::symbol_files::KALLSYMS_FILE},
+        "kallsyms": {"symbols": sym.kallsyms().len(), "unreadable_lines": sym.kallsyms().bad_lines, "file": crate::symbol_files::KALLSYMS_FILE},
         "printk_formats": {"formats": sym.printk.formats.len(), "unreadable_lines": sym.printk.bad_lines, "file": crate::symbol_files::PRINTK_FILE},
         "unknown_options": o.unknown.iter().map(|u| json!({"id": u.id, "size": u.size, "offset": u.offset})).collect::<Vec<_>>(),
         "guests": o.guests,

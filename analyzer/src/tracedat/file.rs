@@ -6,7 +6,7 @@ use super::bytes::{until_nul, Cursor, Endian};
 use super::error::{Result, TraceError, FIX_RECOPY};
 use super::format::{parse_event_format, parse_header_page, EventFormat, PageHeader};
 use super::source::{ByteSource, Codec, FileWalker, TraceSource};
-use super::symbols::{Kallsyms, PrintkFormats, TraceSymbols};
+use super::symbols::TraceSymbols;
 use super::timestamps::{TimeShift, TimestampRule, Tsc2Nsec};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -193,7 +193,7 @@ impl TraceFile {
         all.extend(read_event_formats(&mut w)?);
         let kallsyms = w.sized_blob(4, "kallsyms")?;
         let printk = w.sized_blob(4, "printk formats")?;
-        self.set_symbols(&kallsyms, &printk);
+        self.set_symbols(kallsyms, &printk);
         let cmdlines = w.sized_blob(8, "saved cmdlines")?;
         let cpus = w.u32("cpu count")?;
         let mut kind = w.bytes(10, "options/flyrecord tag")?;
@@ -387,7 +387,7 @@ impl TraceFile {
         };
         let kallsyms = text_section(OPT_KALLSYMS, "kallsyms")?;
         let printk = text_section(OPT_PRINTK, "printk formats")?;
-        self.set_symbols(&kallsyms, &printk);
+        self.set_symbols(kallsyms, &printk);
         if let Some(&off) = sections.get(&OPT_CMDLINES) {
             let (d, base) = self.section_data(off, OPT_CMDLINES, "saved cmdlines")?;
             let blob = Cursor::new(&d, base, self.endian).sized_blob(8, "saved cmdlines")?;
@@ -433,8 +433,8 @@ impl TraceFile {
 
     // ---------------- shared ----------------
 
-    fn set_symbols(&mut self, kallsyms: &[u8], printk: &[u8]) {
-        self.symbols = Arc::new(TraceSymbols { kallsyms: Kallsyms::parse(kallsyms), printk: PrintkFormats::parse(printk) });
+    fn set_symbols(&mut self, kallsyms: Vec<u8>, printk: &[u8]) {
+        self.symbols = Arc::new(TraceSymbols::new(kallsyms, printk));
     }
 
     fn set_page_header(&mut self, ph: PageHeader) {
