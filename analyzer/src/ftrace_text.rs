@@ -14,13 +14,18 @@
 //! prints itself (`%pM`, `%pI4` ...) as the string it stored. Each conversion is then
 //! printed as C's printf prints it (flags, width, precision, `*` from the buffer), `%p` as
 //! libtraceevent does (`0x...`, `(nil)`; `%ps`/`%pf` the symbol, `%pS`/`%pF`
-//! `symbol+0xoffset`, from the file's kallsyms). libtraceevent 1.7 reads a few
+//! `symbol+0xoffset`, from the file's kallsyms). A width or precision above `MAX_WIDTH` is
+//! taken as `MAX_WIDTH` (a format or argument from the file must not make one record's
+//! text megabytes). libtraceevent 1.7 reads a few
 //! conversions otherwise: `%c` (it prints `>c<`), `%h`-sized integers (it consumes no
 //! argument) and `%ld` of a negative value in a 32-bit trace (it prints 2^32 - n); there
 //! the text is the kernel's.
 
 use crate::tracedat::bytes::Endian;
 use crate::tracedat::symbols::TraceSymbols;
+
+/// The widest field a conversion pads to, and the longest precision.
+pub const MAX_WIDTH: usize = 4096;
 
 /// One piece of a parsed printk format.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -125,7 +130,7 @@ fn parse_conv(b: &[u8], mut i: usize) -> (Option<Conv>, usize) {
         while b.get(*i).is_some_and(u8::is_ascii_digit) {
             *i += 1;
         }
-        std::str::from_utf8(&b[start..*i]).ok().and_then(|s| s.parse().ok()).map_or(Count::None, Count::Fixed)
+        std::str::from_utf8(&b[start..*i]).ok().and_then(|s| s.parse::<usize>().ok().or((*i > start).then_some(MAX_WIDTH))).map_or(Count::None, |n| Count::Fixed(n.min(MAX_WIDTH)))
     };
     c.width = number(&mut i);
     if b.get(i) == Some(&b'.') {
@@ -225,12 +230,12 @@ pub fn render_bprint(pieces: &[Piece], buf: &[u8], ctx: &TextContext, out: &mut 
             if w < 0 {
                 c.left = true;
             }
-            c.width = Count::Fixed(w.unsigned_abs() as usize);
+            c.width = Count::Fixed((w.unsigned_abs() as usize).min(MAX_WIDTH));
         }
         if c.precision == Count::Arg {
             let Some(p) = args.int(4) else { return };
             let p = p as u32 as i32;
-            c.precision = if p < 0 { Count::None } else { Count::Fixed(p as usize) };
+            c.precision = if p < 0 { Count::None } else { Count::Fixed((p as usize).min(MAX_WIDTH)) };
         }
         let size = if c.size == 0 { ctx.long_size } else { c.size };
         match c.conv {
@@ -495,6 +500,19 @@ mod tests {
         b.extend_from_slice(&(1u64 << 40).to_be_bytes());
         b.extend_from_slice(&0xabu32.to_be_bytes());
         assert_eq!(bprint_text(0x20, &b, &ctx).unwrap(), b"7 1099511627776 ab");
+    }
+
+    #[test]
+    fn widths_and_precisions_are_bounded() {
+        assert_eq!(c_fmt("%99999999999999999999999d", 1, 4).len(), MAX_WIDTH);
+        assert_eq!(c_fmt("%.1000000d", 1, 4).len(), MAX_WIDTH);
+        let syms = TraceSymbols::new(Vec::new(), b"0x30 : \"[%*d]\"\n");
+        let ctx = TextContext { endian: Endian::Little, long_size: 8, symbols: &syms };
+        let mut b = i32::MIN.to_le_bytes().to_vec();
+        b.extend_from_slice(&7u32.to_le_bytes());
+        let t = bprint_text(0x30, &b, &ctx).unwrap();
+        assert_eq!(t.len(), MAX_WIDTH + 2, "a width of -2^31 from the buffer");
+        assert!(t.starts_with(b"[7 "));
     }
 
     #[test]
