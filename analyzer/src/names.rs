@@ -2,10 +2,10 @@
 //! systems, events, instances, fields. They are data written by whoever made the file,
 //! so each is checked against what the kernel itself allows before it is used.
 //!
-//! - system and event names: the characters of C identifiers (`[A-Za-z0-9_]`) first;
-//!   after it also `-` (and `.` in systems). The kernel's TRACE_SYSTEM may start with a digit (`9p`
-//!   and its `9p_client_req` ...), hold a `-` (`xhci-hcd`, whose events libtraceevent
-//!   reads like any other), and probe groups may contain a dot.
+//! - system and event names: a character of C identifiers (`[A-Za-z0-9_]`) first, then
+//!   also `-` (and `.` in systems). The kernel's TRACE_SYSTEM may start with a digit
+//!   (`9p` and its `9p_client_req` ...) or hold a `-` (`xhci-hcd`, whose events
+//!   libtraceevent reads like any other), and probe groups may contain a dot.
 //! - field names: C identifiers (`[A-Za-z_][A-Za-z0-9_]*`), as in the kernel's structs.
 //! - instance names (any mkdir name in tracefs): a conservative set,
 //!   `[A-Za-z0-9_][A-Za-z0-9_.+-]*`; never empty, `.`-led, `..`, or holding `/`.
