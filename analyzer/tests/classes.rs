@@ -152,7 +152,7 @@ fn message_texts_and_raw_arguments_in_every_layout() {
 fn strict_exits_0_when_only_a_type_without_records_was_skipped_and_1_when_it_has_records() {
     let d = TempDir::new("classes-strict");
     let trace = d.0.join("trace.dat");
-    let bin = env!("CARGO_BIN_EXE_ntscope");
+    let bin = env!("CARGO_BIN_EXE_ntscope-analyzer");
     let run = |t: &ntscope::synth::SynthTrace| {
         std::fs::write(&trace, t.to_bytes()).unwrap();
         let o = std::process::Command::new(bin).args(["convert", trace.to_str().unwrap(), "--out", d.0.join("out").to_str().unwrap(), "--strict"]).output().unwrap();

@@ -138,7 +138,7 @@ if [ "$explicit" = 0 ] && [ "$oracle_only" = 0 ] && [ "${NTSCOPE_DIFF_SYNTH:-1}"
         out=$work/synth/known-v$1-$2-$3-$4/trace.dat
         mkdir -p "$(dirname "$out")"
         "$bin" synth known --version "$1" --codec "$2" --endian "$3" --long-size "$4" --cpus 2 \
-            --events 2001 --instance --out "$out" || die "ntscope synth failed for v$1/$2 $3-endian long $4"
+            --events 2001 --instance --out "$out" || die "ntscope-analyzer synth failed for v$1/$2 $3-endian long $4"
         variants+=("$out|synthetic v$1 $2 trace, $3-endian, $4-byte long (every field kind)")
     done
     # The classes recordings by others bring (src/synth_classes.rs): ftrace print,
@@ -149,7 +149,7 @@ if [ "$explicit" = 0 ] && [ "$oracle_only" = 0 ] && [ "${NTSCOPE_DIFF_SYNTH:-1}"
         out=$work/synth/classes-v$1-$2-$3-$4/trace.dat
         mkdir -p "$(dirname "$out")"
         "$bin" synth classes --version "$1" --codec "$2" --endian "$3" --long-size "$4" --out "$out" ||
-            die "ntscope synth classes failed for v$1/$2 $3-endian long $4"
+            die "ntscope-analyzer synth classes failed for v$1/$2 $3-endian long $4"
         variants+=("$out|synthetic event classes v$1 $2, $3-endian, $4-byte long")
     done
 fi
@@ -192,7 +192,7 @@ check_trace() { # trace path, label
     local rc=0
     "$bin" convert "$t" --out "$d/out" --strict > "$d/convert.log" 2>&1 || rc=$?
     if [ "$rc" != 0 ] && [ "$rc" != 1 ]; then
-        echo "FAIL $label: ntscope convert failed (exit $rc):"; tail -5 "$d/convert.log" | sed 's/^/    /'
+        echo "FAIL $label: ntscope-analyzer convert failed (exit $rc):"; tail -5 "$d/convert.log" | sed 's/^/    /'
         return 1
     fi
     if [ ! -d "$d/out" ]; then

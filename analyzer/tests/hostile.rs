@@ -224,8 +224,8 @@ fn odd_system_and_event_names_are_skipped_and_recorded() {
 
 #[test]
 fn formats_whose_fields_lie_beyond_any_record_are_refused_naming_event_and_field() {
-    // A debug build panicked on the first (offset + size overflows usize), a release build
-    // on the others (the record "long enough" by a wrapped sum, then sliced out of range).
+    // Unchecked, offset + size overflows: a debug build panics, a release build takes a
+    // record as long enough by the wrapped sum and decodes bytes that are not the field.
     let seq = "field:u32 seq;\toffset:8;\tsize:4;\tsigned:0;";
     let cases = [
         ("field:u32 seq;\toffset:18446744073709551615;\tsize:4;\tsigned:0;", "field \"seq\" has offset 18446744073709551615 and size 4, which end beyond any record"),

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Was `ntscope convert --strict`'s exit status earned?
+"""Was `ntscope-analyzer convert --strict`'s exit status earned?
 
 Usage: strict_check.py OUT_DIR EXIT_STATUS
 
