@@ -3,7 +3,8 @@
 In:  a run directory (runs/<run>/), each <host>/parquet/ written by `ntscope convert`,
      optional <host>/host.json (capture) and <host>/parquet/metadata.json (convert).
 Out: a DuckDB connection (or one SQL script) holding raw_<system> views over the Parquet
-     files, run_hosts, then sql/[0-9]*.sql in order.
+     files, run_hosts, kallsyms and printk_formats (each host's kernel symbols and printk
+     strings), then sql/[0-9]*.sql in order.
 
 This module only maps files to views; every metric is computed in the SQL files. Paths
 and names from the run are data: file lists are built literally (no globbing), escaped
@@ -146,6 +147,39 @@ def run_hosts_sql(run_dir, hosts):
             + ", ".join(rows) + ") AS t(host, dir, metadata_json, host_json);\n")
 
 
+# The trace's own symbol tables, written by the converter beside the event files
+# (analyzer/src/symbol_files.rs): view name, file name, columns.
+SYMBOL_TABLES = (
+    ("kallsyms", "kallsyms.parquet", (("address", "UBIGINT"), ("type", "VARCHAR"), ("name", "VARCHAR"),
+                                      ("module", "VARCHAR"))),
+    ("printk_formats", "printk_formats.parquet", (("address", "UBIGINT"), ("format", "VARCHAR"))),
+)
+
+
+def symbol_views_sql(run_dir, hosts):
+    """CREATE VIEW kallsyms / printk_formats: every host's table, with `host` and `seq` (the
+    line's place in its section, from 0) added; empty with the same columns when no host has
+    one (a conversion by an older ntscope)."""
+    parts = []
+    for view, fname, columns in SYMBOL_TABLES:
+        files = [(h, os.path.join(run_dir, h, "parquet", fname)) for h in hosts]
+        files = [(h, f) for h, f in files if os.path.isfile(f)]
+        cols = ", ".join(c for c, _ in columns)
+        comment = (f"-- {view}: one row per line of each host's {view} section of its trace.dat, in\n"
+                   f"-- file order (sql/08_symbols.sql resolves addresses with it).\n"
+                   f"--   host  host directory name; seq  the line's place in the section, from 0\n"
+                   f"--   {cols}  as analyzer/README.md describes them\n")
+        if not files:
+            typed = ", ".join(f"NULL::{t} AS {c}" for c, t in columns)
+            parts.append(f"{comment}CREATE OR REPLACE VIEW {view} AS SELECT NULL::VARCHAR AS host, "
+                         f"NULL::BIGINT AS seq, {typed} WHERE false;\n")
+            continue
+        selects = [f"SELECT {sql_str(h)} AS host, file_row_number AS seq, {cols} FROM read_parquet("
+                   f"{sql_str(duckdb_literal_path(os.path.abspath(f)))}, file_row_number = true)" for h, f in files]
+        parts.append(f"{comment}CREATE OR REPLACE VIEW {view} AS " + " UNION ALL ".join(selects) + ";\n")
+    return "".join(parts)
+
+
 def view_files():
     return sorted(os.path.join(SQL_DIR, f) for f in os.listdir(SQL_DIR)
                   if re.match(r"^[0-9]{2}_.*\.sql$", f) and not f.startswith("00_"))
@@ -169,6 +203,7 @@ def build_parts(run_dir, con=None):
     for system in SYSTEMS:
         parts.append(raw_view_sql(scratch, run_dir, hosts, system, cols["*"] + cols.get(system, [])))
     parts.append(run_hosts_sql(run_dir, hosts))
+    parts.append(symbol_views_sql(run_dir, hosts))
     for vf in view_files():
         with open(vf) as f:
             text = f.read()

@@ -6,8 +6,10 @@
 //! field over all staged records of the type. The choice of loop is made once per field
 //! per block, not once per field per record.
 
+use crate::ftrace_text::{parse_format, render_bprint, without_newline, MessageKind, Piece, TextContext};
 use crate::tracedat::bytes::{until_nul, Endian};
 use crate::tracedat::format::{EventFormat, Field, FieldKind};
+use crate::tracedat::symbols::TraceSymbols;
 use arrow_array::builder::BinaryBuilder;
 use arrow_array::types::*;
 use arrow_array::{ArrayRef, ArrowPrimitiveType, ListArray, PrimitiveArray, RecordBatch};
@@ -19,8 +21,13 @@ use std::sync::Arc;
 /// Names of the columns every event table starts with.
 pub const COMMON_COLUMNS: [&str; 4] = ["ts", "cpu", "pid", "comm"];
 
-/// The Parquet column name of an event field: its own name, unless that collides with a
-/// common column (block events have their own `comm`), then `field_<name>`.
+/// The column of ftrace's message events (print, bprint, bputs) that holds their text as
+/// `trace-cmd report` prints it (`ftrace_text`).
+pub const TEXT_COLUMN: &str = "text";
+
+/// The Parquet column name of an event field, before duplicates are resolved
+/// (`column_names`): its own name, unless that collides with a common column (block
+/// events have their own `comm`), then `field_<name>`.
 pub fn column_name(field: &str) -> String {
     if COMMON_COLUMNS.contains(&field) {
         format!("field_{}", field)
@@ -29,10 +36,68 @@ pub fn column_name(field: &str) -> String {
     }
 }
 
+/// The column of each name in `names` (the event's fields in format order, then its
+/// derived columns): `column_name`, except that a name an earlier one already took gets
+/// `<name>_2`, `<name>_3` ..., the first that is neither taken nor the name of any other
+/// column (`regmap:regcache_sync` has `__data_loc char[] type` and `int type`: columns
+/// `type` and `type_2`). Deterministic: it depends on the names and their order only.
+pub fn column_names(names: &[String]) -> Vec<String> {
+    let wanted: Vec<String> = names.iter().map(|n| column_name(n)).collect();
+    let mut reserved: std::collections::HashSet<&str> = wanted.iter().map(String::as_str).collect();
+    reserved.extend(COMMON_COLUMNS);
+    let mut taken: std::collections::HashSet<String> = COMMON_COLUMNS.iter().map(|c| c.to_string()).collect();
+    let mut out = Vec::with_capacity(names.len());
+    for w in &wanted {
+        let name = if taken.contains(w) {
+            (2..).map(|k| format!("{}_{}", w, k)).find(|c| !taken.contains(c) && !reserved.contains(c.as_str())).expect("some suffix is free")
+        } else {
+            w.clone()
+        };
+        taken.insert(name.clone());
+        out.push(name);
+    }
+    out
+}
+
 /// Fields that become columns: all but common_type (implied by the file) and common_pid
 /// (the `pid` column).
 pub fn output_fields(f: &EventFormat) -> Vec<Field> {
     f.fields.iter().filter(|x| x.name != "common_type" && x.name != "common_pid").cloned().collect()
+}
+
+/// Where the text of an ftrace message event comes from: the fields it is made of, as
+/// positions in `output_fields`.
+#[derive(Clone, Copy, Debug)]
+pub enum MessageSpec {
+    /// `buf`: the written text.
+    Print { buf: usize },
+    /// `fmt` (the format's address) and `buf` (the packed arguments).
+    Bprint { fmt: usize, buf: usize },
+    /// `str`: the string's address.
+    Bputs { str: usize },
+}
+
+/// The message spec of an event type, when it is one of ftrace's message events and has
+/// the fields its text is made of.
+pub fn message_spec(f: &EventFormat) -> Option<MessageSpec> {
+    let fields = output_fields(f);
+    let at = |name: &str, ok: fn(&FieldKind) -> bool| fields.iter().position(|x| x.name == name && ok(&x.kind));
+    let int = |k: &FieldKind| matches!(k, FieldKind::Int { .. });
+    match MessageKind::of(&f.system, &f.name)? {
+        MessageKind::Print => Some(MessageSpec::Print { buf: at("buf", |k| matches!(k, FieldKind::RestStr | FieldKind::Str { .. }))? }),
+        MessageKind::Bprint => Some(MessageSpec::Bprint { fmt: at("fmt", int)?, buf: at("buf", |k| matches!(k, FieldKind::RestBytes))? }),
+        MessageKind::Bputs => Some(MessageSpec::Bputs { str: at("str", int)? }),
+    }
+}
+
+/// The names of an event type's columns after the four common ones, in order: its
+/// fields', then `text` for a message event (`column_names`).
+pub fn event_column_names(f: &EventFormat) -> Vec<String> {
+    let mut names: Vec<String> = output_fields(f).into_iter().map(|x| x.name).collect();
+    if message_spec(f).is_some() {
+        names.push(TEXT_COLUMN.to_string());
+    }
+    column_names(&names)
 }
 
 fn int_type(size: usize, signed: bool) -> DataType {
@@ -55,11 +120,11 @@ fn dict_utf8() -> DataType {
 pub fn arrow_type(kind: &FieldKind) -> DataType {
     match kind {
         FieldKind::Int { size, signed } => int_type(*size, *signed),
-        FieldKind::Str { .. } | FieldKind::DynStr { .. } => dict_utf8(),
-        FieldKind::Array { elem_size, signed, .. } | FieldKind::DynArray { elem_size, signed, .. } => {
+        FieldKind::Str { .. } | FieldKind::DynStr { .. } | FieldKind::RestStr => dict_utf8(),
+        FieldKind::Array { elem_size, signed, .. } | FieldKind::DynArray { elem_size, signed, .. } | FieldKind::RestArray { elem_size, signed } => {
             DataType::List(Arc::new(AField::new("item", int_type(*elem_size, *signed), false)))
         }
-        FieldKind::Bytes { .. } => DataType::Binary,
+        FieldKind::Bytes { .. } | FieldKind::RestBytes => DataType::Binary,
     }
 }
 
@@ -70,8 +135,14 @@ pub fn schema_for(f: &EventFormat) -> SchemaRef {
         AField::new("pid", DataType::Int32, false),
         AField::new("comm", dict_utf8(), true),
     ];
-    for x in output_fields(f) {
-        cols.push(AField::new(column_name(&x.name), arrow_type(&x.kind), false));
+    let names = event_column_names(f);
+    let fields = output_fields(f);
+    for (x, name) in fields.iter().zip(&names) {
+        cols.push(AField::new(name.as_str(), arrow_type(&x.kind), false));
+    }
+    if names.len() > fields.len() {
+        // The message text: null when the file lacks the format or string it points at.
+        cols.push(AField::new(names[fields.len()].as_str(), dict_utf8(), true));
     }
     Arc::new(Schema::new(cols))
 }
@@ -175,7 +246,7 @@ impl Col {
                 (4, false) => Col::U32(Vec::new()),
                 _ => Col::U64(Vec::new()),
             },
-            FieldKind::Array { elem_size, signed, .. } | FieldKind::DynArray { elem_size, signed, .. } => {
+            FieldKind::Array { elem_size, signed, .. } | FieldKind::DynArray { elem_size, signed, .. } | FieldKind::RestArray { elem_size, signed } => {
                 match (elem_size, signed) {
                     (1, true) => Col::LI8(ListCol::new()),
                     (2, true) => Col::LI16(ListCol::new()),
@@ -187,8 +258,8 @@ impl Col {
                     _ => Col::LU64(ListCol::new()),
                 }
             }
-            FieldKind::Str { .. } | FieldKind::DynStr { .. } => Col::Str(StrColumn::default()),
-            FieldKind::Bytes { .. } => Col::Bytes(BinaryBuilder::new()),
+            FieldKind::Str { .. } | FieldKind::DynStr { .. } | FieldKind::RestStr => Col::Str(StrColumn::default()),
+            FieldKind::Bytes { .. } | FieldKind::RestBytes => Col::Bytes(BinaryBuilder::new()),
         }
     }
 }
@@ -200,8 +271,11 @@ pub struct ExtractCounts {
     pub short_records: u64,
     /// Dynamic fields pointing outside their record (written empty).
     pub bad_dynamic: u64,
-    /// Strings that were not valid UTF-8 (written with U+FFFD replacements).
+    /// String values that were not valid UTF-8 (written with U+FFFD replacements).
     pub invalid_utf8: u64,
+    /// bprint / bputs records whose format or string address is not in the file's printk
+    /// formats (their text is null; the raw fields are kept).
+    pub printk_missing: u64,
 }
 
 /// Rows of one event type being accumulated by one decoding thread.
@@ -224,14 +298,20 @@ pub struct EventTable {
     batch_rows: usize,
     /// The most rows one block has added.
     block_rows_max: usize,
+    /// The `text` column of ftrace's message events.
+    message: Option<MessageCol>,
     pub counts: ExtractCounts,
 }
 
 impl EventTable {
-    pub fn new(format: &EventFormat, schema: SchemaRef, endian: Endian, batch_rows: usize) -> EventTable {
+    /// A table for `format`'s records; `symbols` and `long_size` (the kernel's long) are
+    /// what the text of ftrace's message events is made with.
+    pub fn new(format: &EventFormat, schema: SchemaRef, endian: Endian, batch_rows: usize, symbols: &Arc<TraceSymbols>, long_size: usize) -> EventTable {
         let fields = output_fields(format);
         let cols = fields.iter().map(|f| Col::for_kind(&f.kind)).collect();
+        let message = message_spec(format).map(|spec| MessageCol { spec, text: StrColumn::default(), symbols: symbols.clone(), long_size, formats: HashMap::new(), scratch: Vec::new() });
         EventTable {
+            message,
             pid_at: format.field("common_pid").map(|f| (f.offset, f.size)),
             min_size: format.min_size(),
             schema,
@@ -294,6 +374,9 @@ impl EventTable {
         for (f, col) in self.fields.iter().zip(self.cols.iter_mut()) {
             extract_column(f, col, block, &staged, e, &mut self.counts);
         }
+        if let Some(m) = &mut self.message {
+            m.extract(&self.fields, block, &staged, e, &mut self.counts);
+        }
         self.rows += n;
         // Keep the staging buffer's capacity for the next block.
         self.staged = staged;
@@ -349,6 +432,9 @@ impl EventTable {
             };
             arrays.push(a);
         }
+        if let Some(m) = &mut self.message {
+            arrays.push(m.text.finish());
+        }
         self.rows = 0;
         if refill {
             self.reserve_rows(self.batch_capacity());
@@ -379,6 +465,67 @@ impl EventTable {
                 _ => {}
             }
         }
+        if let Some(m) = &mut self.message {
+            to(&mut m.text.keys, rows);
+        }
+    }
+}
+
+/// The `text` column of an ftrace message event (`ftrace_text`), made from each record's
+/// raw fields.
+struct MessageCol {
+    spec: MessageSpec,
+    text: StrColumn,
+    symbols: Arc<TraceSymbols>,
+    long_size: usize,
+    /// bprint formats parsed once per address (None: the file does not have it).
+    formats: HashMap<u64, Option<Vec<Piece>>>,
+    scratch: Vec<u8>,
+}
+
+impl MessageCol {
+    fn extract(&mut self, fields: &[Field], block: &[u8], staged: &[Staged], e: Endian, counts: &mut ExtractCounts) {
+        let printk = &self.symbols.printk;
+        let address = |rec: &[u8], f: &Field| e.read_uint(rec, f.offset, f.size);
+        self.text.keys.reserve(staged.len());
+        for s in staged {
+            let rec = record(block, s);
+            let valid = match self.spec {
+                MessageSpec::Print { buf } => {
+                    let f = &fields[buf];
+                    let end = if f.size == 0 { rec.len() } else { f.offset + f.size };
+                    self.text.push(without_newline(until_nul(&rec[f.offset..end])))
+                }
+                MessageSpec::Bputs { str } => match printk.get(address(rec, &fields[str])) {
+                    Some(p) => self.text.push(without_newline(p.registered().as_bytes())),
+                    None => {
+                        counts.printk_missing += 1;
+                        self.text.push_null();
+                        true
+                    }
+                },
+                MessageSpec::Bprint { fmt, buf } => {
+                    let addr = address(rec, &fields[fmt]);
+                    let pieces = self.formats.entry(addr).or_insert_with(|| printk.get(addr).map(|p| parse_format(p.registered())));
+                    match pieces {
+                        Some(pieces) => {
+                            let ctx = TextContext { endian: e, long_size: self.long_size, symbols: &self.symbols };
+                            self.scratch.clear();
+                            render_bprint(pieces, &rec[fields[buf].offset..], &ctx, &mut self.scratch);
+                            self.text.push(without_newline(&self.scratch))
+                        }
+                        None => {
+                            counts.printk_missing += 1;
+                            self.text.push_null();
+                            true
+                        }
+                    }
+                }
+            };
+            if !valid {
+                counts.invalid_utf8 += 1;
+            }
+        }
     }
 }
 
@@ -400,13 +547,18 @@ fn record<'a>(block: &'a [u8], s: &Staged) -> &'a [u8] {
 /// Fills one column from every staged record.
 fn extract_column(f: &Field, col: &mut Col, block: &[u8], staged: &[Staged], e: Endian, counts: &mut ExtractCounts) {
     let off = f.offset;
-    // The bytes of an array field in one record (dynamic ones may point outside it).
+    // The bytes of an array field in one record (dynamic ones may point outside it; a
+    // field of size 0 runs to the record's end, whole elements of it).
     let array_bytes = |s: &Staged, counts: &mut ExtractCounts| -> &[u8] {
         match f.kind {
             FieldKind::DynArray { relative, .. } => dyn_slice(record(block, s), f, relative, e).unwrap_or_else(|| {
                 counts.bad_dynamic += 1;
                 &[]
             }),
+            FieldKind::RestArray { elem_size, .. } => {
+                let rest = &record(block, s)[off..];
+                &rest[..rest.len() / elem_size * elem_size]
+            }
             _ => &block[s.start as usize + off..s.start as usize + off + f.size],
         }
     };
@@ -449,6 +601,13 @@ fn extract_column(f: &Field, col: &mut Col, block: &[u8], staged: &[Staged], e: 
                         }
                     }
                 }
+                FieldKind::RestStr => {
+                    for s in staged {
+                        if !b.push(until_nul(&record(block, s)[off..])) {
+                            counts.invalid_utf8 += 1;
+                        }
+                    }
+                }
                 _ => {
                     for s in staged {
                         let field = &block[s.start as usize + off..s.start as usize + off + f.size];
@@ -456,6 +615,9 @@ fn extract_column(f: &Field, col: &mut Col, block: &[u8], staged: &[Staged], e: 
                         if let Some(k) = b.last_field_key {
                             if same_bytes(&b.last_field, field) {
                                 b.keys.push(k);
+                                if !b.valid[k as usize] {
+                                    counts.invalid_utf8 += 1;
+                                }
                                 continue;
                             }
                         }
@@ -469,11 +631,18 @@ fn extract_column(f: &Field, col: &mut Col, block: &[u8], staged: &[Staged], e: 
                 }
             }
         }
-        Col::Bytes(b) => {
-            for s in staged {
-                b.append_value(&block[s.start as usize + off..s.start as usize + off + f.size]);
+        Col::Bytes(b) => match f.kind {
+            FieldKind::RestBytes => {
+                for s in staged {
+                    b.append_value(&record(block, s)[off..]);
+                }
             }
-        }
+            _ => {
+                for s in staged {
+                    b.append_value(&block[s.start as usize + off..s.start as usize + off + f.size]);
+                }
+            }
+        },
     }
 }
 
@@ -499,6 +668,19 @@ fn dyn_slice<'a>(data: &'a [u8], f: &Field, relative: bool, e: Endian) -> Option
         start += f.offset + f.size;
     }
     data.get(start..start + len)
+}
+
+/// Dictionary keys with -1 for a null: the nulls in a validity buffer, and their key slot
+/// set to 0 (it must still index a value).
+fn dictionary_keys(mut keys: Vec<i32>) -> PrimitiveArray<Int32Type> {
+    let nulls = if keys.iter().any(|k| *k < 0) {
+        let valid = arrow_buffer::BooleanBuffer::collect_bool(keys.len(), |i| keys[i] >= 0);
+        keys.iter_mut().for_each(|k| *k = (*k).max(0));
+        Some(arrow_buffer::NullBuffer::new(valid))
+    } else {
+        None
+    };
+    PrimitiveArray::<Int32Type>::new(ScalarBuffer::from(keys), nulls)
 }
 
 /// `comm` as a dictionary column keyed by pid: a pid's name is looked up once per batch,
@@ -542,16 +724,8 @@ impl CommColumn {
     }
 
     fn finish(&mut self) -> ArrayRef {
-        let mut keys = std::mem::take(&mut self.keys);
-        // Unknown pids (key -1) are nulls; their key slot must still index a value.
-        let nulls = if keys.iter().any(|k| *k < 0) {
-            let valid = arrow_buffer::BooleanBuffer::collect_bool(keys.len(), |i| keys[i] >= 0);
-            keys.iter_mut().for_each(|k| *k = (*k).max(0));
-            Some(arrow_buffer::NullBuffer::new(valid))
-        } else {
-            None
-        };
-        let keys = PrimitiveArray::<Int32Type>::new(ScalarBuffer::from(keys), nulls);
+        // Unknown pids (key -1) are nulls.
+        let keys = dictionary_keys(std::mem::take(&mut self.keys));
         let values = arrow_array::StringArray::from_iter_values(self.values.iter().map(|v| v.as_ref()));
         self.values.clear();
         self.key_of_pid.clear();
@@ -564,8 +738,12 @@ impl CommColumn {
 /// names), so the previous row's value is checked first and only new values are hashed.
 #[derive(Default)]
 struct StrColumn {
+    /// Per row its value's index; -1 for a null (only the message text has nulls).
     keys: Vec<i32>,
     values: Vec<String>,
+    /// Per value: its bytes were valid UTF-8 (every row of an invalid one is counted).
+    valid: Vec<bool>,
+    has_nulls: bool,
     key_of: HashMap<Box<[u8]>, i32>,
     /// The previous row's text bytes and key (the buffer is reused).
     last_raw: Vec<u8>,
@@ -582,21 +760,18 @@ impl StrColumn {
         if let Some(k) = self.last_key {
             if same_bytes(&self.last_raw, raw) {
                 self.keys.push(k);
-                return true;
+                return self.valid[k as usize];
             }
         }
-        let mut valid = true;
         let k = match self.key_of.get(raw) {
             Some(k) => *k,
             None => {
-                let text = match std::str::from_utf8(raw) {
-                    Ok(t) => t.to_string(),
-                    Err(_) => {
-                        valid = false;
-                        String::from_utf8_lossy(raw).into_owned()
-                    }
+                let (text, valid) = match std::str::from_utf8(raw) {
+                    Ok(t) => (t.to_string(), true),
+                    Err(_) => (String::from_utf8_lossy(raw).into_owned(), false),
                 };
                 self.values.push(text);
+                self.valid.push(valid);
                 let k = self.values.len() as i32 - 1;
                 self.key_of.insert(raw.into(), k);
                 k
@@ -606,11 +781,18 @@ impl StrColumn {
         self.last_raw.clear();
         self.last_raw.extend_from_slice(raw);
         self.last_key = Some(k);
-        valid
+        self.valid[k as usize]
+    }
+
+    fn push_null(&mut self) {
+        self.keys.push(-1);
+        self.has_nulls = true;
     }
 
     fn finish(&mut self) -> ArrayRef {
-        let keys = PrimitiveArray::<Int32Type>::from(std::mem::take(&mut self.keys));
+        let keys = if self.has_nulls { dictionary_keys(std::mem::take(&mut self.keys)) } else { PrimitiveArray::<Int32Type>::from(std::mem::take(&mut self.keys)) };
+        self.has_nulls = false;
+        self.valid.clear();
         let values = arrow_array::StringArray::from_iter_values(self.values.drain(..));
         self.key_of.clear();
         self.last_key = None;
@@ -632,10 +814,23 @@ mod tests {
     }
 
     #[test]
+    fn every_field_gets_a_column_name_of_its_own() {
+        let names = |v: &[&str]| column_names(&v.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+        // regmap:regcache_sync; with a field named type_2 too, the second `type` skips it.
+        assert_eq!(names(&["name", "type", "type"]), ["name", "type", "type_2"]);
+        assert_eq!(names(&["type", "type", "type_2"]), ["type", "type_3", "type_2"]);
+        assert_eq!(names(&["nr", "nr", "nr"]), ["nr", "nr_2", "nr_3"]);
+        // Row columns' names: field_<name>, then the same rule.
+        assert_eq!(names(&["pid", "pid", "comm", "field_pid"]), ["field_pid", "field_pid_2", "field_comm", "field_pid_3"]);
+        assert_eq!(names(&["ip", "buf", "text"]), ["ip", "buf", "text"]);
+        assert_eq!(names(&["text", "text"]), ["text", "text_2"]);
+    }
+
+    #[test]
     fn columns_are_sized_for_a_whole_batch_once_not_grown_by_doubling() {
         let f = parse_event_format("s", FORMAT, 8).unwrap();
         let (batch_rows, per_block) = (1000, 300);
-        let mut t = EventTable::new(&f, schema_for(&f), Endian::Little, batch_rows);
+        let mut t = EventTable::new(&f, schema_for(&f), Endian::Little, batch_rows, &Arc::new(TraceSymbols::default()), 8);
         let data = block(per_block as u64);
         let comms = HashMap::new();
         let mut where_ts = std::collections::HashSet::new();

@@ -52,6 +52,8 @@ pub struct ConvertResult {
     pub events: u64,
     /// Human-readable notes about lost or damaged data (empty when clean).
     pub data_loss: Vec<String>,
+    /// Notes about what lost no record (see `metadata::warning_notes`).
+    pub warnings: Vec<String>,
 }
 
 fn io_err(what: &str, path: &Path, e: impl std::fmt::Display) -> TraceError {
@@ -160,6 +162,7 @@ fn add_counts(a: &mut ExtractCounts, b: &ExtractCounts) {
     a.short_records += b.short_records;
     a.bad_dynamic += b.bad_dynamic;
     a.invalid_utf8 += b.invalid_utf8;
+    a.printk_missing += b.printk_missing;
 }
 
 fn convert_into(tf: &TraceFile, dir: &Path, opts: &ConvertOptions) -> Result<ConvertResult> {
@@ -185,8 +188,9 @@ fn convert_into(tf: &TraceFile, dir: &Path, opts: &ConvertOptions) -> Result<Con
     let errors: Mutex<Vec<TraceError>> = Mutex::new(Vec::new());
     let counts: Mutex<ExtractCounts> = Mutex::new(ExtractCounts::default());
     let finished = AtomicBool::new(false);
-    let sha = std::thread::scope(|s| {
+    let (sha, symbol_files) = std::thread::scope(|s| {
         let sum = s.spawn(|| crate::metadata::sha256_source(&tf.src));
+        let symbol_files = s.spawn(|| crate::symbol_files::write_symbol_files(dir, &tf.symbols));
         if opts.progress && total_bytes > 64 << 20 {
             let (d, f) = (&bytes_done, &finished);
             s.spawn(move || crate::progress::bytes_bar(d, total_bytes, f));
@@ -231,7 +235,7 @@ fn convert_into(tf: &TraceFile, dir: &Path, opts: &ConvertOptions) -> Result<Con
             w.join().expect("decoder thread panicked");
         }
         finished.store(true, Ordering::Relaxed);
-        sum.join().expect("checksum thread panicked")
+        (sum.join().expect("checksum thread panicked"), symbol_files.join().expect("symbol files thread panicked"))
     });
     if let Some(e) = errors.into_inner().unwrap().into_iter().next() {
         return Err(e);
@@ -240,6 +244,7 @@ fn convert_into(tf: &TraceFile, dir: &Path, opts: &ConvertOptions) -> Result<Con
         return Err(io_err("cannot write Parquet under", dir, e));
     }
     let sha = sha.map_err(|e| TraceError::new(format!("cannot read for checksum: {}", e)))?;
+    symbol_files.map_err(|e| io_err("cannot write the kallsyms / printk formats Parquet under", dir, e))?;
     // Stable schema for SQL: every event of the top buffer's recorded systems gets a file.
     for f in layout.files.iter().enumerate().filter(|(_, f)| f.ensure) {
         sink.ensure(f.0).map_err(|e| io_err("cannot write", &dir.join(&f.1.rel), e))?;
@@ -250,11 +255,12 @@ fn convert_into(tf: &TraceFile, dir: &Path, opts: &ConvertOptions) -> Result<Con
     let counts = counts.into_inner().unwrap();
     let md = crate::metadata::build(tf, &layout, &stats, &rows, &sha, &counts, started.elapsed().as_secs_f64());
     let data_loss = crate::metadata::loss_notes(&md);
+    let warnings = crate::metadata::warning_notes(&md);
     let tmp_md = dir.join("metadata.json.tmp");
     std::fs::write(&tmp_md, serde_json::to_vec_pretty(&md).expect("metadata serializes")).map_err(|e| io_err("cannot write", &tmp_md, e))?;
     std::fs::rename(&tmp_md, dir.join("metadata.json")).map_err(|e| io_err("cannot write", dir, e))?;
     let events = stats.iter().map(|s| s.events).sum();
-    Ok(ConvertResult { metadata: md, events, data_loss })
+    Ok(ConvertResult { metadata: md, events, data_loss, warnings })
 }
 
 /// Where `common_type` is: the same in every format; take it from any.
@@ -308,7 +314,7 @@ fn decode_cpu(
                 let slot = w.slot(job.buffer, id);
                 if let Slot::Unset = slot {
                     *slot = match (tf.events.get(&id), ctx.layout.schema(job.buffer, id)) {
-                        (Some(f), Some(schema)) => Slot::Table(Box::new(EventTable::new(f, schema.clone(), endian, ctx.batch_rows))),
+                        (Some(f), Some(schema)) => Slot::Table(Box::new(EventTable::new(f, schema.clone(), endian, ctx.batch_rows, &tf.symbols, tf.long_size))),
                         _ => Slot::NotConverted,
                     };
                 }

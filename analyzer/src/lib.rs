@@ -5,6 +5,7 @@
 pub mod columns;
 pub mod convert;
 pub mod dict_column;
+pub mod ftrace_text;
 pub mod layout;
 pub mod metadata;
 pub mod names;
@@ -13,7 +14,9 @@ pub mod parquet_concat;
 pub mod parquet_out;
 pub mod progress;
 pub mod row_group_file;
+pub mod symbol_files;
 pub mod tracedat;
 pub mod synth;
+pub mod synth_classes;
 pub mod timeline;
 pub mod timeline_slices;

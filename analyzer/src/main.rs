@@ -70,7 +70,7 @@ struct ConvertArgs {
     /// Skip damaged pages / truncated data instead of failing (the loss is recorded in metadata.json)
     #[arg(long)]
     salvage: bool,
-    /// Exit 1 when any event was lost or skipped
+    /// Exit 1 when any record was lost or could not be converted
     #[arg(long)]
     strict: bool,
     /// Threads [default: the number of CPUs]
@@ -93,11 +93,8 @@ enum SynthCommand {
     Known {
         #[arg(long, value_name = "FILE")]
         out: String,
-        /// File version: 6 or 7 (v6 has no compression)
-        #[arg(long, default_value_t = 7, value_parser = clap::value_parser!(u32).range(6..=7))]
-        version: u32,
-        #[arg(long, default_value = "zstd", value_parser = parse_codec)]
-        codec: Codec,
+        #[command(flatten)]
+        shape: SynthShape,
         #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=1024))]
         cpus: u32,
         /// Events per CPU
@@ -113,6 +110,15 @@ enum SynthCommand {
         #[arg(long, value_name = "NS", allow_hyphen_values = true)]
         offset: Option<String>,
     },
+    /// A known-answer trace of the event classes others' recordings bring: ftrace
+    /// print/bprint/bputs with kallsyms and printk formats, a system named xhci-hcd, field
+    /// names used twice, byte arrays, invalid UTF-8 (tests)
+    Classes {
+        #[arg(long, value_name = "FILE")]
+        out: String,
+        #[command(flatten)]
+        shape: SynthShape,
+    },
     /// A large trace made of a real trace's pages, repeated (benchmarks)
     Replicate {
         /// The real trace.dat
@@ -125,6 +131,46 @@ enum SynthCommand {
         #[arg(long, default_value = "zstd", value_parser = parse_codec)]
         codec: Codec,
     },
+}
+
+/// The file version, compression and recording kernel of a synthetic trace.
+#[derive(Args)]
+struct SynthShape {
+    /// File version: 6 or 7 (v6 has no compression)
+    #[arg(long, default_value_t = 7, value_parser = clap::value_parser!(u32).range(6..=7))]
+    version: u32,
+    #[arg(long, default_value = "zstd", value_parser = parse_codec)]
+    codec: Codec,
+    /// Byte order of the recording kernel
+    #[arg(long, default_value = "little", value_parser = ["little", "big"])]
+    endian: String,
+    /// The recording kernel's long, in bytes
+    #[arg(long, default_value_t = 8, value_parser = parse_long_size)]
+    long_size: usize,
+}
+
+impl SynthShape {
+    fn abi(&self) -> ntscope::synth::Abi {
+        use ntscope::tracedat::bytes::Endian;
+        ntscope::synth::Abi { endian: if self.endian == "big" { Endian::Big } else { Endian::Little }, long_size: self.long_size }
+    }
+
+    /// Says so and returns false for a version 6 file with compression (it has none).
+    fn valid(&self) -> bool {
+        let ok = self.version == 7 || self.codec == Codec::None;
+        if !ok {
+            eprintln!("ntscope: error: synth: version 6 files have no compression; fix: pass --codec none or --version 7");
+        }
+        ok
+    }
+}
+
+fn parse_long_size(s: &str) -> Result<usize, String> {
+    match s {
+        "4" => Ok(4),
+        "8" => Ok(8),
+        _ => Err(format!("{:?} is not a kernel long size (4 or 8)", s)),
+    }
 }
 
 fn parse_codec(s: &str) -> Result<Codec, String> {
@@ -231,7 +277,7 @@ fn cmd_convert(a: ConvertArgs) -> ExitCode {
     let out = a.out.unwrap_or_else(|| default_out(&a.trace));
     match convert(&a.trace, &out, &opts) {
         Ok(r) => {
-            for note in &r.data_loss {
+            for note in r.warnings.iter().chain(&r.data_loss) {
                 eprintln!("ntscope: warning: {}: {}", a.trace, note);
             }
             if !a.quiet {
@@ -294,21 +340,26 @@ fn cmd_summary(dir: &std::path::Path) -> ExitCode {
         println!("{:>10}  {}", n, name);
     }
     println!("{:>10}  total", md["total_events"]);
-    for note in ntscope::metadata::loss_notes(&md) {
+    for note in ntscope::metadata::warning_notes(&md).into_iter().chain(ntscope::metadata::loss_notes(&md)) {
         println!("warning: {}", note);
     }
     ExitCode::SUCCESS
 }
 
 fn cmd_synth(s: SynthCommand) -> ExitCode {
-    use ntscope::synth::{known_trace, replicate};
+    use ntscope::synth::{known_trace_abi, replicate};
     let (out, bytes) = match s {
-        SynthCommand::Known { out, version, codec, cpus, events, instance, date, offset } => {
-            if version == 6 && codec != Codec::None {
-                eprintln!("ntscope: error: synth known: version 6 files have no compression; fix: pass --codec none or --version 7");
+        SynthCommand::Classes { out, shape } => {
+            if !shape.valid() {
                 return ExitCode::from(2);
             }
-            let mut t = known_trace(version, codec, cpus, events, instance);
+            (out, ntscope::synth_classes::classes_trace(shape.abi(), shape.version, shape.codec, false).to_bytes())
+        }
+        SynthCommand::Known { out, shape, cpus, events, instance, date, offset } => {
+            if !shape.valid() {
+                return ExitCode::from(2);
+            }
+            let mut t = known_trace_abi(shape.abi(), shape.version, shape.codec, cpus, events, instance);
             if let Some(d) = date {
                 t.options.push((1, format!("{}\0", d).into_bytes()));
             }

@@ -82,6 +82,7 @@ pub fn cpustat_json(text: &str) -> Value {
 
 pub fn build(tf: &TraceFile, layout: &Layout, stats: &[CpuStats], rows: &HashMap<String, u64>, sha256: &str, counts: &ExtractCounts, seconds: f64) -> Value {
     let (short_records, bad_dynamic, invalid_utf8) = (counts.short_records, counts.bad_dynamic, counts.invalid_utf8);
+    let sym = &tf.symbols;
     let o = &tf.options;
     let cpustats: Vec<Value> = o.cpustats.iter().map(|s| cpustat_json(s)).collect();
     // Lost events per CPU of the top buffer: the kernel's own counters (overrun, dropped)
@@ -184,18 +185,19 @@ pub fn build(tf: &TraceFile, layout: &Layout, stats: &[CpuStats], rows: &HashMap
         "short_records": short_records + stats.iter().map(|s| s.short_records).sum::<u64>(),
         "bad_dynamic_fields": bad_dynamic,
         "invalid_utf8_strings": invalid_utf8,
+        "printk_formats_missing": counts.printk_missing,
+        "kallsyms": {"symbols": sym.kallsyms().len(), "unreadable_lines": sym.kallsyms().bad_lines, "file": crate::symbol_files::KALLSYMS_FILE},
+        "printk_formats": {"formats": sym.printk.formats.len(), "unreadable_lines": sym.printk.bad_lines, "file": crate::symbol_files::PRINTK_FILE},
         "unknown_options": o.unknown.iter().map(|u| json!({"id": u.id, "size": u.size, "offset": u.offset})).collect::<Vec<_>>(),
         "guests": o.guests,
         "converter": {"name": "ntscope", "version": env!("CARGO_PKG_VERSION"), "seconds": (seconds * 1000.0).round() / 1000.0},
     })
 }
 
-/// One line per kind of loss found in a metadata document (empty when none).
+/// One line per kind of loss found in a metadata document (empty when none): records the
+/// kernel dropped or the converter could not convert. `--strict` exits 1 on these only.
 pub fn loss_notes(md: &Value) -> Vec<String> {
     let mut notes = Vec::new();
-    if md["total_events"].as_u64() == Some(0) {
-        notes.push("the trace holds no events; fix: check that the events were enabled (trace-cmd record -e ...) and that the workload ran while recording".to_string());
-    }
     if let Some(lost) = md["lost_events_per_cpu"].as_object() {
         for (cpu, v) in lost {
             let n = v["lost_events"].as_u64().unwrap_or(0);
@@ -222,13 +224,13 @@ pub fn loss_notes(md: &Value) -> Vec<String> {
             notes.push(format!("{} records of event id {} have no format in the file and were not converted", n, id));
         }
     }
-    for t in md["skipped_event_types"].as_array().into_iter().flatten() {
+    for t in skipped_types(md, true) {
         notes.push(format!(
             "{} records of event id {} ({:?}:{:?}) were not converted: {}; fix: none needed for the other events; report the kernel and event if this is a real tracepoint",
             t["records"], t["id"], t["system"].as_str().unwrap_or(""), t["event"].as_str().unwrap_or(""), t["reason"].as_str().unwrap_or("")
         ));
     }
-    for b in md["skipped_buffers"].as_array().into_iter().flatten() {
+    for b in md["skipped_buffers"].as_array().into_iter().flatten().filter(|b| b["bytes"].as_u64() != Some(0)) {
         notes.push(format!(
             "instance {:?} ({} bytes of event data) was not converted: {}; fix: rename the instance when recording (trace-cmd record -B NAME)",
             b["name"].as_str().unwrap_or(""), b["bytes"], b["reason"].as_str().unwrap_or("")
@@ -237,8 +239,38 @@ pub fn loss_notes(md: &Value) -> Vec<String> {
     if md["short_records"].as_u64().unwrap_or(0) > 0 {
         notes.push(format!("{} records were shorter than their event format and were skipped", md["short_records"]));
     }
+    notes
+}
+
+/// What is worth a word but lost no record (a warning, never exit 1): an empty trace,
+/// event types that cannot be converted and hold no records, message texts without their
+/// printk format, options of a newer trace-cmd.
+pub fn warning_notes(md: &Value) -> Vec<String> {
+    let mut notes = Vec::new();
+    if md["total_events"].as_u64() == Some(0) {
+        notes.push("the trace holds no events; fix: check that the events were enabled (trace-cmd record -e ...) and that the workload ran while recording".to_string());
+    }
+    let empty: Vec<String> = skipped_types(md, false).map(|t| format!("{}:{} ({})", t["system"].as_str().unwrap_or(""), t["event"].as_str().unwrap_or(""), t["reason"].as_str().unwrap_or(""))).collect();
+    if !empty.is_empty() {
+        notes.push(format!("{} event types without records were not converted (no data lost; listed in metadata.json skipped_event_types): {}", empty.len(), empty.join("; ")));
+    }
+    for b in md["skipped_buffers"].as_array().into_iter().flatten().filter(|b| b["bytes"].as_u64() == Some(0)) {
+        notes.push(format!("instance {:?} (no event data) was not converted: {}", b["name"].as_str().unwrap_or(""), b["reason"].as_str().unwrap_or("")));
+    }
+    let missing = md["printk_formats_missing"].as_u64().unwrap_or(0);
+    if missing > 0 {
+        notes.push(format!(
+            "{} bprint/bputs records point at a printk format the file does not hold: their text is null (fmt/str and buf are kept); fix: record with a trace-cmd that saves printk_formats",
+            missing
+        ));
+    }
     for u in md["unknown_options"].as_array().into_iter().flatten() {
         notes.push(format!("unknown option id {} ({} bytes at offset {}) was ignored", u["id"], u["size"], u["offset"]));
     }
     notes
+}
+
+/// `skipped_event_types` entries with records (`with_records`) or without.
+fn skipped_types(md: &Value, with_records: bool) -> impl Iterator<Item = &Value> {
+    md["skipped_event_types"].as_array().into_iter().flatten().filter(move |t| (t["records"].as_u64().unwrap_or(0) > 0) == with_records)
 }

@@ -2,9 +2,10 @@
 //! systems, events, instances, fields. They are data written by whoever made the file,
 //! so each is checked against what the kernel itself allows before it is used.
 //!
-//! - system and event names: the characters of C identifiers (`[A-Za-z0-9_]`). The
-//!   kernel's TRACE_SYSTEM may start with a digit (`9p` and its `9p_client_req` ...) and
-//!   probe groups may contain a dot, so: `[A-Za-z0-9_]` first, `[A-Za-z0-9_.]` after.
+//! - system and event names: a character of C identifiers (`[A-Za-z0-9_]`) first, then
+//!   also `-` (and `.` in systems). The kernel's TRACE_SYSTEM may start with a digit
+//!   (`9p` and its `9p_client_req` ...) or hold a `-` (`xhci-hcd`, whose events
+//!   libtraceevent reads like any other), and probe groups may contain a dot.
 //! - field names: C identifiers (`[A-Za-z_][A-Za-z0-9_]*`), as in the kernel's structs.
 //! - instance names (any mkdir name in tracefs): a conservative set,
 //!   `[A-Za-z0-9_][A-Za-z0-9_.+-]*`; never empty, `.`-led, `..`, or holding `/`.
@@ -37,11 +38,11 @@ fn ident_char(c: u8) -> bool {
 }
 
 pub fn check_system(name: &str) -> Result<(), String> {
-    check(name, "system", ident_char, |c| ident_char(c) || c == b'.', "made of [A-Za-z0-9_.] (C identifier characters)")
+    check(name, "system", ident_char, |c| ident_char(c) || matches!(c, b'.' | b'-'), "[A-Za-z0-9_] then [A-Za-z0-9_.-]")
 }
 
 pub fn check_event(name: &str) -> Result<(), String> {
-    check(name, "event", ident_char, ident_char, "made of [A-Za-z0-9_] (C identifier characters)")
+    check(name, "event", ident_char, |c| ident_char(c) || c == b'-', "[A-Za-z0-9_] then [A-Za-z0-9_-]")
 }
 
 pub fn check_field(name: &str) -> Result<(), String> {
@@ -58,10 +59,10 @@ mod tests {
 
     #[test]
     fn kernel_names_pass() {
-        for s in ["block", "nvme", "nvmet_tcp", "9p", "ftrace", "probe.grp", "_x"] {
+        for s in ["block", "nvme", "nvmet_tcp", "9p", "ftrace", "probe.grp", "_x", "xhci-hcd"] {
             check_system(s).unwrap();
         }
-        for e in ["nvme_setup_cmd", "9p_client_req", "sched_switch"] {
+        for e in ["nvme_setup_cmd", "9p_client_req", "sched_switch", "xhci_urb_enqueue", "a-b"] {
             check_event(e).unwrap();
         }
         for f in ["common_pid", "cdw10", "__probe_ip", "rwbs"] {
@@ -74,13 +75,14 @@ mod tests {
 
     #[test]
     fn path_tricks_fail() {
-        for s in ["", ".", "..", "a/b", "../x", ".hidden", "a..b", "a\\b", "a b", "a\0b", "é"] {
+        for s in ["", ".", "..", "a/b", "../x", ".hidden", "a..b", "a\\b", "a b", "a\0b", "é", "-x", "-"] {
             assert!(check_system(s).is_err(), "system {:?}", s);
             assert!(check_event(s).is_err(), "event {:?}", s);
             assert!(check_instance(s).is_err(), "instance {:?}", s);
             assert!(check_field(s).is_err(), "field {:?}", s);
         }
         assert!(check_field("9x").is_err());
+        assert!(check_field("a-b").is_err());
         assert!(check_event("a.b").is_err());
         assert!(check_system(&"x".repeat(256)).is_err());
         let e = check_system("..").unwrap_err();

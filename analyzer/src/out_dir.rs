@@ -1,6 +1,7 @@
 //! Where convert may write, and the atomic swap into place. Nothing a user passes as
 //! `--out` may cost data: the target must be absent, an empty directory, or an earlier
-//! ntscope output (its own metadata.json and nothing but what convert writes); it may
+//! ntscope output (its own metadata.json and nothing but what convert writes: event
+//! files, kallsyms.parquet, printk_formats.parquet); it may
 //! never be the trace's directory, one of its parents, or hold the trace.
 //!
 //! The output is built in `.<name>.tmp-<pid>` beside the target and renamed into place;
@@ -192,6 +193,7 @@ pub fn check_target(dir: &Path) -> Result<(), String> {
         let p = e.path();
         match n.to_str() {
             Some("metadata.json") => {}
+            Some(crate::symbol_files::KALLSYMS_FILE | crate::symbol_files::PRINTK_FILE) if std::fs::symlink_metadata(&p).map(|m| m.is_file()).unwrap_or(false) => {}
             Some("instances") => {
                 for inst in list_dirs(&p, &mut count, names::check_instance)? {
                     for sys in list_dirs(&inst, &mut count, names::check_system)? {

@@ -25,6 +25,7 @@ fn help_works_for_every_subcommand() {
         (vec!["summary", "--help"], "Usage: ntscope-analyzer summary <DIR>"),
         (vec!["synth", "--help"], "Usage: ntscope-analyzer synth <COMMAND>"),
         (vec!["synth", "known", "-h"], "Usage: ntscope-analyzer synth known [OPTIONS] --out <FILE>"),
+        (vec!["synth", "classes", "--help"], "Usage: ntscope-analyzer synth classes [OPTIONS] --out <FILE>"),
         (vec!["synth", "replicate", "--help"], "Usage: ntscope-analyzer synth replicate [OPTIONS] --events <EVENTS> --out <FILE> <INPUT>"),
     ] {
         let o = ntscope(&args);
@@ -74,6 +75,10 @@ fn every_flag_spelling_is_accepted() {
     assert_eq!(r.status.code(), Some(0), "{}", text(&r.stderr));
     let r = ntscope(&["synth", "replicate", s.to_str().unwrap(), "--events", "100", "--codec=zlib", "--out", d.0.join("r.dat").to_str().unwrap()]);
     assert_eq!(r.status.code(), Some(0), "{}", text(&r.stderr));
+    let r = ntscope(&["synth", "known", "--endian=big", "--long-size", "4", "--version", "6", "--codec=none", "--out", d.0.join("be.dat").to_str().unwrap()]);
+    assert_eq!(r.status.code(), Some(0), "{}", text(&r.stderr));
+    let r = ntscope(&["synth", "classes", "--endian", "little", "--long-size=8", "--out", d.0.join("c.dat").to_str().unwrap()]);
+    assert_eq!(r.status.code(), Some(0), "{}", text(&r.stderr));
 }
 
 #[test]
@@ -88,6 +93,9 @@ fn usage_errors_exit_2() {
         vec!["frobnicate"],
         vec!["synth", "known", "--out", "x", "--codec", "lz4"],
         vec!["synth", "known", "--out", "x", "--version", "5"],
+        vec!["synth", "known", "--out", "x", "--long-size", "2"],
+        vec!["synth", "classes", "--out", "x", "--endian", "middle"],
+        vec!["synth", "classes", "--out", "x", "--version", "6", "--codec", "zstd"],
         vec!["summary"],
     ] {
         let o = ntscope(&args);

@@ -3,20 +3,24 @@
 # libtracecmd (the reference reader), event by event, field by field.
 #
 # Usage: analyzer/tests/differential.sh [--oracle-only] [TRACE.dat ...]
-#   no TRACE given: every file named trace.dat under ../shared/samples (beside
-#   the repo) and under fixtures/, recursively; plus, for each distinct one,
-#   trace-cmd-converted copies as file version 6 and as uncompressed version 7
-#   (set NTSCOPE_DIFF_VARIANTS=0 to skip those).
+#   no TRACE given: every file named trace.dat under ../shared/samples and
+#   ../shared/public-traces (beside the repo; public-traces/README.md says
+#   which, each checked by its sha256) and under fixtures/, recursively; plus,
+#   for each distinct sample, trace-cmd-converted copies as file version 6 and
+#   as uncompressed version 7 (NTSCOPE_DIFF_VARIANTS=0 skips those), and
+#   synthetic traces (NTSCOPE_DIFF_SYNTH=0 skips those).
 #   --oracle-only: only the oracle's self-check (no converter needed).
 #
 # Per trace: tracecmd_dump (oracle/, C over libtracecmd) and
-# `$NTSCOPE_BIN convert TRACE --out TMP` + parquet_dump.py print canonical
-# lines (oracle/README.md); both are sorted (LC_ALL=C) and must be identical,
-# and so must the event counts per buffer and event. Self-check: the oracle's
-# line count equals the event lines of `trace-cmd report -R` (an independent
-# count), and the field values report -R prints equal the oracle's
-# (oracle/check_report_fields.py). Failing traces keep their dumps under
-# $NTSCOPE_CACHE/differential/.
+# `$NTSCOPE_BIN convert TRACE --out TMP --strict` + parquet_dump.py print
+# canonical lines (oracle/README.md); both are sorted (LC_ALL=C) and must be
+# identical, and so must the event counts per buffer and event; the converter
+# exits 0, or 1 only for events the kernel itself lost (oracle/strict_check.py).
+# Self-check: the oracle's line count equals the event lines of
+# `trace-cmd report -R` (an independent count), and the field values report -R
+# prints, and the text plain `trace-cmd report` prints for ftrace's print,
+# bprint and bputs, equal the oracle's (oracle/check_report_fields.py).
+# Failing traces keep their dumps under $NTSCOPE_CACHE/differential/.
 # Exit 0 when every trace passes; 1 when one fails or none was found;
 # 2 on a setup error.
 set -euo pipefail
@@ -27,7 +31,8 @@ repo=$(cd "$here/../.." && pwd)
 cache=${NTSCOPE_CACHE:-$HOME/.cache/ntscope}
 bin=${NTSCOPE_BIN:-${CARGO_TARGET_DIR:-$(bash "$repo/tools/checkout-cache.sh")/target}/release/ntscope-analyzer}
 oracle_src=$here/oracle/tracecmd_dump.c
-oracle_bin=$cache/oracle/tracecmd_dump
+# Keyed by the source's hash: checkouts of different versions share the cache.
+oracle_bin=$cache/oracle/tracecmd_dump-$(sha256sum "$oracle_src" | cut -c1-16)
 parquet_dump=$here/oracle/parquet_dump.py
 keep_root=$cache/differential
 
@@ -42,7 +47,7 @@ traces=()
 for arg in "$@"; do
     case $arg in
         --oracle-only) oracle_only=1 ;;
-        -h|--help) sed -n '2,22p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,26p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
         -*) die "unknown option '$arg'; usage: differential.sh [--oracle-only] [TRACE.dat ...]" ;;
         *) [ -f "$arg" ] || die "no such trace file '$arg'"; traces+=("$(cd "$(dirname "$arg")" && pwd)/$(basename "$arg")") ;;
     esac
@@ -55,7 +60,7 @@ command -v trace-cmd >/dev/null || die "trace-cmd not found; fix: just test-anal
 py=${NTSCOPE_PYTHON:-python3}
 command -v "$py" >/dev/null || die "$py not found; fix: run ./setup.sh (or apt-get install python3)"
 "$py" -c 'import pyarrow' 2>/dev/null || die "$py cannot import pyarrow; fix: run ./setup.sh (or set NTSCOPE_PYTHON to a Python with pyarrow)"
-if [ ! -x "$oracle_bin" ] || [ "$oracle_src" -nt "$oracle_bin" ]; then
+if [ ! -x "$oracle_bin" ]; then
     pkg-config --exists libtracecmd libtraceevent 2>/dev/null ||
         die "libtracecmd/libtraceevent development files not found; fix: just test-analyzer installs them (or apt-get install libtracecmd-dev libtraceevent-dev pkg-config gcc)"
     mkdir -p "$(dirname "$oracle_bin")"
@@ -69,16 +74,19 @@ if [ "$oracle_only" = 0 ] && [ ! -x "$bin" ]; then
 fi
 
 # --- traces --------------------------------------------------------------
+public=${NTSCOPE_PUBLIC_TRACES:-$repo/../shared/public-traces}
 if [ "$explicit" = 0 ]; then
-    for dir in "$repo/../shared/samples" "$repo/fixtures"; do
+    for dir in "$repo/../shared/samples" "$public" "$repo/fixtures"; do
         [ -d "$dir" ] || continue
         dir=$(cd "$dir" && pwd)
         while IFS= read -r -d '' t; do traces+=("$t"); done \
             < <(find "$dir" -type f -name trace.dat -print0 | sort -z)
     done
+    # Traces recorded by other people (public-traces/README.md): each the file it names.
+    "$py" "$here/public-traces/check_manifest.py" "$public" || exit 1
 fi
 if [ ${#traces[@]} = 0 ]; then
-    echo "differential: no trace.dat found under $repo/../shared/samples or $repo/fixtures" >&2
+    echo "differential: no trace.dat found under $repo/../shared/samples, $public or $repo/fixtures" >&2
     echo "0 passed, 0 failed"
     exit 1
 fi
@@ -124,6 +132,26 @@ if [ "$explicit" = 0 ] && [ "$oracle_only" = 0 ] && [ "${NTSCOPE_DIFF_SYNTH:-1}"
             die "ntscope-analyzer synth failed for v$1/$2"
         variants+=("$out|synthetic v$1 $2 trace (instance, DATE, OFFSET, every field kind)")
     done
+    # Big-endian and 32-bit kernels' layouts.
+    for v in "7 zstd big 4" "6 none big 8" "7 none little 4"; do
+        set -- $v
+        out=$work/synth/known-v$1-$2-$3-$4/trace.dat
+        mkdir -p "$(dirname "$out")"
+        "$bin" synth known --version "$1" --codec "$2" --endian "$3" --long-size "$4" --cpus 2 \
+            --events 2001 --instance --out "$out" || die "ntscope-analyzer synth failed for v$1/$2 $3-endian long $4"
+        variants+=("$out|synthetic v$1 $2 trace, $3-endian, $4-byte long (every field kind)")
+    done
+    # The classes recordings by others bring (src/synth_classes.rs): ftrace print,
+    # bprint and bputs with kallsyms and printk formats, xhci-hcd, field names used
+    # twice, byte arrays, invalid UTF-8, fields of size 0.
+    for v in "7 zstd little 8" "6 none little 4" "7 none big 8" "7 zstd big 4"; do
+        set -- $v
+        out=$work/synth/classes-v$1-$2-$3-$4/trace.dat
+        mkdir -p "$(dirname "$out")"
+        "$bin" synth classes --version "$1" --codec "$2" --endian "$3" --long-size "$4" --out "$out" ||
+            die "ntscope-analyzer synth classes failed for v$1/$2 $3-endian long $4"
+        variants+=("$out|synthetic event classes v$1 $2, $3-endian, $4-byte long")
+    done
 fi
 
 # Per buffer and event, sorted: "<event>\t<count>", <event> being
@@ -161,12 +189,18 @@ check_trace() { # trace path, label
         return 0
     fi
 
-    if ! "$bin" convert "$t" --out "$d/out" > "$d/convert.log" 2>&1; then
-        echo "FAIL $label: ntscope convert failed:"; tail -5 "$d/convert.log" | sed 's/^/    /'
+    local rc=0
+    "$bin" convert "$t" --out "$d/out" --strict > "$d/convert.log" 2>&1 || rc=$?
+    if [ "$rc" != 0 ] && [ "$rc" != 1 ]; then
+        echo "FAIL $label: ntscope-analyzer convert failed (exit $rc):"; tail -5 "$d/convert.log" | sed 's/^/    /'
         return 1
     fi
     if [ ! -d "$d/out" ]; then
         echo "FAIL $label: ntscope convert exited 0 but wrote no $d/out directory"
+        return 1
+    fi
+    if ! "$py" "$here/oracle/strict_check.py" "$d/out" "$rc" > "$d/strict.txt" 2>&1; then
+        echo "FAIL $label: convert --strict exited $rc:"; sed 's/^/    /' "$d/strict.txt" | head -8
         return 1
     fi
     if ! "$py" "$parquet_dump" "$d/out" > "$d/converter.txt" 2> "$d/parquet_dump.err"; then

@@ -223,6 +223,36 @@ fn odd_system_and_event_names_are_skipped_and_recorded() {
 }
 
 #[test]
+fn formats_whose_fields_lie_beyond_any_record_are_refused_naming_event_and_field() {
+    // Unchecked, offset + size overflows: a debug build panics, a release build takes a
+    // record as long enough by the wrapped sum and decodes bytes that are not the field.
+    let seq = "field:u32 seq;\toffset:8;\tsize:4;\tsigned:0;";
+    let cases = [
+        ("field:u32 seq;\toffset:18446744073709551615;\tsize:4;\tsigned:0;", "field \"seq\" has offset 18446744073709551615 and size 4, which end beyond any record"),
+        ("field:u32 seq;\toffset:8;\tsize:18446744073709551615;\tsigned:0;", "field \"seq\" has offset 8 and size 18446744073709551615, which end beyond any record"),
+        ("field:u32 seq;\toffset:1048575;\tsize:4;\tsigned:0;", "field \"seq\" has offset 1048575 and size 4, which end beyond any record (a record is at most 1048576 bytes)"),
+        ("field:u32 seq;\toffset:18446744073709551616;\tsize:4;\tsigned:0;", "its offset \"18446744073709551616\" is not a number of bytes"),
+    ];
+    for (line, want) in cases {
+        let d = TempDir::new("hostile-format");
+        let mut t = known_trace(7, Codec::Zstd, 2, 200, false);
+        t.formats[1].1 = tick_format().replace(seq, line);
+        assert_ne!(t.formats[1].1, tick_format());
+        let bytes = t.to_bytes();
+        let trace = d.0.join("trace.dat");
+        std::fs::write(&trace, &bytes).unwrap();
+        let out = d.0.join("out");
+        let before = snapshot(&d.0, None);
+        let (code, err) = ntscope(&["convert", s(&trace), "--out", s(&out), "--strict"]);
+        assert_eq!(code, 2, "{}: {}", line, err);
+        assert!(err.contains("event format ntscope_test:tick") && err.contains(want) && err.contains("fix:"), "{}: {}", line, err);
+        assert!(!err.contains("panicked"), "{}", err);
+        assert_eq!(snapshot(&d.0, None), before, "{}: something was written", line);
+        assert_eq!(std::fs::read(&trace).unwrap(), bytes);
+    }
+}
+
+#[test]
 fn odd_instance_and_field_names_are_skipped_and_recorded() {
     // An instance named "..": its files would land on the top buffer's.
     let d = TempDir::new("hostile-inst");

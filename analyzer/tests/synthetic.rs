@@ -181,7 +181,7 @@ fn time_shift_corrects_per_cpu() {
 #[test]
 fn missed_events_are_counted_per_cpu() {
     let mut t = known_trace(7, Codec::Zstd, 2, 10, false);
-    t.buffers[0].cpus[1] = known_cpu_pages(1, 10, 4096, Some(5));
+    t.buffers[0].cpus[1] = known_cpu_pages(Abi::LE64, 1, 10, 4096, Some(5));
     let d = TempDir::new("missed");
     let r = convert_bytes(&d.0, &t.to_bytes(), false).unwrap();
     assert_eq!(r.metadata["lost_events_per_cpu"]["1"]["missed_events_in_pages"], 42);

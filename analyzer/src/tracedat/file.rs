@@ -6,6 +6,7 @@ use super::bytes::{until_nul, Cursor, Endian};
 use super::error::{Result, TraceError, FIX_RECOPY};
 use super::format::{parse_event_format, parse_header_page, EventFormat, PageHeader};
 use super::source::{ByteSource, Codec, FileWalker, TraceSource};
+use super::symbols::TraceSymbols;
 use super::timestamps::{TimeShift, TimestampRule, Tsc2Nsec};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -103,6 +104,8 @@ pub struct TraceFile {
     pub cmdlines: HashMap<i32, Arc<str>>,
     pub buffers: Vec<Buffer>,
     pub options: Options,
+    /// The kallsyms and printk-formats sections (empty when the file has none).
+    pub symbols: Arc<TraceSymbols>,
 }
 
 impl TraceFile {
@@ -158,6 +161,7 @@ impl TraceFile {
             cmdlines: HashMap::new(),
             buffers: Vec::new(),
             options: Options::default(),
+            symbols: Arc::new(TraceSymbols::default()),
             src,
         };
         if version == 6 {
@@ -187,8 +191,9 @@ impl TraceFile {
         let formats = read_ftrace_formats(&mut w)?;
         let mut all = formats;
         all.extend(read_event_formats(&mut w)?);
-        let _kallsyms = w.sized_blob(4, "kallsyms")?;
-        let _printk = w.sized_blob(4, "printk formats")?;
+        let kallsyms = w.sized_blob(4, "kallsyms")?;
+        let printk = w.sized_blob(4, "printk formats")?;
+        self.set_symbols(kallsyms, &printk);
         let cmdlines = w.sized_blob(8, "saved cmdlines")?;
         let cpus = w.u32("cpu count")?;
         let mut kind = w.bytes(10, "options/flyrecord tag")?;
@@ -370,6 +375,19 @@ impl TraceFile {
             formats.extend(read_event_formats(&mut Cursor::new(&d, base, self.endian))?);
         }
         self.install_formats(formats)?;
+        // Each holds a 4-byte size, then the text.
+        let text_section = |id: u16, what: &str| -> Result<Vec<u8>> {
+            match sections.get(&id) {
+                Some(&off) => {
+                    let (d, base) = self.section_data(off, id, what)?;
+                    Cursor::new(&d, base, self.endian).sized_blob(4, what)
+                }
+                None => Ok(Vec::new()),
+            }
+        };
+        let kallsyms = text_section(OPT_KALLSYMS, "kallsyms")?;
+        let printk = text_section(OPT_PRINTK, "printk formats")?;
+        self.set_symbols(kallsyms, &printk);
         if let Some(&off) = sections.get(&OPT_CMDLINES) {
             let (d, base) = self.section_data(off, OPT_CMDLINES, "saved cmdlines")?;
             let blob = Cursor::new(&d, base, self.endian).sized_blob(8, "saved cmdlines")?;
@@ -414,6 +432,10 @@ impl TraceFile {
     }
 
     // ---------------- shared ----------------
+
+    fn set_symbols(&mut self, kallsyms: Vec<u8>, printk: &[u8]) {
+        self.symbols = Arc::new(TraceSymbols::new(kallsyms, printk));
+    }
 
     fn set_page_header(&mut self, ph: PageHeader) {
         self.long_size = ph.commit_size;

@@ -10,7 +10,7 @@ pub enum FieldKind {
     Int { size: usize, signed: bool },
     /// Fixed `char x[N]`: text up to the first NUL.
     Str { len: usize },
-    /// Fixed array of integers, e.g. `u8 cdw10[24]`.
+    /// Fixed array of integers, e.g. `u8 cdw10[24]`, `unsigned char line[32]`.
     Array { len: usize, elem_size: usize, signed: bool },
     /// `__data_loc char[]` / `__rel_loc char[]`: dynamic text.
     DynStr { relative: bool },
@@ -18,7 +18,21 @@ pub enum FieldKind {
     DynArray { elem_size: usize, signed: bool, relative: bool },
     /// Anything else (odd sizes): raw bytes.
     Bytes { size: usize },
+    /// A `char` field of declared size 0 (`char buf[]`, old kernels' `char buf`): the
+    /// record's bytes from its offset to the end, as text up to the first NUL.
+    RestStr,
+    /// An integer field of declared size 0 (`unsigned long caller[]`): the whole elements
+    /// from its offset to the end of the record.
+    RestArray { elem_size: usize, signed: bool },
+    /// The rest of the record as bytes: `void` fields of size 0, and the fields whose
+    /// bytes are binary whatever their C type (`ftrace:bprint.buf`, the packed arguments
+    /// of trace_printk; `ftrace:raw_data.buf`, what was written to trace_marker_raw).
+    RestBytes,
 }
+
+/// The largest record a ring-buffer page can hold (the largest page accepted): no fixed
+/// field can lie beyond it.
+pub const MAX_RECORD: usize = 1 << 20;
 
 #[derive(Clone, Debug)]
 pub struct Field {
@@ -46,10 +60,24 @@ impl EventFormat {
     pub fn field(&self, name: &str) -> Option<&Field> {
         self.fields.iter().find(|f| f.name == name)
     }
-    /// Bytes an event record must have to hold every fixed field.
+    /// Bytes an event record must have to hold every fixed field (each field ends within
+    /// `MAX_RECORD`: `parse_event_format` refuses the others).
     pub fn min_size(&self) -> usize {
         self.fields.iter().map(|f| f.offset + f.size).max().unwrap_or(0)
     }
+}
+
+/// The C type without qualifiers and location markers (`const`, `volatile`,
+/// `__data_loc`, `__rel_loc`, a trailing `[]`), words separated by one space.
+fn bare_type(ty: &str) -> String {
+    let t = ty.trim().trim_end_matches("[]").trim();
+    t.split_whitespace().filter(|w| !matches!(*w, "const" | "volatile" | "__data_loc" | "__rel_loc")).collect::<Vec<_>>().join(" ")
+}
+
+/// True when an array of this C type is text: plain `char` only (`unsigned char`,
+/// `u8`, `signed char` arrays hold bytes, not characters).
+fn is_text_type(ty: &str) -> bool {
+    bare_type(ty) == "char"
 }
 
 /// Size in bytes of a base C type name as used in format files (for element sizes).
@@ -88,38 +116,52 @@ fn split_decl(decl: &str) -> (String, String, Option<String>) {
     (ty, name, array)
 }
 
-/// Parses one `field:...; offset:...; size:...; signed:...;` line.
-fn parse_field_line(line: &str, long_size: usize) -> Option<Field> {
+/// Parses one `field:...; offset:...; size:...; signed:...;` line; Err says what is wrong.
+fn parse_field_line(line: &str, long_size: usize) -> std::result::Result<Field, String> {
     let line = line.trim();
-    let rest = line.strip_prefix("field:")?;
+    let rest = line.strip_prefix("field:").ok_or("it does not start with \"field:\"")?;
     let mut decl = "";
     let mut offset = None;
     let mut size = None;
     let mut signed = false;
+    let number = |what: &str, v: &str| -> std::result::Result<usize, String> {
+        v.trim().parse::<usize>().map_err(|_| format!("its {} {:?} is not a number of bytes", what, v.trim()))
+    };
     for (i, part) in rest.split(';').enumerate() {
         let part = part.trim();
         if i == 0 {
             decl = part;
         } else if let Some(v) = part.strip_prefix("offset:") {
-            offset = v.trim().parse::<usize>().ok();
+            offset = Some(number("offset", v)?);
         } else if let Some(v) = part.strip_prefix("size:") {
-            size = v.trim().parse::<usize>().ok();
+            size = Some(number("size", v)?);
         } else if let Some(v) = part.strip_prefix("signed:") {
             signed = v.trim() == "1";
         }
     }
-    let (offset, size) = (offset?, size?);
     let (ty, name, array) = split_decl(decl);
+    let (Some(offset), Some(size)) = (offset, size) else {
+        return Err(format!("field {:?} has no offset or no size", name));
+    };
     let dynamic = ty.starts_with("__data_loc") || ty.starts_with("__rel_loc");
     let kind = if dynamic {
         let relative = ty.starts_with("__rel_loc");
-        let base = ty.trim_start_matches("__data_loc").trim_start_matches("__rel_loc").trim();
-        let base = base.trim_end_matches("[]").trim();
-        if base.contains("char") {
+        let base = bare_type(&ty);
+        if is_text_type(&ty) {
             FieldKind::DynStr { relative }
         } else {
-            let elem_size = base_type_size(base, long_size).max(1);
+            let elem_size = base_type_size(&base, long_size).max(1);
             FieldKind::DynArray { elem_size, signed, relative }
+        }
+    } else if size == 0 {
+        // A flexible array member: the rest of the record.
+        let elem_size = base_type_size(&ty, long_size);
+        if is_text_type(&ty) {
+            FieldKind::RestStr
+        } else if matches!(elem_size, 1 | 2 | 4 | 8) {
+            FieldKind::RestArray { elem_size, signed }
+        } else {
+            FieldKind::RestBytes
         }
     } else if let Some(arr) = array {
         let base_size = base_type_size(&ty, long_size);
@@ -127,7 +169,7 @@ fn parse_field_line(line: &str, long_size: usize) -> Option<Field> {
             Ok(n) => n,
             Err(_) => if base_size > 0 { size / base_size } else { size },
         };
-        if ty.contains("char") && !ty.contains('*') {
+        if is_text_type(&ty) {
             FieldKind::Str { len: size }
         } else if len > 0 && size % len == 0 && matches!(size / len, 1 | 2 | 4 | 8) {
             FieldKind::Array { len, elem_size: size / len, signed }
@@ -139,7 +181,12 @@ fn parse_field_line(line: &str, long_size: usize) -> Option<Field> {
     } else {
         FieldKind::Bytes { size }
     };
-    Some(Field { common: name.starts_with("common_"), name, type_decl: ty, offset, size, signed, kind })
+    Ok(Field { common: name.starts_with("common_"), name, type_decl: ty, offset, size, signed, kind })
+}
+
+/// Fields whose bytes are binary whatever their declared C type (see `FieldKind::RestBytes`).
+fn binary_by_meaning(system: &str, event: &str, field: &Field) -> bool {
+    system == "ftrace" && matches!((event, field.name.as_str()), ("bprint", "buf") | ("raw_data", "buf")) && field.size == 0
 }
 
 /// Parses a whole format file. `system` comes from the file's section, not the text.
@@ -147,6 +194,9 @@ pub fn parse_event_format(system: &str, text: &str, long_size: usize) -> Result<
     let mut name = None;
     let mut id = None;
     let mut fields = Vec::new();
+    let damaged = |what: String| {
+        TraceError::new(what).fix("the event formats section is damaged: copy the file again or re-record (report the kernel version if the file is intact)")
+    };
     for line in text.lines() {
         let t = line.trim();
         if let Some(v) = t.strip_prefix("name:") {
@@ -154,19 +204,27 @@ pub fn parse_event_format(system: &str, text: &str, long_size: usize) -> Result<
         } else if let Some(v) = t.strip_prefix("ID:") {
             id = v.trim().parse::<u32>().ok();
         } else if t.starts_with("field:") {
-            match parse_field_line(t, long_size) {
-                Some(f) => fields.push(f),
-                None => {
-                    return Err(TraceError::new(format!("cannot parse field line {:?} in format of {}", t, system))
-                        .fix("the event format text is damaged: re-record, or report the kernel version if this is a new format"))
-                }
-            }
+            let event = name.as_deref().unwrap_or("?");
+            fields.push(parse_field_line(t, long_size).map_err(|why| damaged(format!("event format {}:{}: cannot read the field line {:?}: {}", system, event, t, why)))?);
         } else if t.starts_with("print fmt:") {
             break;
         }
     }
     match (name, id) {
-        (Some(name), Some(id)) => Ok(EventFormat { id, system: system.to_string(), name, fields, text: text.to_string() }),
+        (Some(name), Some(id)) => {
+            for f in &mut fields {
+                if f.offset.checked_add(f.size).map_or(true, |end| end > MAX_RECORD) {
+                    return Err(damaged(format!(
+                        "event format {}:{}: field {:?} has offset {} and size {}, which end beyond any record (a record is at most {} bytes)",
+                        system, name, f.name, f.offset, f.size, MAX_RECORD
+                    )));
+                }
+                if binary_by_meaning(system, &name, f) {
+                    f.kind = FieldKind::RestBytes;
+                }
+            }
+            Ok(EventFormat { id, system: system.to_string(), name, fields, text: text.to_string() })
+        }
         _ => Err(TraceError::new(format!(
             "event format in system {:?} has no name/ID line: {:?}",
             system,
@@ -189,7 +247,7 @@ pub fn parse_header_page(text: &str) -> Result<PageHeader> {
     let mut commit = None;
     let mut data = None;
     for line in text.lines() {
-        if let Some(f) = parse_field_line(line, 8) {
+        if let Ok(f) = parse_field_line(line, 8) {
             match f.name.as_str() {
                 "commit" => commit = Some(f.size),
                 "data" => data = Some(f.offset),
@@ -225,6 +283,74 @@ mod tests {
         assert_eq!(kinds[9], ("fmt", FieldKind::Int { size: 8, signed: false }));
         assert!(f.fields[0].common && !f.fields[4].common);
         assert_eq!(f.min_size(), 104);
+    }
+
+    #[test]
+    fn only_plain_char_arrays_are_text_and_size_0_fields_are_the_rest() {
+        let text = format_of("ftrace", "print", &[
+            "field:unsigned char line[32];\toffset:8;\tsize:32;\tsigned:0;",
+            "field:const char name[8];\toffset:40;\tsize:8;\tsigned:1;",
+            "field:__data_loc unsigned char[] raw;\toffset:48;\tsize:4;\tsigned:0;",
+            "field:u8 bytes[4];\toffset:52;\tsize:4;\tsigned:0;",
+            "field:char buf;\toffset:56;\tsize:0;\tsigned:0;",
+        ]);
+        let f = parse_event_format("ftrace", &text, 8).unwrap();
+        assert_eq!(kinds(&f), [
+            FieldKind::Array { len: 32, elem_size: 1, signed: false },
+            FieldKind::Str { len: 8 },
+            FieldKind::DynArray { elem_size: 1, signed: false, relative: false },
+            FieldKind::Array { len: 4, elem_size: 1, signed: false },
+            FieldKind::RestStr,
+        ]);
+        let rest = format_of("ftrace", "kernel_stack", &[
+            "field:char buf[];\toffset:8;\tsize:0;\tsigned:0;",
+            "field:unsigned long caller;\toffset:8;\tsize:0;\tsigned:0;",
+            "field:u32 words[];\toffset:8;\tsize:0;\tsigned:0;",
+            "field:void data;\toffset:8;\tsize:0;\tsigned:0;",
+        ]);
+        let f = parse_event_format("ftrace", &rest, 4).unwrap();
+        assert_eq!(kinds(&f), [
+            FieldKind::RestStr,
+            FieldKind::RestArray { elem_size: 4, signed: false },
+            FieldKind::RestArray { elem_size: 4, signed: false },
+            FieldKind::RestBytes,
+        ]);
+        // Binary whatever their C type: trace_printk's packed arguments, trace_marker_raw's bytes.
+        for (event, decl) in [("bprint", "field:u32 buf[];\toffset:24;\tsize:0;\tsigned:0;"), ("raw_data", "field:char buf[];\toffset:12;\tsize:0;\tsigned:0;")] {
+            let f = parse_event_format("ftrace", &format_of("ftrace", event, &[decl]), 8).unwrap();
+            assert_eq!(kinds(&f), [FieldKind::RestBytes], "{}", event);
+            let other = parse_event_format("mine", &format_of("mine", event, &[decl]), 8).unwrap();
+            assert_ne!(kinds(&other), [FieldKind::RestBytes], "only ftrace's own {}", event);
+        }
+    }
+
+    #[test]
+    fn fields_beyond_any_record_are_refused_naming_event_and_field() {
+        for (decl, want) in [
+            ("field:u32 seq;\toffset:18446744073709551615;\tsize:4;\tsigned:0;", "event format s:e: field \"seq\" has offset 18446744073709551615 and size 4, which end beyond any record"),
+            ("field:u32 seq;\toffset:1048573;\tsize:4;\tsigned:0;", "field \"seq\" has offset 1048573 and size 4"),
+            ("field:u32 seq;\toffset:-1;\tsize:4;\tsigned:0;", "event format s:e: cannot read the field line"),
+            ("field:u32 seq;\toffset:8;\tsize:99999999999999999999;\tsigned:0;", "its size \"99999999999999999999\" is not a number of bytes"),
+        ] {
+            let e = parse_event_format("s", &format_of("s", "e", &[decl]), 8).unwrap_err();
+            assert!(e.what.contains(want) && !e.fix.is_empty(), "{}: {}", decl, e);
+        }
+        assert!(parse_event_format("s", &format_of("s", "e", &["field:u32 seq;\toffset:1048572;\tsize:4;\tsigned:0;"]), 8).is_ok());
+    }
+
+    fn format_of(system: &str, event: &str, fields: &[&str]) -> String {
+        let _ = system;
+        let mut s = format!("name: {}\nID: 7\nformat:\n", event);
+        for f in fields {
+            s.push('\t');
+            s.push_str(f);
+            s.push('\n');
+        }
+        s + "\nprint fmt: \"x\"\n"
+    }
+
+    fn kinds(f: &EventFormat) -> Vec<FieldKind> {
+        f.fields.iter().map(|x| x.kind.clone()).collect()
     }
 
     #[test]

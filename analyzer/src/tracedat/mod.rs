@@ -8,4 +8,5 @@ pub mod limits;
 pub mod pages;
 pub mod ringbuf;
 pub mod source;
+pub mod symbols;
 pub mod timestamps;
