@@ -25,7 +25,7 @@ capture_dir=$(dirname "$here")
 cache=${NTSCOPE_CACHE:-$HOME/.cache/ntscope}
 runs=${NTSCOPE_RUNS:-$(dirname "$capture_dir")/runs}
 # truth.json names the ntscope version of the capture script the VMs run
-ntscope_version=$(sh "$capture_dir/ntscope-capture" version | cut -d' ' -f2)
+ntscope_version=$("$capture_dir/ntscope-capture" version | cut -d' ' -f2)
 
 [ $# -ge 2 ] || die "usage: lab.sh RUN SCENARIO [kernel=6.1|6.12] [flavor=auto|patched|stock] [accel=tcg|kvm] [timeout=S] [PARAM=VALUE ...]; scenarios: $(cd "$capture_dir/scenarios" && ls *.sh | sed 's/\.sh$//' | tr '\n' ' ')"
 run=$1 scenario=$2

@@ -136,7 +136,7 @@ def test_the_capture_script_writes_host_json_with_the_ntscope_version(tmp_path):
     """The capture script is standalone sh: it carries its own version, which is ntscope's; the
     lab's truth.json takes it from there."""
     script = os.path.join(REPO, "capture", "ntscope-capture")
-    out = subprocess.run(["sh", script, "version"], capture_output=True, text=True, check=True).stdout
+    out = subprocess.run([script, "version"], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["ntscope-capture", ntscope.__version__]
     with open(script) as f:
         text = f.read()
