@@ -1,14 +1,18 @@
-"""A run's data as polars LazyFrames, for your own analysis (`pip install ntscope[polars]`).
+"""A run's data for your own analysis: polars LazyFrames (`pip install ntscope[polars]`), or one
+DuckDB connection with every view of the run.
 
     from ntscope import data
     import polars as pl
     io = data.io("runs/run1")                 # report/io.parquet: one row per I/O
     st = data.stages("runs/run1")             # report/io_stages.parquet: one row per I/O and stage
     ev = data.events("runs/run1", "nvme", "nvme_setup_cmd")   # every host's events, 'host' added
+    con = data.connect("runs/run1")           # DuckDB: the views of `ntscope sql` (sql/README.md)
+    con.sql("SELECT * FROM report_groups").df()
 
 io() and stages() read what `ntscope analyze RUN` wrote (the I/Os its filters selected; columns
 and units in reports/README.md "Per-I/O data"); events() reads what `ntscope convert` wrote
-(<host>/parquet/<system>/<event>.parquet). Nothing is read until you .collect(). A run is a
+(<host>/parquet/<system>/<event>.parquet). Nothing is read until you .collect(). connect() needs
+the run converted (`ntscope convert RUN` or `ntscope analyze RUN`) and only reads it. A run is a
 path or a name under runs/, as for every ntscope command; paths are taken literally."""
 import os
 import re
@@ -64,3 +68,15 @@ def events(run, system, event):
         raise NtscopeError(f"no host of {run_dir} has {system}/{event}.parquet; fix: check the names "
                            f"(ls {run_dir}/*/parquet/{system}/), or convert the run first (ntscope convert RUN)")
     return pl.concat(frames, how="diagonal_relaxed")
+
+
+def connect(run, memory_limit=None, temp_dir=None):
+    """A DuckDB connection with every view of the run, as `ntscope sql RUN` has them (sql/:
+    events, io, io_stages, the report, interference and CPU-wait views; io_selected keeps every
+    I/O, grouped by type and size). The run is only read: its hosts must be converted already
+    (<host>/parquet/); DuckDB's tables and spill files live in a private temporary folder,
+    removed when the connection is closed or collected. memory_limit, temp_dir: as analyze's
+    --memory-limit and --temp-dir."""
+    from ntscope.sql import views
+    run_dir = runs.resolve(run)
+    return views.connect(run_dir, memory_limit=memory_limit, temp_dir=temp_dir, interference=True)

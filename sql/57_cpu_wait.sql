@@ -70,26 +70,33 @@ WITH ev AS (
 SELECT host, work, ctrl_id, qid, events, events / sum(events) OVER (PARTITION BY host, work) AS share
 FROM n QUALIFY row_number() OVER (PARTITION BY host, work ORDER BY events DESC, ctrl_id, qid) = 1;
 
--- io_work_queues: one row per (io_work, CPU that ran it): how late and how long it ran.
---   host, role
+-- io_work_names: one row per io_work: the queue it serves, as a name.
+--   host, work
 --   queue_key   initiator: io.queue_key ('<host>/c<ctrl>/q<qid>'); target:
 --               '<host>/cntlid<cntlid>/q<qid>'; '<host>/work<address>' when no NVMe event
 --               fell inside its runs
+CREATE OR REPLACE VIEW io_work_names AS
+SELECT r.host, r.work,
+       coalesce(r.host || CASE WHEN any_value(r.role) = 'initiator' THEN '/c' ELSE '/cntlid' END || m.ctrl_id || '/q' || m.qid,
+                r.host || '/work' || printf('%x', r.work)) AS queue_key
+FROM io_work_runs r LEFT JOIN io_work_queue_map m USING (host, work)
+GROUP BY r.host, r.work, m.ctrl_id, m.qid;
+
+-- io_work_queues: one row per (io_work, CPU that ran it): how late and how long it ran.
+--   host, role
+--   queue_key   io_work_names.queue_key
 --   cpu         the CPU;  cpu_share  of this io_work's runs on that CPU
 --   runs        runs on that CPU;  waited_runs  runs with a known wait
 --   wait_mean_ns, wait_p50_ns, wait_p99_ns, wait_max_ns   wait_ns of io_work_runs
 --   run_mean_ns, busy_ns   mean and total run time
 CREATE OR REPLACE VIEW io_work_queues AS
-SELECT r.host, r.role,
-       coalesce(r.host || CASE WHEN r.role = 'initiator' THEN '/c' ELSE '/cntlid' END || m.ctrl_id || '/q' || m.qid,
-                r.host || '/work' || printf('%x', r.work)) AS queue_key,
-       r.cpu, count(*) / sum(count(*)) OVER (PARTITION BY r.host, r.work) AS cpu_share,
+SELECT r.host, r.role, n.queue_key, r.cpu, count(*) / sum(count(*)) OVER (PARTITION BY r.host, r.work) AS cpu_share,
        count(*) AS runs, count(r.wait_ns) AS waited_runs,
        avg(r.wait_ns) AS wait_mean_ns, quantile_disc(r.wait_ns, 0.5) AS wait_p50_ns,
        quantile_disc(r.wait_ns, 0.99) AS wait_p99_ns, max(r.wait_ns) AS wait_max_ns,
        avg(r.run_ns) AS run_mean_ns, sum(r.run_ns) AS busy_ns
-FROM io_work_runs r LEFT JOIN io_work_queue_map m USING (host, work)
-GROUP BY r.host, r.role, r.work, m.ctrl_id, m.qid, r.cpu;
+FROM io_work_runs r JOIN io_work_names n USING (host, work)
+GROUP BY r.host, r.role, r.work, n.queue_key, r.cpu;
 
 -- net_rx_runs: one row per run of the NET_RX softirq (irq:softirq_entry, vec 3).
 --   host, role, cpu

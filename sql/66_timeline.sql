@@ -1,7 +1,9 @@
 -- The Perfetto timeline (report/timeline.perfetto-trace, reports/report/timeline.py): every
--- selected io as slices on per-io tracks under its host and transport queue, stages nested,
--- flows between the initiator and the target part, counters per queue and device. All times
--- are ns on the INITIATOR clock (target times minus io.offset_ns, as in io_milestones).
+-- selected io as slices on the io lanes of its host's transport queue (the encoder puts each io
+-- on the first lane of its queue that is free), stages nested, flows between the initiator and
+-- the target part, counters per queue and device, and per CPU the runs of NVMe/TCP's io_work
+-- and of the NET_RX softirq (sql/57_cpu_wait.sql). All times are ns on the INITIATOR clock
+-- (target times minus io.offset_ns, as in io_milestones).
 -- Views and table macros only: the writer reads timeline_tracks, timeline_names and
 -- timeline_slots once, and per part of the I/Os (a long run is sorted in parts of a bounded
 -- number of I/Os, so that no statement holds all of it) stores timeline_io_order_part in a table
@@ -66,37 +68,97 @@ SELECT stage, part, parent_slice, depth, sib, seq, from_ms, to_ms, begin_pos,
              AND row_number() OVER (PARTITION BY flow_kind ORDER BY seq) = 1 THEN flow_kind END AS flow
 FROM stages;
 
--- timeline_tracks: one row per fixed track (the per-io tracks are in timeline_io_rows).
+-- timeline_host_shift: one row per host with I/Os or CPU runs to draw: what moves its own
+-- trace times onto the run's reference clock (the initiators' clock, initiator_clock).
+--   host
+--   shift_ns   add to the host's times (ns): an initiator's initiator_clock.shift_ns (0 for the
+--              reference, and for one not placed); a target's -(the median io.offset_ns of its
+--              matched selected io: the offsets applied to its io, whose drift over a run is
+--              within the clock uncertainty)
+CREATE OR REPLACE VIEW timeline_host_shift AS
+SELECT host, coalesce(shift_ns, 0) AS shift_ns FROM initiator_clock
+UNION ALL
+SELECT target_host, -quantile_disc(offset_ns, 0.5) FROM io_selected
+WHERE match_state = 'matched' AND target_host IS NOT NULL GROUP BY target_host;
+
+-- timeline_cpu_key(cpu, kind): the key of a CPU track in timeline_tracks ('cpu000003/io_work':
+-- sorts by CPU number).
+CREATE OR REPLACE MACRO timeline_cpu_key(cpu, kind) AS 'cpu' || lpad(cpu::VARCHAR, 6, '0') || '/' || kind;
+
+-- timeline_cpu_runs: one row per run of an io_work (io_work_runs) or of the NET_RX softirq
+-- (net_rx_runs) that ended, overlapping the selected io's window (report_window): what ran on
+-- the host's CPUs while the io waited.
+--   host, cpu
+--   kind        'io_work' or 'net_rx': its track (one per host, CPU and kind)
+--   name        the slice's name: the io_work's queue (io_work_names.queue_key) or 'NET_RX softirq'
+--   s, e        start and end (ns, reference clock: timeline_host_shift applied); e is cut at
+--               the next run's start on the track (runs of one track never overlap; a work
+--               that slept can let another kworker run on its CPU meanwhile)
+--   wait_ns     how long it waited for the CPU (io_work_runs.wait_ns, net_rx_runs.wait_ns)
+CREATE OR REPLACE VIEW timeline_cpu_runs AS
+WITH r AS (
+    SELECT w.host, w.cpu, 'io_work' AS kind, n.queue_key AS name, w.start_ts AS s, w.end_ts AS e, w.wait_ns
+    FROM io_work_runs w JOIN io_work_names n USING (host, work)
+    UNION ALL
+    SELECT host, cpu, 'net_rx', 'NET_RX softirq', start_ts, end_ts, wait_ns FROM net_rx_runs
+), placed AS (
+    SELECT r.host, r.cpu, r.kind, r.name, r.s + h.shift_ns AS s, r.e + h.shift_ns AS e, r.wait_ns
+    FROM r JOIN timeline_host_shift h USING (host), report_window w
+    WHERE r.e IS NOT NULL AND r.e >= r.s AND r.e + h.shift_ns >= w.start_ts AND r.s + h.shift_ns <= w.end_ts
+    -- two runs starting together on one track: the longer one
+    QUALIFY row_number() OVER (PARTITION BY r.host, r.cpu, r.kind, r.s ORDER BY r.e DESC, r.name) = 1
+)
+SELECT host, cpu, kind, name, s, least(e, lead(s) OVER (PARTITION BY host, cpu, kind ORDER BY s)) AS e, wait_ns
+FROM placed;
+
+-- timeline_tracks: one row per fixed track (the io lanes are made by the encoder).
 --   uuid           1.. (Perfetto TrackDescriptor.uuid); parent_uuid NULL for a host
 --   kind           'host' (a process: one per host directory), 'queue' (a transport queue as
---                  seen on that host), 'device' (a block device), 'counter'
+--                  seen on that host), 'device' (a block device), 'counter', 'cpu' (the runs
+--                  of one kind on one CPU of the host: timeline_cpu_runs)
 --   host           host directory name;  pid  the process id shown for a host (1..)
---   resource_kind  'queue' or 'device' for queues, devices and their counters
---   key            the host name, queue_key or device_key (reports/README.md "Vocabulary")
+--   resource_kind  'queue', 'device' or 'cpu' for queues, devices, CPUs and their counters
+--   key            the host name, queue_key, device_key, or 'cpu<N>/<kind>' (reports/README.md
+--                  "Vocabulary")
 --   counter        'in_flight' (commands the queue / requests the device had outstanding) or
 --                  'mb_s' (10^6 bytes completed per second), counters only
---   name           what the UI shows: host name, queue_key, device_key or the counter id
+--   name           what the UI shows: host name; on an initiator the queue_key, on a target its
+--                  own name of the queue ('<target host>/cntlid<cntlid>/q<qid>', as io_work_queues
+--                  names it); device_key; 'cpu <N> io_work' / 'cpu <N> NET_RX'; the counter id
 --   unit           counters: 'commands', 'requests' or 'MB/s'
---   sibling_rank   order under the parent (queues, then devices; io tracks, then counters)
+--   sibling_rank   order under the parent (queues, devices, then CPUs by number; io lanes,
+--                  then counters)
 CREATE OR REPLACE VIEW timeline_tracks AS
 WITH s AS (
-    SELECT initiator_host, target_host, match_state, queue_key, device_key, target_device_key
+    SELECT initiator_host, target_host, match_state, queue_key, device_key, target_device_key, cntlid, qid
     FROM io_selected
 ), r AS (
-    SELECT DISTINCT initiator_host AS host, 0 AS hr, 'queue' AS resource_kind, queue_key AS key FROM s
-    UNION SELECT DISTINCT initiator_host, 0, 'device', device_key FROM s
-    UNION SELECT DISTINCT target_host, 1, 'queue', queue_key FROM s WHERE match_state = 'matched'
-    UNION SELECT DISTINCT target_host, 1, 'device', target_device_key FROM s
+    SELECT DISTINCT initiator_host AS host, 0 AS hr, 'queue' AS resource_kind, queue_key AS key, queue_key AS name,
+           0 AS rank FROM s
+    UNION SELECT DISTINCT initiator_host, 0, 'device', device_key, device_key, 0 FROM s
+    UNION SELECT target_host, 1, 'queue', queue_key,
+                 target_host || '/cntlid' || coalesce(any_value(cntlid)::VARCHAR, '?') || '/q' || any_value(qid), 0
+          FROM s WHERE match_state = 'matched' GROUP BY target_host, queue_key
+    UNION SELECT DISTINCT target_host, 1, 'device', target_device_key, target_device_key, 0 FROM s
           WHERE match_state = 'matched' AND target_device_key IS NOT NULL
 ), h AS (
     SELECT host, min(hr) AS hr FROM r GROUP BY host
+), cpus AS (
+    -- every (host, CPU, kind) with runs (not only in the window: a cheap aggregate, read by
+    -- every statement that reads the tracks)
+    SELECT DISTINCT host, cpu, 'io_work' AS kind FROM io_work_runs
+    UNION SELECT DISTINCT host, cpu, 'net_rx' FROM net_rx_runs
 ), c AS (
     SELECT r.*, c.counter FROM r, (VALUES ('in_flight'), ('mb_s')) c(counter)
     WHERE NOT (r.resource_kind = 'queue' AND r.hr = 1 AND c.counter = 'mb_s')
 ), t AS (
-    SELECT host, hr, 'host' AS kind, NULL AS resource_kind, host AS key, NULL AS counter FROM h
-    UNION ALL SELECT host, hr, resource_kind, resource_kind, key, NULL FROM r
-    UNION ALL SELECT host, hr, 'counter', resource_kind, key, counter FROM c
+    SELECT host, hr, 'host' AS kind, NULL AS resource_kind, host AS key, host AS name, NULL AS counter, 0 AS rank FROM h
+    UNION ALL SELECT host, hr, resource_kind, resource_kind, key, name, NULL, rank FROM r
+    UNION ALL SELECT host, hr, 'counter', resource_kind, key, counter, counter, rank FROM c
+    UNION ALL SELECT host, hr, 'cpu', 'cpu', timeline_cpu_key(cpu, kind),
+                     'cpu ' || cpu || CASE kind WHEN 'io_work' THEN ' io_work' ELSE ' NET_RX' END, NULL,
+                     2 * cpu + (kind = 'net_rx')::INT
+              FROM cpus JOIN h USING (host)
 ), n AS (
     SELECT *, row_number() OVER (ORDER BY hr, host, kind <> 'host', resource_kind DESC, key,
                                           kind = 'counter', counter) AS uuid
@@ -108,11 +170,10 @@ SELECT n.uuid,
                    ELSE (SELECT p.uuid FROM n p WHERE p.kind = 'host' AND p.host = n.host) END AS parent_uuid,
        n.kind, n.host,
        CASE WHEN n.kind = 'host' THEN dense_rank() OVER (ORDER BY n.hr, n.host) END AS pid,
-       n.resource_kind, n.key, n.counter,
-       coalesce(n.counter, n.key) AS name,
+       n.resource_kind, n.key, n.counter, n.name,
        CASE WHEN n.counter = 'mb_s' THEN 'MB/s' WHEN n.counter IS NULL THEN NULL
             WHEN n.resource_kind = 'queue' THEN 'commands' ELSE 'requests' END AS unit,
-       CASE WHEN n.kind = 'queue' THEN 1 WHEN n.kind = 'device' THEN 2
+       CASE WHEN n.kind = 'queue' THEN 1 WHEN n.kind = 'device' THEN 2 WHEN n.kind = 'cpu' THEN 3 + n.rank
             WHEN n.counter = 'in_flight' THEN 2 WHEN n.counter = 'mb_s' THEN 3 ELSE 0 END AS sibling_rank
 FROM n;
 
@@ -239,11 +300,21 @@ CREATE OR REPLACE VIEW timeline_counters AS
 FROM timeline_counters_part(-9223372036854775808, NULL);
 
 -- timeline_names: one row per interned string of the trace.
---   kind    'event' (slice names: the stages of timeline_layout) or 'category' (io types)
+--   kind    'event' (slice names: the stages of timeline_layout, then the names of CPU runs:
+--           the io_work queues and 'NET_RX softirq') or 'category' (io types)
 --   name
 --   iid     1.. within its kind (Perfetto's interned ids)
 CREATE OR REPLACE VIEW timeline_names AS
-SELECT 'event' AS kind, stage AS name, row_number() OVER (ORDER BY depth, seq, stage) AS iid FROM timeline_layout
+WITH stages AS (
+    SELECT stage AS name, row_number() OVER (ORDER BY depth, seq, stage) AS iid FROM timeline_layout
+), cpu AS (
+    SELECT name FROM (SELECT queue_key AS name FROM io_work_names
+                      UNION SELECT DISTINCT 'NET_RX softirq' FROM net_rx_runs)
+    WHERE name NOT IN (SELECT name FROM stages)
+)
+SELECT 'event' AS kind, name, iid FROM stages
+UNION ALL
+SELECT 'event', name, (SELECT count(*) FROM stages) + row_number() OVER (ORDER BY name) FROM cpu
 UNION ALL
 SELECT 'category', io_type, row_number() OVER (ORDER BY io_type)
 FROM (SELECT DISTINCT coalesce(io_type, 'unknown') AS io_type FROM io_selected);
@@ -311,10 +382,11 @@ FROM timeline_io_order_part(-9223372036854775808, NULL, 0);
 --   start_ts, n     as in timeline_io_order
 --   s, e            its initiator root's span: first and last initiator point (ns, initiator
 --                   clock; e may be NULL)
---   initiator_track, target_track   the io's own track for each part: it sits under the queue's
---                   track on that part's host (queue_track, target_queue_track: timeline_tracks
---                   uuids; the target's NULL unless matched). Per-io tracks share the name 'io',
---                   which the Perfetto UI draws as one track per queue
+--   queue_track, target_queue_track   timeline_tracks uuids of its queue on each part's host
+--                   (the target's NULL unless matched): the encoder draws each part of the io on
+--                   a lane under it, the first lane of that queue free since before the part
+--                   begins (a new lane when none is), so a queue has as many lanes as it had io
+--                   in flight at once, not one track per io
 --   out_flow, back_flow   flow ids: 2n-1 from the 'out' slice to the target root, 2n from the
 --                   target root to the 'back' slice
 --   category_iid    timeline_names iid of its io type (every slice's category)
@@ -325,14 +397,10 @@ FROM timeline_io_order_part(-9223372036854775808, NULL, 0);
 -- this and timeline_spans_of share one computation of the part's order (0.25-0.3 s each at
 -- 773 k I/Os).
 CREATE OR REPLACE MACRO timeline_io_rows_of(order_rel) AS TABLE
-WITH base AS (
-    SELECT max(uuid) AS uuid FROM timeline_tracks
-)
 SELECT o.start_ts, o.n, i.root_s AS s, i.root_e AS e,
-       b.uuid + 2 * o.n - 1 AS initiator_track, b.uuid + 2 * o.n AS target_track,
        i.queue_track, i.target_queue_track, 2 * o.n - 1 AS out_flow, 2 * o.n AS back_flow,
        c.iid AS category_iid, i.io_id, i.size_bytes, i.cid, i.match_state
-FROM query_table(order_rel) o JOIN timeline_ios i USING (io_n) CROSS JOIN base b
+FROM query_table(order_rel) o JOIN timeline_ios i USING (io_n)
 JOIN timeline_names c ON c.kind = 'category' AND c.name = coalesce(i.io_type, 'unknown');
 
 CREATE OR REPLACE VIEW timeline_io_rows AS
@@ -357,3 +425,27 @@ WHERE st.from_ts IS NOT NULL AND st.to_ts IS NOT NULL;
 
 CREATE OR REPLACE VIEW timeline_spans AS
 FROM timeline_spans_of('timeline_io_order');
+
+-- timeline_cpu_events_part(lo_ts, hi_ts): the begin and the end of each timeline_cpu_runs row
+-- that starts in [lo_ts, hi_ts) (hi_ts NULL: no upper bound), as rows of the encoder's counter
+-- input (analyzer/src/timeline.rs: slices on fixed tracks). Read ORDER BY ts, uuid, pos.
+--   uuid          its CPU track (timeline_tracks.uuid)
+--   ts            the begin (s) or the end (e) (ns, reference clock)
+--   pos           order at one (ts, track): an end (0) before a begin (1), and after it the end
+--                 of a run that begins there (2)
+--   type          1 slice begin, 2 slice end (Perfetto's TrackEvent.Type)
+--   name_iid      begin: timeline_names iid of the run's name
+--   cpu_wait_ns   begin: how long the run waited for its CPU (ns; NULL when unknown)
+--   int_value, double_value   NULL (counter values)
+CREATE OR REPLACE MACRO timeline_cpu_events_part(lo_ts, hi_ts) AS TABLE
+WITH r AS (
+    SELECT t.uuid, c.s, c.e, c.wait_ns, n.iid
+    FROM timeline_cpu_runs c
+    JOIN timeline_tracks t ON t.kind = 'cpu' AND t.host = c.host AND t.key = timeline_cpu_key(c.cpu, c.kind)
+    JOIN timeline_names n ON n.kind = 'event' AND n.name = c.name
+    WHERE c.s >= lo_ts AND (hi_ts IS NULL OR c.s < hi_ts)
+)
+SELECT uuid, s AS ts, 1 AS pos, 1 AS type, iid AS name_iid, wait_ns AS cpu_wait_ns,
+       NULL::BIGINT AS int_value, NULL::DOUBLE AS double_value FROM r
+UNION ALL
+SELECT uuid, e, CASE WHEN e = s THEN 2 ELSE 0 END, 2, NULL, NULL, NULL, NULL FROM r;

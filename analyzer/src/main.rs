@@ -41,9 +41,14 @@ enum Command {
         /// in the order of those ios); repeated likewise
         #[arg(long, value_name = "FILE", required = true)]
         spans: Vec<PathBuf>,
-        /// Parquet file, one row per counter value (timeline_counters_part, sorted); repeated: merged
+        /// Parquet file, one row per counter value (timeline_counters_part, sorted), or per begin
+        /// or end of a slice on a fixed track (timeline_cpu_events_part); repeated: merged
         #[arg(long, value_name = "FILE", required = true)]
         counters: Vec<PathBuf>,
+        /// The uuid of the first io lane (above every fixed track's: timeline_tracks); the lanes
+        /// the encoder opens under the queues take the uuids from there on
+        #[arg(long, value_name = "UUID")]
+        first_lane_uuid: i64,
         /// An existing file the packets are appended to (it holds the trace's first packets)
         #[arg(long, value_name = "FILE")]
         append_to: PathBuf,
@@ -234,8 +239,8 @@ fn main() -> ExitCode {
         Command::Convert(a) => cmd_convert(a),
         Command::Summary { dir } => cmd_summary(&dir),
         Command::Synth(s) => cmd_synth(s),
-        Command::TimelineEncode { layout, ios, spans, counters, append_to } => {
-            match ntscope::timeline::encode_files(&layout, &ios, &spans, &counters, &append_to) {
+        Command::TimelineEncode { layout, ios, spans, counters, first_lane_uuid, append_to } => {
+            match ntscope::timeline::encode_files(&layout, &ios, &spans, &counters, first_lane_uuid, &append_to) {
                 Ok(_) => ExitCode::SUCCESS,
                 Err(e) => {
                     eprintln!("ntscope: error: timeline: {}", e);

@@ -155,6 +155,8 @@ pub fn build(tf: &TraceFile, layout: &Layout, stats: &[CpuStats], rows: &HashMap
         })
         .collect();
     json!({
+        // the ntscope version that wrote it (the crate's version is ntscope's: a test holds them equal)
+        "ntscope_version": env!("CARGO_PKG_VERSION"),
         "source": {"path": tf.src.path, "size_bytes": tf.src.len, "sha256": sha256},
         "file_version": tf.version,
         "compression": tf.compression,

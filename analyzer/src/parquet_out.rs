@@ -12,6 +12,7 @@ use crate::row_group_file::{RowGroupFile, ZstdPool};
 use arrow_array::RecordBatch;
 use arrow_schema::{DataType, SchemaRef};
 use parquet::basic::{Compression, Encoding, ZstdLevel};
+use parquet::file::metadata::KeyValue;
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::schema::types::ColumnPath;
 use std::collections::VecDeque;
@@ -58,7 +59,9 @@ fn writer_properties(schema: &SchemaRef) -> WriterProperties {
         .set_write_batch_size(1 << 16)
         .set_data_page_row_count_limit(ROW_GROUP_ROWS)
         .set_max_row_group_row_count(Some(ROW_GROUP_ROWS))
-        .set_created_by(format!("ntscope {}", env!("CARGO_PKG_VERSION")));
+        .set_created_by(format!("ntscope {}", env!("CARGO_PKG_VERSION")))
+        // the ntscope version that wrote the file (the crate's version is ntscope's: a test holds them equal)
+        .set_key_value_metadata(Some(vec![KeyValue::new("ntscope_version".to_string(), env!("CARGO_PKG_VERSION").to_string())]));
     for f in schema.fields() {
         if f.name() == "ts" && f.data_type() == &DataType::Int64 {
             let path = ColumnPath::from("ts");

@@ -12,11 +12,20 @@
 //!   end_pos, flow (0, 1 out, 2 back), name_iid;
 //! - ios and spans, a pair of files per part (the writer sorts a long run in parts; the parts are
 //!   merged as they are read): one row per io in (start_ts, n) order with start_ts, n, s and e
-//!   (its initiator root's span), initiator_track, target_track, queue_track,
-//!   target_queue_track, out_flow, back_flow, category_iid and the slice arguments io_id,
-//!   size_bytes, cid, match_state; and the ios' stage spans in the same order of ios: n, slot,
-//!   s, e, dur (a stage's from, to and own duration);
-//! - counters, one row per value, in (ts, uuid) order: uuid, ts, int_value, double_value.
+//!   (its initiator root's span), queue_track, target_queue_track, out_flow, back_flow,
+//!   category_iid and the slice arguments io_id, size_bytes, cid, match_state; and the ios' stage
+//!   spans in the same order of ios: n, slot, s, e, dur (a stage's from, to and own duration);
+//! - counters, in (ts, uuid, pos) order: uuid, ts, int_value, double_value: one row per counter
+//!   value; a file may also have the columns pos, type, name_iid and cpu_wait_ns, whose rows with a
+//!   type of 1 (begin) or 2 (end) are slices on a fixed track (CPU runs), pos their order at one
+//!   (ts, uuid) (0 when absent).
+//!
+//! Io lanes: each part of an io (its initiator root and stages, its target root and stages) goes
+//! on a lane, a track under the part's queue track: the first lane of that queue whose last io
+//! ended before the part begins, else a new lane (uuids from `first_lane_uuid` on, named
+//! "io 1", "io 2", ... under each queue). A queue has as many lanes as it had io in flight at
+//! once (about its depth), so a run of a million io has tens of tracks, not millions, and each
+//! lane shows its io one after the other.
 //!
 //! Output order: every packet by (ts, track uuid, pos), pos being -1 for a track descriptor
 //! (written just before the slice that opens the track), begin_pos for a slice begin, end_pos
@@ -31,7 +40,7 @@ use crate::timeline_slices::{lay_out, Io, Key, Layout, Scratch, Slice, Slot, Spa
 use arrow_array::{Array, Float64Array, Int64Array, RecordBatch, StringArray};
 use parquet::arrow::arrow_reader::{ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder};
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, HashMap};
 use std::fs::{File, OpenOptions};
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -70,8 +79,6 @@ const VARINT: u32 = 0;
 const FIXED64: u32 = 1;
 const LEN: u32 = 2;
 
-/// Every per-io track is named "io": the UI draws the siblings under one queue as one track.
-const IO_TRACK_NAME: &[u8] = b"io";
 const BATCH_ROWS: usize = 65_536;
 
 /// What went wrong, for the caller to print (the Python side turns it into its own error).
@@ -145,8 +152,6 @@ struct IoColumns {
     n: Int64Array,
     s: Int64Array,
     e: Int64Array,
-    initiator_track: Int64Array,
-    target_track: Int64Array,
     queue_track: Int64Array,
     target_queue_track: Int64Array,
     out_flow: Int64Array,
@@ -165,8 +170,6 @@ impl IoColumns {
             n: int(b, "n")?,
             s: int(b, "s")?,
             e: int(b, "e")?,
-            initiator_track: int(b, "initiator_track")?,
-            target_track: int(b, "target_track")?,
             queue_track: int(b, "queue_track")?,
             target_queue_track: int(b, "target_queue_track")?,
             out_flow: int(b, "out_flow")?,
@@ -195,22 +198,51 @@ impl SpanColumns {
     }
 }
 
-/// One batch of the counters input, by column.
+/// One batch of a counters input, by column: counter values, and in a file that has the
+/// columns pos, type, name_iid and cpu_wait_ns, the begins and ends of slices on fixed tracks.
 struct CounterColumns {
     uuid: Int64Array,
     ts: Int64Array,
     int_value: Int64Array,
     double_value: Float64Array,
+    slices: Option<FixedSliceColumns>,
 }
+
+struct FixedSliceColumns {
+    pos: Int64Array,
+    type_: Int64Array,
+    name_iid: Int64Array,
+    cpu_wait_ns: Int64Array,
+}
+
+/// TrackEvent.Type of a fixed-track slice row
+const ROW_BEGIN: i64 = 1;
+const ROW_END: i64 = 2;
 
 impl CounterColumns {
     fn of(b: &RecordBatch) -> Result<Self, TimelineError> {
+        let slices = if b.column_by_name("type").is_some() {
+            Some(FixedSliceColumns {
+                pos: int(b, "pos")?,
+                type_: int(b, "type")?,
+                name_iid: int(b, "name_iid")?,
+                cpu_wait_ns: int(b, "cpu_wait_ns")?,
+            })
+        } else {
+            None
+        };
         Ok(CounterColumns {
             uuid: int(b, "uuid")?,
             ts: int(b, "ts")?,
             int_value: int(b, "int_value")?,
             double_value: column::<Float64Array>(b, "double_value", "Float64")?,
+            slices,
         })
+    }
+
+    /// The row's slice type (ROW_BEGIN, ROW_END), or None for a counter value.
+    fn slice_type(&self, i: usize) -> Option<i64> {
+        self.slices.as_ref().and_then(|s| opt_i64(&s.type_, i)).filter(|t| *t == ROW_BEGIN || *t == ROW_END)
     }
 }
 
@@ -304,14 +336,14 @@ struct Encoder {
 }
 
 impl Encoder {
-    /// The descriptor of a per-io track, as one `Trace.packet` field appended to out.
-    fn descriptor(&mut self, track: i64, parent: Option<i64>, out: &mut Vec<u8>) {
+    /// The descriptor of an io lane ("io <lane>"), as one `Trace.packet` field appended to out.
+    fn descriptor(&mut self, track: i64, parent: Option<i64>, lane: i64, out: &mut Vec<u8>) {
         self.event.clear();
         int_field(&mut self.event, TD_UUID, track);
         if let Some(p) = parent {
             int_field(&mut self.event, TD_PARENT_UUID, p);
         }
-        bytes_field(&mut self.event, TD_NAME, IO_TRACK_NAME);
+        bytes_field(&mut self.event, TD_NAME, format!("io {}", lane).as_bytes());
         self.packet.clear();
         bytes_field(&mut self.packet, TP_TRACK_DESCRIPTOR, &self.event);
         bytes_field(out, TRACE_PACKET, &self.packet);
@@ -353,7 +385,7 @@ impl Encoder {
         if let Some(v) = sl.flow_in {
             fixed64_field(&mut self.event, TE_TERMINATING_FLOW_IDS, v as u64);
         }
-        // debug annotations, interned names 1..5 in timeline.py's ARGS order
+        // debug annotations, interned names 1..5 in timeline.py's ARGS order (6: ARG_CPU_WAIT_NS)
         let args = [
             sl.io_id.as_deref().map(Arg::String),
             sl.size_bytes.map(Arg::Uint),
@@ -370,6 +402,21 @@ impl Encoder {
                 Arg::Uint(v) => int_field(&mut self.annotation, DA_UINT_VALUE, v),
                 Arg::Int(v) => int_field(&mut self.annotation, DA_INT_VALUE, v),
             }
+            bytes_field(&mut self.event, TE_DEBUG_ANNOTATIONS, &self.annotation);
+        }
+        self.event_packet(ts, out);
+    }
+
+    /// The begin of a slice on a fixed track (a counters input's ROW_BEGIN row).
+    fn fixed_slice_begin(&mut self, s: &FixedSliceColumns, i: usize, ts: i64, track: i64, out: &mut Vec<u8>) {
+        self.event_start(TYPE_SLICE_BEGIN, track);
+        if let Some(v) = opt_i64(&s.name_iid, i) {
+            int_field(&mut self.event, TE_NAME_IID, v);
+        }
+        if let Some(v) = opt_i64(&s.cpu_wait_ns, i) {
+            self.annotation.clear();
+            int_field(&mut self.annotation, DA_NAME_IID, ARG_CPU_WAIT_NS);
+            int_field(&mut self.annotation, DA_INT_VALUE, v);
             bytes_field(&mut self.event, TE_DEBUG_ANNOTATIONS, &self.annotation);
         }
         self.event_packet(ts, out);
@@ -396,6 +443,54 @@ impl Encoder {
 pub const SEQUENCE_ID: i64 = 1;
 
 const COUNTER_POS: i64 = 0;
+/// The interned name of the cpu_wait_ns argument (the 6th of timeline.py's ARGS).
+const ARG_CPU_WAIT_NS: i64 = 6;
+
+/// The io lanes of each queue track (see the module doc): per queue, each lane's uuid and the
+/// end of the last io part on it.
+struct Lanes {
+    next_uuid: i64,
+    by_queue: HashMap<Option<i64>, Vec<(i64, i64)>>,
+}
+
+impl Lanes {
+    /// The lane for a part of an io spanning s..e under the queue: (its uuid, its number 1.. under
+    /// the queue, true when it is new). A lane is free when its last part ended before s (at one
+    /// timestamp a begin is written before an end, which would nest one io in the other).
+    fn take(&mut self, queue: Option<i64>, s: i64, e: i64) -> (i64, i64, bool) {
+        let lanes = self.by_queue.entry(queue).or_default();
+        if let Some((k, lane)) = lanes.iter_mut().enumerate().find(|(_, l)| l.1 < s) {
+            lane.1 = e;
+            return (lane.0, k as i64 + 1, false);
+        }
+        let uuid = self.next_uuid;
+        self.next_uuid += 1;
+        lanes.push((uuid, e));
+        (uuid, lanes.len() as i64, true)
+    }
+
+    fn count(&self) -> usize {
+        self.by_queue.values().map(Vec::len).sum()
+    }
+}
+
+/// Moves the slices of one io, laid out on the io's placeholder tracks, onto lanes: each part's
+/// root gives the part's span; the part's slices take that lane's uuid.
+fn onto_lanes(io: &Io, laid: &mut [Slice], lanes: &mut Lanes) {
+    for part in 0..2 {
+        let track = io.tracks[part];
+        let Some(root) = laid.iter().find(|sl| sl.opens_track && sl.key.1 == track) else { continue };
+        let (uuid, lane, new) = lanes.take(io.queue_tracks[part], root.key.0, root.end_key.0);
+        for sl in laid.iter_mut().filter(|sl| sl.key.1 == track) {
+            sl.key.1 = uuid;
+            sl.end_key.1 = uuid;
+            if sl.opens_track {
+                sl.opens_track = new;
+                sl.lane = lane;
+            }
+        }
+    }
+}
 
 /// The input among `inputs` whose current row has the smallest key (few inputs: a linear scan),
 /// with that key; None when all are at their end.
@@ -420,7 +515,11 @@ fn io_key(c: &IoColumns, i: usize, at: &Position) -> Result<Key, TimelineError> 
 }
 
 fn counter_key(c: &CounterColumns, i: usize, at: &Position) -> Result<Key, TimelineError> {
-    Ok((required(&c.ts, i, at, "ts")?, required(&c.uuid, i, at, "uuid")?, COUNTER_POS))
+    let pos = match &c.slices {
+        Some(s) => opt_i64(&s.pos, i).unwrap_or(COUNTER_POS),
+        None => COUNTER_POS,
+    };
+    Ok((required(&c.ts, i, at, "ts")?, required(&c.uuid, i, at, "uuid")?, pos))
 }
 
 /// The slot table (sql/66_timeline.sql timeline_slots) from its Parquet file.
@@ -468,8 +567,8 @@ fn read_io(part: &mut Part<'_>, spans: &mut Vec<Span>) -> Result<Io, TimelineErr
         n: required(&c.n, i, &at, "n")?,
         root_s: required(&c.s, i, &at, "s")?,
         root_e: opt_i64(&c.e, i),
-        tracks: [required(&c.initiator_track, i, &at, "initiator_track")?,
-                 required(&c.target_track, i, &at, "target_track")?],
+        // placeholders, distinct from every uuid: onto_lanes moves each part onto a lane
+        tracks: [-1, -2],
         queue_tracks: [opt_i64(&c.queue_track, i), opt_i64(&c.target_queue_track, i)],
         flows: [required(&c.out_flow, i, &at, "out_flow")?, required(&c.back_flow, i, &at, "back_flow")?],
         category_iid: opt_i64(&c.category_iid, i),
@@ -538,15 +637,17 @@ impl PendingBegins {
 /// - `ios` and `spans`, pairs of Parquet files, one pair per part of the run (the parts are
 ///   merged as they are read): the io rows sorted by (start_ts, n) (timeline_io_rows_of) and
 ///   their stage spans in the same order of ios (timeline_spans_of);
-/// - `counters`: Parquet files of counter values sorted by (ts, uuid) (timeline_counters_part).
+/// - `counters`: Parquet files of counter values sorted by (ts, uuid) (timeline_counters_part),
+///   and of slices on fixed tracks sorted by (ts, uuid, pos) (timeline_cpu_events_part);
+/// - `first_lane_uuid`: the uuid of the first io lane (see the module doc).
 ///
 /// Each io's slices are laid out (timeline_slices) when the ios are read up to it; a begin goes
 /// out once no io still unread can start before it (ios arrive by start_ts, the earliest time
 /// any of their packets has), an end waits in a heap until it is due. Returns the number of
 /// packets. Memory: a batch of each input and the slices open or pending at one time, not the
 /// trace's length.
-pub fn encode_files(layout: &Path, ios: &[PathBuf], spans: &[PathBuf], counters: &[PathBuf], out: &Path)
-                    -> Result<u64, TimelineError> {
+pub fn encode_files(layout: &Path, ios: &[PathBuf], spans: &[PathBuf], counters: &[PathBuf], first_lane_uuid: i64,
+                    out: &Path) -> Result<u64, TimelineError> {
     if ios.len() != spans.len() {
         return Err(TimelineError(format!("{} ios files but {} spans files: give one of each per part",
                                          ios.len(), spans.len())));
@@ -575,6 +676,7 @@ pub fn encode_files(layout: &Path, ios: &[PathBuf], spans: &[PathBuf], counters:
     let mut packets = 0u64;
     let mut last: Option<Key> = None;
     let mut last_io: Option<Key> = None;
+    let mut lanes = Lanes { next_uuid: first_lane_uuid, by_queue: HashMap::new() };
     // the next io still unread: every packet of the ios after it is at or after its start
     let mut next_io = first_io(&mut parts)?;
     loop {
@@ -599,6 +701,7 @@ pub fn encode_files(layout: &Path, ios: &[PathBuf], spans: &[PathBuf], counters:
             let io = read_io(part, &mut io_spans)?;
             laid.clear();
             lay_out(&layout, &mut scratch, &io, &io_spans, &mut laid).map_err(|e| TimelineError(format!("{}: {}", at, e)))?;
+            onto_lanes(&io, &mut laid, &mut lanes);
             for sl in laid.drain(..) {
                 if sl.key.0 < io.start_ts {
                     return Err(TimelineError(format!(
@@ -626,7 +729,7 @@ pub fn encode_files(layout: &Path, ios: &[PathBuf], spans: &[PathBuf], counters:
                 return Err(TimelineError(format!("io slice {:?}: it ends ({:?}) before it begins", sl.key, sl.end_key)));
             }
             if sl.opens_track {
-                enc.descriptor(key.1, sl.parent_uuid, &mut bytes);
+                enc.descriptor(key.1, sl.parent_uuid, sl.lane, &mut bytes);
                 packets += 1;
             }
             enc.slice_begin(&sl, &mut bytes);
@@ -635,7 +738,11 @@ pub fn encode_files(layout: &Path, ios: &[PathBuf], spans: &[PathBuf], counters:
             let (_, k) = counter.expect("the key is a counter's");
             let input = &mut counter_inputs[k];
             let (c, i) = input.peek()?.expect("peeked above");
-            enc.counter(c, i, key.0, key.1, &mut bytes);
+            match (c.slice_type(i), &c.slices) {
+                (Some(ROW_BEGIN), Some(s)) => enc.fixed_slice_begin(s, i, key.0, key.1, &mut bytes),
+                (Some(_), _) => enc.slice_end(key.0, key.1, &mut bytes),
+                (None, _) => enc.counter(c, i, key.0, key.1, &mut bytes),
+            }
             input.advance();
         }
         packets += 1;
@@ -653,6 +760,9 @@ pub fn encode_files(layout: &Path, ios: &[PathBuf], spans: &[PathBuf], counters:
     }
     w.write_all(&bytes).map_err(write_err)?;
     w.flush().map_err(write_err)?;
+    if lanes.next_uuid - first_lane_uuid != lanes.count() as i64 {
+        return Err(TimelineError("io lanes were numbered twice".into()));
+    }
     Ok(packets)
 }
 

@@ -126,7 +126,8 @@ pub struct Io {
     pub n: i64,
     pub root_s: i64,
     pub root_e: Option<i64>,
-    /// the track of each part (initiator, target), the queue track each sits under, if any
+    /// the track of each part (initiator, target) the slices are laid out on (the encoder then
+    /// moves each part onto an io lane), the queue track each sits under, if any
     pub tracks: [i64; 2],
     pub queue_tracks: [Option<i64>; 2],
     /// flow ids: initiator -> target, target -> initiator
@@ -155,6 +156,9 @@ pub struct Slice {
     /// a root: the descriptor of its track (under parent_uuid) comes first
     pub opens_track: bool,
     pub parent_uuid: Option<i64>,
+    /// the number of the io lane it opens (1.. under its queue; 0: as laid out, none yet), the
+    /// track's name
+    pub lane: i64,
     pub name_iid: i64,
     pub category_iid: Option<i64>,
     pub flow_out: Option<i64>,
@@ -255,6 +259,7 @@ pub fn lay_out(layout: &Layout, scratch: &mut Scratch, io: &Io, spans: &[Span], 
             end_key: (pl.e, track, slot.end_pos),
             opens_track: slot.depth == 0,
             parent_uuid: if slot.depth == 0 { io.queue_tracks[slot.part] } else { None },
+            lane: 0,
             name_iid: slot.name_iid,
             category_iid: io.category_iid,
             flow_out,

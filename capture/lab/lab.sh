@@ -24,6 +24,8 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 capture_dir=$(dirname "$here")
 cache=${NTSCOPE_CACHE:-$HOME/.cache/ntscope}
 runs=${NTSCOPE_RUNS:-$(dirname "$capture_dir")/runs}
+# truth.json names the ntscope version of the capture script the VMs run
+ntscope_version=$("$capture_dir/ntscope-capture" version | cut -d' ' -f2)
 
 [ $# -ge 2 ] || die "usage: lab.sh RUN SCENARIO [kernel=6.1|6.12] [flavor=auto|patched|stock] [accel=tcg|kvm] [timeout=S] [PARAM=VALUE ...]; scenarios: $(cd "$capture_dir/scenarios" && ls *.sh | sed 's/\.sh$//' | tr '\n' ' ')"
 run=$1 scenario=$2
@@ -251,6 +253,7 @@ lab = {"scenario": "$scenario", "run": "$run", "kernel": "$kernel", "flavor": "$
 # each host's role (and how it is wired), unless the scenario's truth() says more
 t.setdefault("hosts", {h: {"role": v["role"]} for h, v in hosts.items()})
 t["lab"] = lab
+t["ntscope_version"] = "$ntscope_version"
 for name, obj in (("truth.json", t), ("lab/lab.json", lab)):
     p = os.path.join(d, name)
     with open(p + ".tmp", "w") as f:

@@ -1,5 +1,6 @@
 """The compare document (compare.json): the cmp_* views as rows, and the run's interference
 document; beside it the plot rows of compare.html (plot_data). No computation here."""
+from ntscope import __version__
 from ntscope.interference import plot_data as interference_plots
 from ntscope.interference.model import interference_model
 from ntscope.sql.views import rows_of
@@ -47,6 +48,7 @@ def compare_documents(base_dir, run_dir, progress=None, plots=False, memory_limi
     stage_set = (con.sql("SELECT stage_set FROM cmp_stage_set").fetchall() or [None])[0]
     model = {
         "schema": "ntscope.compare/2",
+        "ntscope_version": __version__,
         "base": info.get("base"),
         "run": info.get("run"),
         # every run of each side (repeats of one condition: rep 1, 2, ...)

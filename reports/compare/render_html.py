@@ -63,8 +63,9 @@ def cdf_chart(page, i, group_key, plots, presence):
     if not rows:
         page.nodata("cdf_pair", "no stage has durations above 0 in both runs")
         return
-    page.how("Base (dashed) vs run (solid) CDF per stage, log time axis: a curve moving right is that stage "
-             "getting slower; a change only at the top is a tail change.")
+    page.how("Base (dashed, lighter, triangles) vs run (solid, circles) CDF per stage, log time axis (k = 1,000 us, "
+             "M = 1,000,000 us): a curve moving right is that stage getting slower; a change only at the top is a "
+             "tail change.")
     page.chart(f"cdfpair-{i}", "cdf_pair", charts.cdf_pair(rows))
     missing = not_drawn(presence, {"ok"})
     if missing:

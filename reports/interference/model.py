@@ -1,5 +1,6 @@
 """The interference document (interference.json): the intf_* views of one run as rows.
 No computation here."""
+from ntscope import __version__
 from ntscope.sql.views import rows_of
 
 ORDER = {
@@ -18,6 +19,7 @@ def view(con, name):
 def interference_model(con, run_dir):
     return {
         "schema": "ntscope.interference/1",
+        "ntscope_version": __version__,
         "run_dir": run_dir,
         "streams": view(con, "intf_streams"),
         "stream_verdicts": view(con, "intf_stream_verdict"),

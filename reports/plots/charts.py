@@ -11,6 +11,16 @@ from . import palette
 WIDTH = 860
 US = ",~r"          # axis/tooltip format of microseconds: 1,234.5 / 0.25
 LOG_US = "duration (us, log scale)"
+# log axes of small charts: SI-prefixed labels (10k, 100k: '10,000' and '100,000' side by side
+# ran together on a 180-pixel axis), and labels that would touch dropped
+SMALL_LOG_AXIS = dict(format="~s", labelOverlap="greedy", labelSeparation=6, labelFlush=True)
+# a symlog axis (series(symlog=True)) is linear below this value, logarithmic above: for MB/s,
+# 10 kB/s, below what a stream of 4 KiB I/Os at a few I/Os per second moves
+SYMLOG_LINEAR = 0.01
+# base vs run: told apart by the dash, the line's weight and opacity and the points' shape,
+# named in a legend
+RUN_STYLE = {"base": {"dash": [5, 3], "opacity": 0.55, "shape": "triangle-up"},
+             "run": {"dash": [1, 0], "opacity": 1.0, "shape": "circle"}}
 
 
 def data(name):
@@ -29,16 +39,18 @@ def series_colour(field, names, title):
                      legend=alt.Legend(orient="right", symbolLimit=0, symbolOpacity=1, labelLimit=320))
 
 
-def stacked_bars(rows, y_field, y_title, y_order, x_title, ticks=None, height_per_bar=22):
+def stacked_bars(rows, y_field, y_title, y_order, x_title, ticks=None, height_per_bar=22, y_axis_title=True):
     """Horizontal stacked bars: one bar per y_field value (in y_order), one segment per
     stage (rows: y_field, stage, seq, value_us, n, share_pct or None). ticks: rows of the
-    same shape drawn as a tick (e.g. end_to_end's mean) on the bar."""
+    same shape drawn as a tick (e.g. end_to_end's mean) on the bar. y_axis_title False: labels
+    that say what they are need no title (a title beside long labels on a two-bar chart sat on
+    them)."""
     colour = stage_colour(rows + (ticks or []))
     tips = [alt.Tooltip(f"{y_field}:N", title=y_title), alt.Tooltip("stage:N"),
             alt.Tooltip("value_us:Q", title="mean (us)", format=US), alt.Tooltip("n:Q", title="I/Os", format=",")]
     if any(r.get("share_pct") is not None for r in rows):
         tips.append(alt.Tooltip("share_pct:Q", title="% of end_to_end", format=".1f"))
-    y = alt.Y(f"{y_field}:N", title=y_title, sort=y_order, axis=alt.Axis(labelLimit=360))
+    y = alt.Y(f"{y_field}:N", title=y_title if y_axis_title else None, sort=y_order, axis=alt.Axis(labelLimit=360))
     bars = alt.Chart(data("bars")).mark_bar().encode(
         y=y, x=alt.X("value_us:Q", title=x_title, stack="zero", axis=alt.Axis(format=US)),
         color=colour, order=alt.Order("seq:Q"), tooltip=tips)
@@ -64,20 +76,26 @@ def cdf(rows, title):
 
 def cdf_pair(rows, columns=4):
     """Base vs run CDF per stage, one small chart per stage (rows: stage, seq, run, pct,
-    dur_us > 0): the stage's colour, base dashed."""
+    dur_us > 0): the stage's colour; base dashed, lighter, with triangles; run solid with
+    circles; a legend says which is which."""
     dom = palette.stage_scale((r["stage"], r["seq"]) for r in rows)[0]
+    sides = ["base", "run"]
+    legend = alt.Legend(title="run", orient="top", symbolStrokeColor="#333", symbolFillColor="#333",
+                        symbolStrokeWidth=2, symbolSize=120, labelExpr="datum.value === 'base' ? 'base (dashed)' : 'run (solid)'")
+    side = dict(sort=sides, title="run", legend=legend)
     base = alt.Chart().transform_filter("datum.dur_us > 0").encode(
-        x=alt.X("dur_us:Q", title=LOG_US, scale=alt.Scale(type="log"), axis=alt.Axis(format=US, labelOverlap="greedy")),
+        x=alt.X("dur_us:Q", title=LOG_US, scale=alt.Scale(type="log"), axis=alt.Axis(**SMALL_LOG_AXIS)),
         y=alt.Y("pct:Q", title="I/Os at or below (%)", scale=alt.Scale(domain=[0, 100])),
         color=stage_colour(rows, legend=False),
-        strokeDash=alt.StrokeDash("run:N", title="run", sort=["base", "run"],
-                                  legend=None,   # the page says: base dashed, run solid
-                                  scale=alt.Scale(domain=["base", "run"], range=[[5, 3], [1, 0]])),
+        strokeDash=alt.StrokeDash("run:N", scale=alt.Scale(domain=sides, range=[RUN_STYLE[s]["dash"] for s in sides]), **side),
+        opacity=alt.Opacity("run:N", scale=alt.Scale(domain=sides, range=[RUN_STYLE[s]["opacity"] for s in sides]), **side),
         detail="run:N")
     tips = [alt.Tooltip("stage:N"), alt.Tooltip("run:N"), alt.Tooltip("pct:Q", title="percentile"),
             alt.Tooltip("dur_us:Q", title="duration (us)", format=US)]
-    layer = alt.layer(base.mark_line(strokeWidth=1.6),
-                      base.mark_point(size=10, filled=True, opacity=0.5).encode(shape=alt.Shape("run:N", legend=None), tooltip=tips),
+    layer = alt.layer(base.mark_line(strokeWidth=1.8),
+                      base.mark_point(size=14, filled=True).encode(
+                          shape=alt.Shape("run:N", scale=alt.Scale(domain=sides, range=[RUN_STYLE[s]["shape"] for s in sides]), **side),
+                          tooltip=tips),
                       ).properties(width=180, height=130)
     return layer.facet(facet=alt.Facet("stage:N", sort=dom, title=None, header=alt.Header(labelFontWeight="bold")),
                        columns=columns, data=data("cdf")).resolve_scale(x="independent"), {"cdf": rows}
@@ -114,19 +132,62 @@ def heatmap(rows, title):
     ).properties(width=WIDTH - 200, height=alt.Step(14), title=title), {"heat": rows}
 
 
-def series(rows, series_field, series_title, y_field, y_title, title, order=None):
+def series(rows, series_field, series_title, y_field, y_title, title, order=None, symlog=False, under=()):
     """Lines over time, one per series (rows: series_field, t_s = bin start, y_field): step
-    lines (each bin's value holds over the bin); a null y breaks the line (nothing in the bin)."""
+    lines (each bin's value holds over the bin); a null y breaks the line (nothing in the bin).
+    symlog: a y axis linear below SYMLOG_LINEAR and logarithmic above, ticks at the powers of 10
+    (0 stays 0 and an idle bin keeps the line whole, and a series 30 times smaller than another
+    still rises well off the axis). under: series drawn first, wide and dashed, so that a series
+    on the same values drawn over them (a device and its only queue) shows."""
     names = order or list(dict.fromkeys(r[series_field] for r in rows))
     tips = [alt.Tooltip(f"{series_field}:N", title=series_title), alt.Tooltip("t_s:Q", title="bin start (s)", format=",.3f"),
             alt.Tooltip(f"{y_field}:Q", title=y_title, format=",.2f")]
+    y_scale, y_axis = alt.Undefined, alt.Undefined
+    if symlog:
+        top = max((r[y_field] or 0 for r in rows), default=0)
+        ticks = [0] + [10.0 ** k for k in range(-2, 10) if 10.0 ** k < top * 10][:8]
+        y_scale = alt.Scale(type="symlog", constant=SYMLOG_LINEAR)
+        y_axis = alt.Axis(values=ticks, format="~g")
     base = alt.Chart(data("series")).encode(
         x=alt.X("t_s:Q", title="time from the first I/O (s)", axis=alt.Axis(format=",~r")),
-        y=alt.Y(f"{y_field}:Q", title=y_title),
+        y=alt.Y(f"{y_field}:Q", title=y_title + (", log scale" if symlog else ""), scale=y_scale, axis=y_axis),
         color=series_colour(series_field, names, series_title))
-    return alt.layer(base.mark_line(interpolate="step-after", strokeWidth=1.4),
-                     base.mark_point(size=12, filled=True, opacity=0.5).encode(tooltip=tips)
-                     ).properties(width=WIDTH - 300, height=170, title=title), {"series": rows}
+    below = sorted(set(under) & set(names))
+    layers = []
+    if below:
+        is_under = {"field": series_field, "oneOf": below}
+        layers.append(base.transform_filter(is_under).mark_line(
+            interpolate="step-after", strokeWidth=3.5, strokeDash=[7, 3], opacity=0.6))
+        layers.append(base.transform_filter({"not": is_under}).mark_line(interpolate="step-after", strokeWidth=1.4))
+    else:
+        layers.append(base.mark_line(interpolate="step-after", strokeWidth=1.4))
+    layers.append(base.mark_point(size=12, filled=True, opacity=0.5).encode(tooltip=tips))
+    return alt.layer(*layers).properties(width=WIDTH - 300, height=170, title=title), {"series": rows}
+
+
+def waited_behind(rows, title):
+    """Who waited behind whom (rows: stream, other, resource 'queue' / 'device', pct = % of the
+    stream's I/Os submitted with a command of the other in flight ahead on that resource,
+    wait_with_us, wait_without_us, ahead_kb): one cell per (stream, other stream), colour and
+    label = pct, one panel per resource."""
+    streams = list(dict.fromkeys([r["stream"] for r in rows] + [r["other"] for r in rows]))   # one order, both axes
+    tips = [alt.Tooltip("stream:N", title="stream (waited)"), alt.Tooltip("other:N", title="behind stream"),
+            alt.Tooltip("resource:N"), alt.Tooltip("pct:Q", title="% of its I/Os", format=".1f"),
+            alt.Tooltip("wait_with_us:Q", title="mean wait with it ahead (us)", format=US),
+            alt.Tooltip("wait_without_us:Q", title="mean wait without (us)", format=US),
+            alt.Tooltip("ahead_kb:Q", title="its KiB ahead (mean over all I/Os)", format=",.1f")]
+    base = alt.Chart().encode(
+        x=alt.X("other:N", title="behind the commands of stream", sort=streams, axis=alt.Axis(labelAngle=-20, labelLimit=260)),
+        y=alt.Y("stream:N", title="stream that waited", sort=streams, axis=alt.Axis(labelLimit=260)))
+    cells = base.mark_rect(stroke="#fff").encode(
+        color=alt.Color("pct:Q", title="% of its I/Os", scale=alt.Scale(domain=[0, 100], scheme="oranges")), tooltip=tips)
+    labels = base.mark_text(fontSize=12).encode(
+        text=alt.Text("pct:Q", format=".0f"),
+        color=alt.condition("datum.pct > 60", alt.value("white"), alt.value("#222")), tooltip=tips)
+    return alt.layer(cells, labels).properties(width=alt.Step(120), height=alt.Step(34)).facet(
+        column=alt.Column("resource:N", title=None, sort=["queue", "device"],
+                          header=alt.Header(labelFontWeight="bold", labelExpr="'on its ' + datum.value")),
+        data=data("sharing"), title=title), {"sharing": rows}
 
 
 def lad(rows, title):

@@ -6,11 +6,13 @@ import os
 import shutil
 import subprocess
 
-from ntscope import converter
+from ntscope import __version__, converter
 from ntscope.errors import NtscopeError
 from ntscope.sql.views import private_dir, sql_ident, sql_int, sql_str
 
-PARQUET = "(FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 122880)"
+# the file's key-value metadata names the ntscope version that wrote it
+PARQUET = (f"(FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 122880, "
+           f"KV_METADATA {{ntscope_version: {sql_str(__version__)}}})")
 # io_stages.parquet is sorted in parts of about this many rows (one sort each, in memory under
 # the default limit): a patched run of 662 k I/Os (22 M rows) sorted in one statement spilled
 STAGE_PART_ROWS = 4_000_000

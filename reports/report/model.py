@@ -2,6 +2,7 @@
 Only SELECTs of sql/ views here: no arithmetic on the data."""
 import json
 
+from ntscope import __version__
 from ntscope.sql.views import rows_of as rows
 
 STAT_COLS = ["count", "mean_ns", "p10_ns", "p50_ns", "p70_ns", "p80_ns", "p90_ns", "p95_ns",
@@ -71,6 +72,7 @@ def build(con, spec):
            "worst_ios": rows(con, "SELECT * FROM slo_worst_ios ORDER BY slo_id, rank")}
     return {
         "schema": "ntscope.report/3",
+        "ntscope_version": __version__,
         "mode": mode,
         "spec": spec.describe(),
         "stage_sets": stage_sets,

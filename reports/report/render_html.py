@@ -127,7 +127,7 @@ def group_tail(page, i, g, plots, presence):
              "I/Os around the median: the stage whose segment grows is where the tail comes from.")
     order = [label[c] for c in ("median", "tail") if c in label]
     page.chart(f"tail-{i}", "tail", charts.stacked_bars(rows, "cohort", "I/Os", order, "mean per I/O (us)", ticks,
-                                                         height_per_bar=30))
+                                                         height_per_bar=30, y_axis_title=False))
 
 
 def group_heatmap(page, i, g, plots):

@@ -6,14 +6,17 @@ Layout of the file (a perfetto.protos.Trace, i.e. a stream of TracePackets):
   1. one packet with the interned strings (slice names, categories, argument names) that
      opens the packet sequence;
   2. the fixed tracks (timeline_tracks): a process per host, a track per transport queue and
-     block device under it, counter tracks under those;
-  3. in time order: per-io track descriptors, slice begins and ends, counter values.
+     block device under it, counter tracks under those, and per CPU a track of io_work runs and
+     one of NET_RX softirq runs;
+  3. in time order: the io lanes' track descriptors (a few per queue), slice begins and ends,
+     counter values.
 Packets 1-2 are built here with Perfetto's generated classes (perfetto.protos). The stream of
 step 3 (tens of millions of packets at real rates) comes from Parquet files that DuckDB sorts,
 spilling under its memory limit: the io rows and their stage spans (timeline_io_rows_of,
 timeline_spans_of over the part's order, timeline_io_order_part, stored once in ORDER_TABLE), in
 parts of at most PART_IOS I/Os, and the counter values in the same parts' time ranges (one sort
-per part: a statement holds one part, whatever the run's length);
+per part: a statement holds one part, whatever the run's length), and the CPU runs starting in
+those ranges (timeline_cpu_events_part);
 the converter binary (analyzer/src/timeline.rs) lays each io's slices out by the slot table
 (timeline_slots: nested on their track) and merges them with the counters into packets in time
 order, one batch of rows at a time: memory stays bounded whatever the number of I/Os. Every time
@@ -46,7 +49,7 @@ PACKETS_PARQUET = "FORMAT parquet, COMPRESSION uncompressed, DICTIONARY_SIZE_LIM
 # debug annotations (slice args) -> their interned ids (1.. in this order, as
 # analyzer/src/timeline.rs writes them) and the timeline_io_rows column
 ARGS = [("io_id", "string"), ("size_bytes", "uint"), ("cid", "uint"), ("match_state", "string"),
-        ("stage_dur_ns", "int")]
+        ("stage_dur_ns", "int"), ("cpu_wait_ns", "int")]
 # The Perfetto UI holds a trace in the browser's memory: about 2 GB, 2-4x an uncompressed proto
 # trace's size (perfetto.dev/docs/visualization/large-traces). A timeline larger than a quarter
 # of that may not open there: analyze then says how to open it (size_hint). 10 M events of a
@@ -94,15 +97,19 @@ def header(con):
 SLOT_COLUMNS = ", ".join(f"{c}::BIGINT AS {c}" for c in (
     "slot", "part_no", "parent_slot", "depth", "sib", "begin_pos", "end_pos", "flow", "name_iid"))
 IO_COLUMNS = ", ".join(
-    [f"{c}::BIGINT AS {c}" for c in ("start_ts", "n", "s", "e", "initiator_track", "target_track", "queue_track",
-                                      "target_queue_track", "out_flow", "back_flow", "category_iid")]
-    + [f"{name}::{'VARCHAR' if kind == 'string' else 'BIGINT'} AS {name}" for name, kind in ARGS if name != "stage_dur_ns"])
+    [f"{c}::BIGINT AS {c}" for c in ("start_ts", "n", "s", "e", "queue_track", "target_queue_track", "out_flow",
+                                      "back_flow", "category_iid")]
+    + [f"{name}::{'VARCHAR' if kind == 'string' else 'BIGINT'} AS {name}" for name, kind in ARGS
+       if name not in ("stage_dur_ns", "cpu_wait_ns")])
 IO_ORDER = "start_ts, n"
 SPAN_COLUMNS = ", ".join(f"{c}::BIGINT AS {c}" for c in ("n", "slot", "s", "e", "dur"))
 SPAN_ORDER = "start_ts, n, slot"
 COUNTER_COLUMNS = "uuid::BIGINT AS uuid, ts::BIGINT AS ts, int_value::BIGINT AS int_value, " \
                   "double_value::DOUBLE AS double_value"
 COUNTER_ORDER = "ts, uuid"
+# CPU runs' begins and ends: counter rows with a slice type (timeline_cpu_events_part)
+CPU_COLUMNS = COUNTER_COLUMNS + ", " + ", ".join(f"{c}::BIGINT AS {c}" for c in ("pos", "type", "name_iid", "cpu_wait_ns"))
+CPU_ORDER = "ts, uuid, pos"
 
 
 def parts(con, part_ios):
@@ -153,14 +160,15 @@ def encode(con, parts_queries, path, work):
     Parquet files in the folder work, then the converter binary started on them, appending to
     path: an Encoding (the binary reads only those files, so DuckDB may go on with other work
     meanwhile). parts_queries: per part, the statement that stores its order (ORDER_TABLE), then
-    the queries of its io rows, spans and counters."""
+    the queries of its io rows, spans, counters and CPU runs."""
     slots = os.path.join(work, "slots.parquet")
     con.execute(f"COPY (SELECT {SLOT_COLUMNS} FROM timeline_slots ORDER BY slot) TO {sql_str(slots)} ({PACKETS_PARQUET})")
-    args = ["--layout", slots]
+    first_lane = con.execute("SELECT coalesce(max(uuid), 0) + 1 FROM timeline_tracks").fetchall()[0][0]
+    args = ["--layout", slots, "--first-lane-uuid", str(first_lane)]
     for k, (store_order, *queries) in enumerate(parts_queries):
         con.execute(store_order)
-        for flag, query in zip(("--ios", "--spans", "--counters"), queries):
-            file = os.path.join(work, f"{flag[2:]}-{k}.parquet")
+        for j, (flag, query) in enumerate(zip(("--ios", "--spans", "--counters", "--counters"), queries)):
+            file = os.path.join(work, f"{flag[2:]}-{k}-{j}.parquet")
             con.execute(f"COPY ({query}) TO {sql_str(file)} ({PACKETS_PARQUET})")
             args += [flag, file]
     proc = subprocess.Popen([converter.path(), "timeline-encode", *args, "--append-to", path],
@@ -189,7 +197,8 @@ def start(con, path, part_ios=PART_IOS):
             (f"CREATE OR REPLACE TABLE {ORDER_TABLE} AS FROM timeline_io_order_part({lo}, {hi}, {before})",
              f"SELECT {IO_COLUMNS} FROM timeline_io_rows_of({order}) ORDER BY {IO_ORDER}",
              f"SELECT {SPAN_COLUMNS} FROM timeline_spans_of({order}) ORDER BY {SPAN_ORDER}",
-             f"SELECT {COUNTER_COLUMNS} FROM timeline_counters_part({lo}, {hi}) ORDER BY {COUNTER_ORDER}")
+             f"SELECT {COUNTER_COLUMNS} FROM timeline_counters_part({lo}, {hi}) ORDER BY {COUNTER_ORDER}",
+             f"SELECT {CPU_COLUMNS} FROM timeline_cpu_events_part({lo}, {hi}) ORDER BY {CPU_ORDER}")
             for lo, hi, before in bounds], path, work)
     except BaseException:
         shutil.rmtree(work, ignore_errors=True)

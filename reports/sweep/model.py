@@ -1,4 +1,5 @@
 """The sweep document (sweep.json): the sweep_* views as rows. No computation here."""
+from ntscope import __version__
 from ntscope.sql.views import rows_of
 
 from . import load
@@ -8,6 +9,7 @@ def sweep_model(run_dirs, param=None, values=None, progress=None, memory_limit=N
     con = load.connection(run_dirs, param, values, progress, memory_limit=memory_limit, temp_dir=temp_dir)
     doc = {
         "schema": "ntscope.sweep/1",
+        "ntscope_version": __version__,
         "param": param,
         "stage_set": con.execute("SELECT stage_set FROM sweep_stage_set").fetchone()[0],
         "runs": rows_of(con, "SELECT * FROM sweep_run_info ORDER BY run_idx"),

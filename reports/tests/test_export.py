@@ -149,6 +149,39 @@ def test_filters_apply_to_the_files(mixed, ntscope_cli):
     assert set(st["io_id"]) == set(io["io_id"])
 
 
+def test_connect_gives_every_view_of_the_run(mixed):
+    """ntscope.data.connect: one call, a DuckDB connection with the views `ntscope sql` has; a
+    query through it gives the numbers report.json (and report.txt) print, and the run is only
+    read (no file added or changed)."""
+    before = {os.path.join(d, f): os.stat(os.path.join(d, f)).st_mtime_ns for d, _, fs in os.walk(mixed) for f in fs}
+    con = data.connect(mixed)
+    rows = con.execute("SELECT g.group_key, g.count, g.iops, s.mean_ns, s.p99_ns FROM report_groups g "
+                       "JOIN report_stage_stats s USING (group_key) "
+                       "WHERE s.stage_set = 'stock' AND s.stage = 'end_to_end'").fetchall()
+    got = {k: (n, iops, mean, p99) for k, n, iops, mean, p99 in rows}
+    doc = report(mixed)
+    assert len(got) == len(doc["groups"]) > 10
+    for g in doc["groups"]:
+        [s] = [s for s in g["stages"] if s["stage_set"] == "stock" and s["stage"] == "end_to_end"]
+        assert got[g["key_text"]] == (g["count"], pytest.approx(g["iops"]), pytest.approx(s["mean_ns"], abs=0.5), s["p99_ns"])
+    text = open(os.path.join(mixed, "report", "report.txt")).read()
+    biggest = max(doc["groups"], key=lambda g: g["count"])
+    assert f"{biggest['count']}" in text and biggest["key_text"] in text
+    # the interference and CPU-wait views are there too
+    assert con.execute("SELECT count(*) FROM intf_streams").fetchall()[0][0] >= 1
+    con.execute("SELECT * FROM cpu_wait_hosts").fetchall()
+    con.close()
+    after = {os.path.join(d, f): os.stat(os.path.join(d, f)).st_mtime_ns for d, _, fs in os.walk(mixed) for f in fs}
+    assert after == before
+
+
+def test_connect_needs_a_converted_run(tmp_path):
+    run = tmp_path / "not-converted"
+    (run / "initiator").mkdir(parents=True)
+    with pytest.raises(NtscopeError, match="fix:"):
+        data.connect(str(run))
+
+
 def test_events(mixed):
     ev = data.events(mixed, "block", "block_rq_complete").collect()
     assert ev.columns[0] == "host" and set(ev["host"]) == {"initiator", "target"}

@@ -39,6 +39,49 @@ MARKS_JS = """() => {
 }"""
 
 
+# Text that collides on a chart: per axis, two visible tick labels whose boxes overlap, or the
+# axis title over a label: [chart id, what, text, other text]. Text turned by other than a right
+# angle (the histograms' bucket labels) is left out: its box is not its glyphs' (neighbours'
+# boxes always overlap).
+COLLISIONS_JS = """() => {
+  const out = [];
+  const square = (t) => { const m = /rotate\\(([-0-9.]+)/.exec(t.getAttribute('transform') || '');
+                          return !m || parseFloat(m[1]) % 90 === 0; };
+  const visible = (t) => t.getAttribute('opacity') !== '0' && parseFloat(getComputedStyle(t).opacity) > 0
+                         && t.textContent.trim() !== '' && square(t);
+  const hit = (a, b) => a.left < b.right - 0.5 && b.left < a.right - 0.5 && a.top < b.bottom - 0.5 && b.top < a.bottom - 0.5;
+  for (const div of document.querySelectorAll('div.vega[id]')) {
+    for (const axis of div.querySelectorAll('g.role-axis')) {
+      const labels = Array.from(axis.querySelectorAll('g.role-axis-label text')).filter(visible)
+        .map(t => [t.textContent, t.getBoundingClientRect()]);
+      for (let i = 0; i < labels.length; i++)
+        for (let j = i + 1; j < labels.length; j++)
+          if (hit(labels[i][1], labels[j][1])) out.push([div.id, 'labels', labels[i][0], labels[j][0]]);
+      for (const t of Array.from(axis.querySelectorAll('g.role-axis-title text')).filter(visible))
+        for (const [text, box] of labels)
+          if (hit(t.getBoundingClientRect(), box)) out.push([div.id, 'title', t.textContent, text]);
+    }
+  }
+  return out;
+}"""
+
+# The line and symbol items of one chart with how they are drawn: [marktype, datum, opacity,
+# strokeDash, strokeWidth, shape, x, y, the mark's order among the chart's marks]
+STYLE_JS = """(id) => {
+  const out = []; let order = 0;
+  (function walk(mark) {
+    order++;
+    for (const item of mark.items || []) {
+      if (mark.marktype === 'group') { (item.items || []).forEach(walk); continue; }
+      if (mark.role !== 'mark' || !item.datum) continue;
+      out.push([mark.marktype, item.datum, item.opacity ?? 1, item.strokeDash ?? null, item.strokeWidth ?? null,
+                item.shape ?? null, item.x, item.y, order]);
+    }
+  })(window.ntscopeViews[id].scenegraph().root);
+  return out;
+}"""
+
+
 @pytest.fixture(scope="module")
 def browser():
     sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is installed by setup.sh (pyproject [test])")
@@ -260,6 +303,88 @@ def test_one_colour_per_stage_on_every_chart_of_every_page(browser, randread, co
     assert colours == {s: {stage_colour(seq[s])} for s in seq}, colours
     assert len({stage_colour(q) for q in seq.values()}) == len(seq) == 12
     assert len({stage_colour(q) for q in range(13)}) == 13   # the largest set, ntprof
+
+
+def test_no_text_collides_on_any_chart(browser, randread, compared, patched_c3):
+    """On every chart of the three pages, no two visible tick labels of an axis overlap (the CDF
+    pairs' log axes printed '10,000100,000'), and no axis title sits on its labels (the tail
+    view's title on its long cohort labels)."""
+    for path in (html_of(randread, "report.html"), html_of(compared, "compare.html"),
+                 html_of(patched_c3, "interference.html")):
+        page = Opened(browser, path)
+        labels = page.page.evaluate("document.querySelectorAll('g.role-axis-label text').length")
+        assert labels > 50, path
+        assert page.page.evaluate(COLLISIONS_JS) == [], path
+
+
+def test_compare_cdfs_tell_base_from_run_with_a_legend(browser, compared):
+    """Base and run differ by more than the dash: lighter lines, other point shapes, and a
+    legend that names them."""
+    page = Opened(browser, html_of(compared, "compare.html"))
+    items = page.page.evaluate(STYLE_JS, "cdfpair-0")
+    style = defaultdict(set)
+    for marktype, d, opacity, dash, _, shape, _, _, _ in items:
+        style[(marktype, d["run"])].add((opacity, tuple(dash or ()), shape if marktype == "symbol" else None))
+    for marktype in ("line", "symbol"):
+        base, run = style[(marktype, "base")], style[(marktype, "run")]
+        assert len(base) == len(run) == 1 and base != run, (marktype, base, run)
+    [(base_op, base_dash, _)] = style[("line", "base")]
+    [(run_op, run_dash, _)] = style[("line", "run")]
+    assert base_op < run_op and base_dash and not any(run_dash[1:2])
+    [(_, _, base_shape)], [(_, _, run_shape)] = style[("symbol", "base")], style[("symbol", "run")]
+    assert base_shape != run_shape
+    legend = page.page.eval_on_selector_all("#cdfpair-0 g.role-legend-label text", "ts => ts.map(t => t.textContent)")
+    assert legend == ["base (dashed)", "run (solid)"]
+
+
+def test_interference_page_draws_who_waited_behind_whom(browser, patched_c3):
+    m = doc_of(patched_c3, "interference.json")
+    page = Opened(browser, html_of(patched_c3, "interference.html"))
+    page.assert_clean()
+    want = {(r["stream_id"], r["other_stream_id"], r["resource"]): 100 * r["ios_waited_frac"] for r in m["sharing"]}
+    cells = {(d["stream"], d["other"], d["resource"]): d["pct"] for _, _, _, _, d in page.of("sharing", "rect")}
+    assert cells == want and len(cells) >= 2
+    assert len(page.of("sharing", "text")) == len(want)   # each cell labelled with its %
+    # c3: the 4 KiB reader waited behind the 128 KiB one on their one queue for most of its I/Os
+    small = [s["stream_id"] for s in m["streams"] if s["size_bytes"] == 4096]
+    big = [s["stream_id"] for s in m["streams"] if s["size_bytes"] == 131072]
+    assert want[(small[0], big[0], "queue")] > 50
+
+
+def test_a_small_stream_rises_off_the_axis_beside_a_large_one(browser, patched_c3):
+    """A 4 KiB stream beside a 128 KiB one: on the MB/s chart (symlog) its line stands well above
+    the zero line, where a linear axis drew it at 0."""
+    m = doc_of(patched_c3, "interference.json")
+    page = Opened(browser, html_of(patched_c3, "interference.html"))
+    [small] = [s["stream_id"] for s in m["streams"] if s["size_bytes"] == 4096]
+    [big] = [s["stream_id"] for s in m["streams"] if s["size_bytes"] == 131072]
+    zero, top = page.page.evaluate("[window.ntscopeViews['streams-mb_s'].scale('y')(0), "
+                                   "window.ntscopeViews['streams-mb_s'].scale('y').range()[1]]")
+    height = zero - top
+    rise = defaultdict(float)
+    for marktype, d, _, _, _, _, _, y, _ in page.page.evaluate(STYLE_JS, "streams-mb_s"):
+        if marktype == "symbol" and d["mb_s"]:
+            rise[d["stream"]] = max(rise[d["stream"]], (zero - y) / height)
+    peak = {s: max(d["mb_s"] or 0 for _, _, k, _, d in page.of("streams-mb_s", "symbol") if k == s) for s in (small, big)}
+    assert peak[big] > 10 * peak[small] > 0                # the case: an order of magnitude apart
+    assert rise[small] > 0.3 and rise[big] > rise[small], rise
+
+
+def test_a_device_line_does_not_hide_its_only_queue(browser, patched_c3):
+    """One queue on one device: equal values, two lines; the device's is wide and dashed and drawn
+    first, the queue's thin and solid over it."""
+    m = doc_of(patched_c3, "interference.json")
+    queues = {r["resource"] for r in m["timeseries"] if r["resource_kind"] == "queue"}
+    devices = {r["resource"] for r in m["timeseries"] if r["resource_kind"] == "device"}
+    assert len(queues) == len(devices) == 1
+    page = Opened(browser, html_of(patched_c3, "interference.html"))
+    for chart in ("res-inflight", "res-mb_s", "res-wait"):
+        lines = {}
+        for marktype, d, _, dash, width, _, _, _, order in page.page.evaluate(STYLE_JS, chart):
+            if marktype == "line":
+                lines.setdefault(d["resource"].split(" ")[0], set()).add((tuple(dash or ()), width, order))
+        [(dev_dash, dev_width, dev_order)], [(q_dash, q_width, q_order)] = lines["device"], lines["queue"]
+        assert dev_dash and not q_dash and dev_width > 2 * q_width and dev_order < q_order, (chart, lines)
 
 
 # ---------------------------------------------------------------- the README's pictures

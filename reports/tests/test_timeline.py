@@ -2,8 +2,10 @@
 (perfetto_check: trace_processor_shell itself is downloaded at first use, which this machine
 cannot): tracks per host and queue, every I/O, stages nested in their I/O, flows from the
 initiator part to the target part and back, counters; on a stock and a patched capture."""
+import itertools
 import json
 import os
+import re
 import shutil
 from collections import Counter, defaultdict
 
@@ -18,7 +20,8 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 def analyzed(tmp_path_factory, ntscope_cli, fixture):
     run = str(tmp_path_factory.mktemp("timeline") / "run")
     for host in ("initiator", "target"):
-        shutil.copytree(os.path.join(REPO, "fixtures", fixture, host), os.path.join(run, host))
+        shutil.copytree(os.path.join(REPO, "fixtures", fixture, host), os.path.join(run, host),
+                        ignore=shutil.ignore_patterns("parquet"))
     r = ntscope_cli("analyze", run, "--quiet", "--no-interference")
     assert r.returncode == 0, r.stderr
     rep = os.path.join(run, "report")
@@ -39,12 +42,29 @@ def patched(tmp_path_factory, ntscope_cli):
     return analyzed(tmp_path_factory, ntscope_cli, "lab-6.1-patched-write-128k")
 
 
+CPU_TRACK = re.compile(r"cpu (\d+) (io_work|NET_RX)")
+
+
+def io_slices(t):
+    """The slices of the I/Os (not of the CPU tracks)."""
+    return [s for s in t.slices if not CPU_TRACK.fullmatch(t.name_of(s.track) or "")]
+
+
 def roots_by_io(t):
     """io_id -> {'initiator': end_to_end slice, 'target': target_side slice}."""
     out = defaultdict(dict)
-    for s in t.slices:
+    for s in io_slices(t):
         if s.depth == 0:
             out[s.args["io_id"]]["initiator" if s.name == "end_to_end" else "target"] = s
+    return out
+
+
+def lanes_of(t):
+    """queue track uuid -> [its io lane tracks' uuids]."""
+    out = defaultdict(list)
+    for u, d in t.tracks.items():
+        if re.fullmatch(r"io \d+", d.name):
+            out[d.parent_uuid].append(u)
     return out
 
 
@@ -52,35 +72,57 @@ def check_common(r, stage_set):
     """What every timeline must satisfy; returns the loaded trace."""
     t, io, doc = r["trace"], r["io"], r["doc"]
     assert t.errors == []
-    # tracks: a process per host; under it its queues (named by queue_key) and devices
+    # tracks: a process per host; under it its queues (on the initiator named by queue_key, on
+    # the target by the target's own controller and queue ids), its devices and its CPUs
     hosts = {d.process.process_name: u for u, d in t.tracks.items() if d.HasField("process")}
     assert set(hosts) == {"initiator", "target"}
     children = defaultdict(set)
     for u, d in t.tracks.items():
         if d.HasField("parent_uuid") and t.tracks[d.parent_uuid].HasField("process"):
             children[t.host_of(u)].add(d.name)
+    not_cpu = lambda names: {n for n in names if not CPU_TRACK.fullmatch(n)}  # noqa: E731
     queues = set(io["queue_key"])
-    assert children["initiator"] == queues | set(io["device_key"])
+    assert not_cpu(children["initiator"]) == queues | set(io["device_key"])
     matched = io.filter(pl.col("match_state") == "matched")
-    assert children["target"] == set(matched["queue_key"]) | set(matched["target_device_key"])
-    # every I/O: one end_to_end slice on its own 'io' track under its queue on the initiator
+    target_queue = {q: f"target/cntlid{c}/q{qid}" for q, c, qid in matched.select("queue_key", "cntlid", "qid").unique().iter_rows()}
+    assert len(target_queue) == len(set(matched["queue_key"]))     # one target queue per initiator queue
+    assert not_cpu(children["target"]) == set(target_queue.values()) | set(matched["target_device_key"])
+    # every I/O: one end_to_end slice on an io lane under its queue on the initiator
     roots = roots_by_io(t)
     count = sum(g["count"] for g in doc["groups"])
     assert len(roots) == io.height == count
-    assert Counter(s.name for s in t.slices if s.depth == 0)["end_to_end"] == count
+    assert Counter(s.name for s in io_slices(t) if s.depth == 0)["end_to_end"] == count
     queue_of = dict(zip(io["io_id"], io["queue_key"]))
     for io_id, parts in roots.items():
         track = t.tracks[parts["initiator"].track]
-        assert track.name == "io" and t.name_of(track.parent_uuid) == queue_of[io_id]
+        assert re.fullmatch(r"io \d+", track.name) and t.name_of(track.parent_uuid) == queue_of[io_id]
         assert t.host_of(parts["initiator"].track) == "initiator"
         if "target" in parts:
             assert t.host_of(parts["target"].track) == "target"
-            assert t.name_of(t.tracks[parts["target"].track].parent_uuid) == queue_of[io_id]
+            assert t.name_of(t.tracks[parts["target"].track].parent_uuid) == target_queue[queue_of[io_id]]
     assert sum("target" in p for p in roots.values()) == matched.height
+    # lanes: a few per queue, numbered 1.. under it, reused (each lane's I/Os one after the other:
+    # a root that overlapped another on its lane would be nested in it, depth 1); on the initiator
+    # as many lanes as the queue had I/Os at once (their roots overlapping, ends included); on the
+    # target, whose parts are placed in the order of the I/Os' initiator starts, at most a few more
+    lanes = lanes_of(t)
+    for queue, tracks in lanes.items():
+        assert sorted((t.tracks[u].name for u in tracks), key=lambda n: int(n.split()[1])) == \
+            [f"io {k}" for k in range(1, len(tracks) + 1)]
+        on = set(tracks)
+        edges = sorted(x for s in t.slices if s.depth == 0 and s.track in on for x in ((s.ts, 0), (s.ts + s.dur, 1)))
+        at_once = max(itertools.accumulate(1 if kind == 0 else -1 for _, kind in edges))
+        if t.host_of(queue) == "initiator":
+            assert len(tracks) == at_once, t.name_of(queue)
+        else:
+            assert at_once <= len(tracks) <= at_once + 2, t.name_of(queue)
+    assert sum(map(len, lanes.values())) < count / 4        # not a track per I/O
+    roots_on = Counter(s.track for s in io_slices(t) if s.depth == 0)
+    assert max(roots_on.values()) > 10       # lanes are reused
     # nesting: each stage inside its parent slice, which is the stage table's parent (or the root)
     parent_of = {d["stage"]: d["parent"] for d in doc["stage_definitions"] if d["stage_set"] == stage_set}
     side_of = {d["stage"]: d["side"] for d in doc["stage_definitions"] if d["stage_set"] == stage_set}
-    for s in t.slices:
+    for s in io_slices(t):
         if s.depth == 0:
             assert s.name in ("end_to_end", "target_side")
             continue
@@ -99,9 +141,12 @@ def check_common(r, stage_set):
 
 
 def io_of_slice(t):
-    """slice -> io_id, through the root on its track."""
-    root = {s.track: s.args["io_id"] for s in t.slices if s.depth == 0}
-    return lambda s: root[s.track]
+    """slice -> io_id, through the root it is nested in."""
+    def io_id(s):
+        while s.parent is not None:
+            s = s.parent
+        return s.args["io_id"]
+    return io_id
 
 
 def test_stock_timeline(stock):
@@ -228,3 +273,56 @@ def test_a_timeline_too_large_for_the_ui_gets_a_note(stock, tmp_path, monkeypatc
     assert f"ntscope: note: timeline.perfetto-trace is {size / 1e6:,.0f} MB:" in err, err[-2000:]
     monkeypatch.setattr(timeline, "UI_TRACE_BYTES", size)
     assert timeline.size_hint(os.path.join(out, "timeline.perfetto-trace")) is None
+
+
+@pytest.fixture(scope="module")
+def cpu_wait(tmp_path_factory, ntscope_cli):
+    return analyzed(tmp_path_factory, ntscope_cli, "lab-6.1-patched-target-cpu")   # capture cpu_wait=1
+
+
+def test_cpu_tracks_hold_the_io_work_and_net_rx_runs(cpu_wait):
+    """Per host and CPU, a track of io_work runs (named after the queue the work serves, on the
+    target as the target's queue track is named) and one of NET_RX softirq runs, each run
+    where sql/57_cpu_wait.sql found it, moved onto the initiator clock, with its wait for the CPU;
+    runs on one track never overlap."""
+    from ntscope import data
+    t = check_common(cpu_wait, "ntprof")
+    io, doc = cpu_wait["io"], cpu_wait["doc"]
+    cpu_track = {}
+    for u, d in t.tracks.items():
+        m = CPU_TRACK.fullmatch(d.name)
+        if m:
+            cpu_track[u] = (t.host_of(u), int(m.group(1)), "io_work" if m.group(2) == "io_work" else "net_rx")
+    assert {h for h, _, _ in cpu_track.values()} == {"initiator", "target"}
+    drawn = defaultdict(list)
+    for s in t.slices:
+        if s.track in cpu_track:
+            assert s.depth == 0, s              # no run inside another on its track
+            drawn[cpu_track[s.track]].append((s.ts, s.dur, s.name, s.args.get("cpu_wait_ns")))
+    # the runs as sql/57_cpu_wait.sql has them, on each host's own clock
+    con = data.connect(cpu_wait["run"])
+    runs = con.execute("SELECT r.host, r.cpu, 'io_work', n.queue_key, r.start_ts, r.end_ts, r.wait_ns "
+                       "FROM io_work_runs r JOIN io_work_names n USING (host, work) WHERE r.end_ts IS NOT NULL "
+                       "UNION ALL SELECT host, cpu, 'net_rx', 'NET_RX softirq', start_ts, end_ts, wait_ns "
+                       "FROM net_rx_runs WHERE end_ts IS NOT NULL").fetchall()
+    con.close()
+    matched = io.filter(pl.col("match_state") == "matched")
+    shift = {"initiator": 0, "target": -int(sorted(matched["offset_ns"])[(matched.height - 1) // 2])}
+    lo, hi = doc["window"]["start_ts"], doc["window"]["end_ts"]
+    want = defaultdict(list)
+    for host, cpu, kind, name, s, e, wait in runs:
+        if e + shift[host] >= lo and s + shift[host] <= hi:
+            want[(host, cpu, kind)].append((s + shift[host], e - s, name, wait))
+    assert set(drawn) == set(want)
+    assert sum(map(len, want.values())) > 300
+    for track, got in drawn.items():
+        exp = sorted(want[track])
+        got = sorted(got)
+        assert [(s, n, w) for s, _, n, w in got] == [(s, n, w) for s, _, n, w in exp], track
+        # a run lasts as long as it ran, unless the next run on its track began first
+        for (s, d, _, _), (s_want, d_want, _, _), nxt in zip(got, exp, exp[1:] + [None]):
+            assert d == (d_want if nxt is None else min(d_want, nxt[0] - s_want)), (track, s)
+    # the io_work of the target names the target's queue as its queue track does
+    target_queues = {t.name_of(u) for u, d in t.tracks.items() if t.host_of(u) == "target" and "/cntlid" in d.name}
+    names = {n for (h, _, k), rows in drawn.items() if h == "target" and k == "io_work" for _, _, n, _ in rows}
+    assert target_queues and names & target_queues, (names, target_queues)

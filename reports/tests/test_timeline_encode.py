@@ -4,8 +4,9 @@ Parquet by DuckDB as timeline.write does, parse back with Perfetto's generated c
 slices they stand for (laid out as analyzer/src/timeline_slices.rs says: here one sibling is
 moved after another), merged into the order (ts, track, pos) that a plain sort of every packet
 gives (ends that interleave with later begins, equal times on one track depth-first, a
-zero-length slice, counters between slices); each kind of packet (track descriptor, slice
-begin, slice end, counter), varint edges (0, 127, 128, 2^63 - 1), negative int64 (a counter, a
+zero-length slice, counters between slices), each io part on the first free lane of its queue
+(lanes numbered from --first-lane-uuid), slices of fixed tracks (CPU runs) among the counters;
+each kind of packet (track descriptor, slice begin, slice end, counter), varint edges (0, 127, 128, 2^63 - 1), negative int64 (a counter, a
 stage duration), doubles, fixed64 flow ids above 2^63, UTF-8 and empty strings, absent fields
 (nulls); a bad input (a column missing or of the wrong type, rows out of order, a slot table
 without a root, an io starting after its first slice, a missing file) fails with the file and
@@ -33,17 +34,20 @@ SLOTS = [
     (4, 0, 1, 1, 2, P2, P2 + 63 * 4096, 2, 4),
     (5, 1, 2, 1, 1, P1, P1 + 63 * 4096, 0, 2),
 ]
-IO_COLS = ["start_ts", "n", "s", "e", "initiator_track", "target_track", "queue_track", "target_queue_track",
+IO_COLS = ["start_ts", "n", "s", "e", "queue_track", "target_queue_track",
            "out_flow", "back_flow", "category_iid", "io_id", "size_bytes", "cid", "match_state"]
 FLOW = 2**63 + 5
-# io 1: tracks 40 (initiator, under queue 7) and 42 (target), a root [0, 16384), A [127, 16384)
-# ending with it (depth-first: A's end first) with a duration of its own (-3), a target part
-# [300, 400); io 2 opens track 41 (under no queue) at 128 while 40 is open: A [128, 299) and a
+FIRST_LANE = 40
+# io 1: its initiator part on lane 40 ('io 1' under queue 7), a root [0, 16384), A [127, 16384)
+# ending with it (depth-first: A's end first) with a duration of its own (-3), its target part
+# [300, 400) on lane 41 ('io 1' under no queue); io 2's initiator part (under no queue too) opens
+# lane 42 ('io 2': lane 41 is taken until 400) at 128 while 40 is open: A [128, 299) and a
 # zero-length B at 200 that A's end moves to 299
 IOS = [
-    (0, 1, 0, 16384, 40, 42, 7, None, FLOW, 6, 2, "initiator/0/1/8306/12088813870", 4096, 127, "ünïcödé"),
-    (128, 2, 128, 300, 41, 43, None, None, 3, 4, None, "", 2**40, 65535, None),
+    (0, 1, 0, 16384, 7, None, FLOW, 6, 2, "initiator/0/1/8306/12088813870", 4096, 127, "ünïcödé"),
+    (128, 2, 128, 300, None, None, 3, 4, None, "", 2**40, 65535, None),
 ]
+LANE_NAMES = {40: "io 1", 41: "io 1", 42: "io 2"}
 SPAN_COLS = ["n", "slot", "s", "e", "dur"]
 SPANS = [(1, 3, 127, 16384, -3), (1, 5, 300, 400, 100), (2, 3, 128, 299, 2**62), (2, 4, 200, 200, 0)]
 COUNTER_COLS = ["uuid", "ts", "int_value", "double_value"]
@@ -55,12 +59,12 @@ SLICES = [
     (0, 16384, 40, 0, ROOT_END, True, 7, 1, 2, None, None, "initiator/0/1/8306/12088813870", 4096, 127,
      "ünïcödé", None),
     (127, 16384, 40, P1, P1 + 63 * 4096, False, None, 3, 2, FLOW, None, None, None, None, None, -3),
-    (300, 400, 42, 0, ROOT_END, True, None, 200, 2, None, FLOW, "initiator/0/1/8306/12088813870", None, None,
+    (300, 400, 41, 0, ROOT_END, True, None, 200, 2, None, FLOW, "initiator/0/1/8306/12088813870", None, None,
      None, None),
-    (300, 400, 42, P1, P1 + 63 * 4096, False, None, 2, 2, None, None, None, None, None, None, None),
-    (128, 300, 41, 0, ROOT_END, True, None, 1, None, None, None, "", 2**40, 65535, None, None),
-    (128, 299, 41, P1, P1 + 63 * 4096, False, None, 3, None, None, None, None, None, None, None, 2**62),
-    (299, 299, 41, P2, P2 + 63 * 4096, False, None, 4, None, None, None, None, None, None, None, None),
+    (300, 400, 41, P1, P1 + 63 * 4096, False, None, 2, 2, None, None, None, None, None, None, None),
+    (128, 300, 42, 0, ROOT_END, True, None, 1, None, None, None, "", 2**40, 65535, None, None),
+    (128, 299, 42, P1, P1 + 63 * 4096, False, None, 3, None, None, None, None, None, None, None, 2**62),
+    (299, 299, 42, P2, P2 + 63 * 4096, False, None, 4, None, None, None, None, None, None, None, None),
 ]
 TYPES = {"double_value": "DOUBLE", "io_id": "VARCHAR", "match_state": "VARCHAR"}
 
@@ -83,11 +87,14 @@ def to_parquet(con, name, cols, rows, path, columns):
 
 
 def encode(tmp_path, ios=None, spans=None, counters=None, parts=None, slots=SLOTS, io_columns=None,
-           span_columns=None, counter_columns=None):
+           span_columns=None, counter_columns=None, cpu=None):
     """rows -> Parquet (DuckDB) -> the binary -> (packets, the run). parts: [(ios, spans, counters)]
-    of several parts instead of one."""
+    of several parts instead of one; cpu: rows of CPU_COLS, one more counters file."""
     con = duckdb.connect()
-    args = ["--layout", to_parquet(con, "slots", SLOT_COLS, slots, str(tmp_path / "slots.parquet"), timeline.SLOT_COLUMNS)]
+    args = ["--layout", to_parquet(con, "slots", SLOT_COLS, slots, str(tmp_path / "slots.parquet"), timeline.SLOT_COLUMNS),
+            "--first-lane-uuid", str(FIRST_LANE)]
+    if cpu is not None:
+        args += ["--counters", to_parquet(con, "cpu", CPU_COLS, cpu, str(tmp_path / "cpu.parquet"), timeline.CPU_COLUMNS)]
     parts = parts or [(IOS if ios is None else ios, SPANS if spans is None else spans,
                        COUNTERS if counters is None else counters)]
     for k, (i, s, c) in enumerate(parts):
@@ -129,7 +136,7 @@ def test_rows_parse_back_with_protobuf_in_time_order(tmp_path):
     for p, ((ts, track, _), what, v) in zip(packets, want):
         if what == "descriptor":
             d = p.track_descriptor
-            assert (d.uuid, d.HasField("parent_uuid"), d.name) == (track, v["parent_uuid"] is not None, "io")
+            assert (d.uuid, d.HasField("parent_uuid"), d.name) == (track, v["parent_uuid"] is not None, LANE_NAMES[track])
             assert d.parent_uuid == (v["parent_uuid"] or 0)
             assert not p.HasField("timestamp") and not p.HasField("track_event")
             continue
@@ -153,24 +160,77 @@ def test_rows_parse_back_with_protobuf_in_time_order(tmp_path):
         assert list(e.terminating_flow_ids) == ([] if v["flow_in"] is None else [v["flow_in"]])
         args = {a.name_iid: a for a in e.debug_annotations}
         for iid, (name, kind) in enumerate(timeline.ARGS, 1):
-            if v[name] is None:
+            if v.get(name) is None:
                 assert iid not in args, (name, v)
                 continue
             a = args.pop(iid)
             got = {"string": a.string_value, "uint": a.uint_value, "int": a.int_value}[kind]
             assert a.WhichOneof("value") == f"{kind}_value" and got == v[name], name
         assert not args
-    # the order itself, spelled out: track 41 opens while 40 is open; at 16384 the counter on
-    # track 9 comes before track 40's two ends, the child's end before its root's
+    # the order itself, spelled out: lane 42 opens while 40 is open; at 16384 the counter on
+    # track 9 comes before lane 40's two ends, the child's end before its root's
     kinds = [(p.timestamp, p.track_event.track_uuid, p.track_event.type) if p.HasField("track_event")
              else ("descriptor", p.track_descriptor.uuid) for p in packets]
-    assert kinds[:6] == [("descriptor", 40), (0, 40, 1), (127, 9, 4), (127, 40, 1), ("descriptor", 41), (128, 41, 1)]
+    assert kinds[:6] == [("descriptor", 40), (0, 40, 1), (127, 9, 4), (127, 40, 1), ("descriptor", 42), (128, 42, 1)]
     assert kinds[-4:] == [(16384, 9, 4), (16384, 40, 2), (16384, 40, 2), (2**63 - 1, 9, 4)]
-    ends_41 = [p.timestamp for p in packets if p.HasField("track_event") and p.track_event.track_uuid == 41
+    ends_42 = [p.timestamp for p in packets if p.HasField("track_event") and p.track_event.track_uuid == 42
                and p.track_event.type == 2]
-    assert ends_41 == [299, 299, 300]
+    assert ends_42 == [299, 299, 300]
     # annotations in ARGS order, as the header interns their names
     assert [a.name_iid for a in packets[1].track_event.debug_annotations] == [1, 2, 3, 4]
+
+
+def lane_roots(packets):
+    """(begin ts, lane uuid) of every root slice (name 1 or 200), and the lanes' descriptors."""
+    roots = [(p.timestamp, p.track_event.track_uuid) for p in packets
+             if p.HasField("track_event") and p.track_event.type == 1 and p.track_event.name_iid in (1, 200)]
+    return roots, {p.track_descriptor.uuid: (p.track_descriptor.name, p.track_descriptor.parent_uuid)
+                   for p in packets if p.HasField("track_descriptor")}
+
+
+def test_io_parts_take_the_first_free_lane_of_their_queue(tmp_path):
+    """Lanes are reused: an io part takes the first lane of its queue whose last part ended before
+    it begins, else opens one (its descriptor once, just before its first slice); a part that
+    begins at the very time the lane's last part ended takes another lane (at one time a begin
+    is written before an end: it would nest in the other io)."""
+    q = 7
+    rows = [  # start_ts, n, s, e on queue 7, no spans: root slices only
+        (0, 1, 0, 100), (10, 2, 10, 50), (60, 3, 60, 70), (100, 4, 100, 120), (101, 5, 101, 130), (200, 6, 200, 210)]
+    ios = [(st, n, s, e, q, None, 2 * n - 1, 2 * n, None, f"io{n}", 4096, n, None) for st, n, s, e in rows]
+    packets, r = encode(tmp_path, ios=ios, spans=[], counters=[])
+    assert r.returncode == 0, r.stderr
+    roots, lanes = lane_roots(packets)
+    # io 1 lane 40; io 2 overlaps it: 41; io 3 after io 2's end: 41 again; io 4 begins when io 1
+    # ends (100): not lane 40, which is busy until 100 inclusive; 41 is free (70); io 5: 40 (ended
+    # at 100 < 101); io 6: the first lane, 40
+    assert roots == [(0, 40), (10, 41), (60, 41), (100, 41), (101, 40), (200, 40)]
+    assert lanes == {40: ("io 1", q), 41: ("io 2", q)}
+    assert sum(p.HasField("track_descriptor") for p in packets) == 2
+
+
+CPU_COLS = ["uuid", "ts", "int_value", "double_value", "pos", "type", "name_iid", "cpu_wait_ns"]
+
+
+def test_slices_of_fixed_tracks_come_with_the_counters(tmp_path):
+    """A counters file with a type column holds slices on fixed tracks (the CPU runs): a begin
+    (type 1) with its name and cpu_wait_ns argument, an end (type 2); at one time on one track an
+    end (pos 0) before a begin (1), the end of a zero-length run (2) after it."""
+    cpu = [(11, 50, None, None, 1, 1, 5, 7), (11, 60, None, None, 0, 2, None, None),
+           (11, 60, None, None, 1, 1, 6, None), (11, 60, None, None, 2, 2, None, None),
+           (11, 2**62, None, None, 1, 1, 5, -(2**40)), (11, 2**62 + 1, None, None, 0, 2, None, None)]
+    packets, r = encode(tmp_path, cpu=cpu)
+    assert r.returncode == 0, r.stderr
+    on11 = [p for p in packets if p.HasField("track_event") and p.track_event.track_uuid == 11]
+    assert [(p.timestamp, p.track_event.type, p.track_event.name_iid) for p in on11] == [
+        (50, 1, 5), (60, 2, 0), (60, 1, 6), (60, 2, 0), (2**62, 1, 5), (2**62 + 1, 2, 0)]
+    waits = [[(a.name_iid, a.int_value) for a in p.track_event.debug_annotations] for p in on11]
+    assert waits == [[(6, 7)], [], [], [], [(6, -(2**40))], []]
+    assert timeline.ARGS[5] == ("cpu_wait_ns", "int")        # iid 6, as the header interns it
+    # among the io slices and counters, in time order
+    times = [p.timestamp for p in packets if p.HasField("track_event")]
+    assert times == sorted(times) and len(packets) == 2 * len(SLICES) + 3 + len(COUNTERS) + len(cpu)
+    _, r = encode(tmp_path, cpu=[cpu[1], cpu[0]])
+    assert r.returncode == 2 and "cpu.parquet row 1" in r.stderr and "not sorted" in r.stderr, r.stderr
 
 
 def test_several_parts_are_merged_into_the_same_stream(tmp_path):
@@ -204,7 +264,7 @@ def test_appends_after_what_the_file_holds(tmp_path):
     with open(out, "wb") as f:
         f.write(head.SerializeToString())
     subprocess.run([converter.path(), "timeline-encode", "--layout", layout, "--ios", ios, "--spans", spans,
-                    "--counters", counters, "--append-to", out], check=True)
+                    "--counters", counters, "--first-lane-uuid", "40", "--append-to", out], check=True)
     with open(out, "rb") as f:
         got = pb.Trace.FromString(f.read()).packet
     assert [p.first_packet_on_sequence for p in got] == [True, False]
@@ -212,8 +272,8 @@ def test_appends_after_what_the_file_holds(tmp_path):
 
 
 @pytest.mark.parametrize("columns, said", [
-    ({"io_columns": timeline.IO_COLUMNS.replace("target_track::BIGINT AS target_track, ", "")},
-     "ios.parquet: column target_track is missing"),
+    ({"io_columns": timeline.IO_COLUMNS.replace("target_queue_track::BIGINT AS target_queue_track, ", "")},
+     "ios.parquet: column target_queue_track is missing"),
     ({"io_columns": timeline.IO_COLUMNS.replace("io_id::VARCHAR", "size_bytes::BIGINT")},
      "ios.parquet: column io_id is Int64, not Utf8"),
     ({"span_columns": timeline.SPAN_COLUMNS.replace(", dur::BIGINT AS dur", "")}, "spans.parquet: column dur is missing"),
@@ -247,6 +307,7 @@ def test_an_io_that_starts_after_its_first_slice_or_a_bad_slot_table_is_refused(
 def test_a_missing_input_is_named(tmp_path):
     r = subprocess.run([converter.path(), "timeline-encode", "--layout", str(tmp_path / "none.parquet"),
                         "--ios", str(tmp_path / "i.parquet"), "--spans", str(tmp_path / "s.parquet"),
-                        "--counters", str(tmp_path / "none2.parquet"), "--append-to", os.devnull],
+                        "--counters", str(tmp_path / "none2.parquet"), "--first-lane-uuid", "1",
+                        "--append-to", os.devnull],
                        capture_output=True, text=True)
     assert r.returncode == 2 and "none.parquet" in r.stderr

@@ -4,7 +4,8 @@ and writes them (reports/report/timeline.py), read back from the protobuf: every
 parent, depth, time, drawn duration, own duration and flows equal the known answer
 cases/basic/timeline_slices.csv (the io's stages as events.txt states them, nested on their
 tracks: io 1 and 2 with a target part and flows both ways, io 3 without; the clock-free
-fabric_total drawn over its whole span with its own duration beside it)."""
+fabric_total drawn over its whole span with its own duration beside it). io 2 begins after io 1
+ended, on the same queue: it reuses io 1's lanes; io 3, on another queue, opens its own."""
 import csv
 import os
 
@@ -22,13 +23,14 @@ def slices_of(path):
     """One dict per slice of the trace, in begin order, with the known answer's columns."""
     trace = pb.Trace.FromString(open(path, "rb").read())
     names = {e.iid: e.name for e in trace.packet[0].interned_data.event_names}
-    parent, host = {}, {}
+    parent, host, names_of_tracks = {}, {}, {}
     stacks, out = {}, []
     for p in trace.packet:
         if p.HasField("track_descriptor"):
             d = p.track_descriptor
             parent[d.uuid] = d.parent_uuid if d.HasField("parent_uuid") else None
             host[d.uuid] = d.process.process_name if d.HasField("process") else host.get(parent[d.uuid])
+            names_of_tracks[d.uuid] = d.name
             continue
         if not p.HasField("track_event"):
             continue
@@ -37,6 +39,7 @@ def slices_of(path):
         if e.type == pb.TrackEvent.TYPE_SLICE_BEGIN:
             args = {a.name_iid: a.int_value for a in e.debug_annotations}
             s = {"part": host[e.track_uuid], "stage": names[e.name_iid], "depth": len(stack),
+                 "track_name": names_of_tracks[e.track_uuid],
                  "track_uuid": e.track_uuid, "parent_uuid": parent[e.track_uuid], "ts": p.timestamp,
                  "stage_dur_ns": args.get(STAGE_DUR_IID), "flow_out": (list(e.flow_ids) or [None])[0],
                  "flow_in": (list(e.terminating_flow_ids) or [None])[0]}
@@ -60,6 +63,9 @@ def test_the_basic_case_is_drawn_as_its_stages_say(tmp_path):
     as_text = [{c: "" if s[c] is None else str(s[c]) for c in cols} for s in got]
     key = lambda r: (int(r["track_uuid"]), int(r["ts"]), int(r["depth"]))   # noqa: E731
     assert sorted(as_text, key=key) == sorted(({c: r[c] for c in cols} for r in want), key=key)
-    # the io's number n names its tracks: 2n - 1 + part after the fixed tracks (16 here)
-    assert {(int(r["n"]), r["part"], int(r["track_uuid"])) for r in want} == \
-        {((s["track_uuid"] - 15) // 2, s["part"], s["track_uuid"]) for s in got}
+    # lanes: after the fixed tracks (16 here), in the order they open; one lane per queue, named
+    # 'io 1' under it
+    assert con.execute("SELECT max(uuid) FROM timeline_tracks").fetchall() == [(16,)]
+    assert {(int(r["n"]), r["part"], int(r["track_uuid"])) for r in want if r["depth"] == "0"} == \
+        {(1, "initiator", 17), (1, "target", 18), (2, "initiator", 17), (2, "target", 18), (3, "initiator", 19)}
+    assert {s["track_name"] for s in got} == {"io 1"}
