@@ -4,7 +4,12 @@ that inputs are intact, and that nothing else was read, run or written.
 
 Classes: 2 shell injection through just, 3 names from trace files reaching SQL, 4 literal
 paths, 5 inconsistent runs, 6 the exit-code contract, 7 atomic report sets, 8 non-regular
-trace files, 9 a fresh machine. (Classes 1, 3 and 8 on the converter's side: analyzer/tests.)"""
+trace files, 9 a fresh machine. (Classes 1, 3 and 8 on the converter's side: analyzer/tests.)
+Then (issue "no command may destroy a run; damaged, stale or odd inputs never give confident
+numbers"): 10 --out and demo never cost what ntscope did not write, 11 sql --script writes only
+its own script, 12 derived data checked against what was written, 13 what the converter skipped
+is data loss, 14 every input file checked like trace.dat, 15 one run is one run and names are
+data, 16 the message contract (exit 2, what, where, the right fix; Ctrl-C 130)."""
 import hashlib
 import json
 import os
@@ -459,8 +464,8 @@ def test_analyze_does_not_need_cargo_when_the_converter_is_built(fresh, tmp_path
     assert "building the converter" not in r.stderr
 
 
-# ================================================================== issue 55: no command may destroy a run;
-# damaged, stale or odd inputs never give confident numbers (classes 10-16)
+# ================================================================== no command may destroy a run; damaged,
+# stale or odd inputs never give confident numbers (classes 10-16)
 def inputs_digest(run):
     """sha256 of a run's inputs: every file but what ntscope writes there (report/, .ntscope/,
     parquet/, the lock files); links and special files by what they are, never opened."""
