@@ -36,6 +36,18 @@ def not_openable(path, e):
     return f"cannot be opened ({e.strerror})"
 
 
+def check_regular(path, what, fix):
+    """Raises unless path is a regular file (links followed): for files others open (the
+    converter, DuckDB), so that none of them waits on a FIFO or reads a device."""
+    named = f"{what} {path}" if what else path
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as e:
+        raise NtscopeError(f"{named} {not_openable(path, e)}; fix: {fix}") from None
+    if not stat.S_ISREG(mode):
+        raise NtscopeError(f"{named} is {kind_of(mode)}, not a regular file; fix: {fix}")
+
+
 def open_regular(path, what, fix):
     """(fd, stat) of path opened for reading, when it is a regular file. Opened without
     waiting (O_NONBLOCK: a FIFO does not block) and checked on the open file, so a file

@@ -2,7 +2,6 @@
 parquet/ (convert), runs/<run>/report/ (analyze). Names and paths given by users are
 data: taken literally (no globbing, no shell), checked before they become paths."""
 import os
-import stat
 import subprocess
 import sys
 
@@ -99,13 +98,7 @@ def check_host_name(run_dir, name):
 def check_trace_file(trace):
     """A trace.dat must be a regular file (links followed): a FIFO or device would block or
     never end; a dangling link or a link loop is said as such."""
-    try:
-        mode = os.stat(trace).st_mode
-    except OSError as e:
-        raise NtscopeError(f"{trace} {inputs.not_openable(trace, e)}; fix: copy the host's trace.dat file itself "
-                           "into the run") from None
-    if not stat.S_ISREG(mode):
-        raise NtscopeError(f"{trace} is {inputs.kind_of(mode)}; fix: copy the host's trace.dat file itself into the run")
+    inputs.check_regular(trace, "", "copy the host's trace.dat file itself into the run")
 
 
 def needs_converting(host_dir, verify=False):

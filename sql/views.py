@@ -14,7 +14,6 @@ import os
 import re
 import shutil
 import signal
-import stat
 import sys
 import tempfile
 import threading
@@ -96,14 +95,7 @@ def event_files(run_dir, host, system):
     for f in sorted(os.listdir(d)):
         if f.endswith(".parquet") and IDENT.match(f[:-len(".parquet")]):
             path = os.path.join(d, f)
-            try:
-                mode = os.stat(path).st_mode
-            except OSError as e:
-                raise RunError(f"event file {path} {inputs.not_openable(path, e)}; fix: convert the run again "
-                               "(ntscope convert RUN)") from None
-            if not stat.S_ISREG(mode):
-                raise RunError(f"event file {path} is {inputs.kind_of(mode)}, not a regular file; fix: convert the run "
-                               "again (ntscope convert RUN)")
+            inputs.check_regular(path, "event file", "convert the run again (ntscope convert RUN)")
             files.append(path)
     return files
 
