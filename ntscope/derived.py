@@ -160,7 +160,7 @@ def check(host_dir, full=False):
     has_trace = os.path.lexists(trace)
     if not isinstance(written, dict):
         if has_trace:
-            return [f"{where} has no checksums (converted by an older ntscope, or by `ntscope convert` alone)"]
+            return [f"{where} has no checksums (converted by an older ntscope, or by `ntscope-analyzer convert` alone)"]
         written = {"files": {}}
     try:
         files = listed(meta)

@@ -82,7 +82,7 @@ def part_of_a_run(path):
     p = real
     while True:
         if is_converted_folder(p):
-            return (f"it is the converted event files {p} (metadata.json written by ntscope convert)" if p == real
+            return (f"it is the converted event files {p} (metadata.json written by the converter)" if p == real
                     else f"it lies inside the converted event files {p}")
         if is_host_folder(p):
             return (f"it is the host folder {p} of a run (trace.dat, host.json, parquet/)" if p == real
