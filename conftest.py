@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from ntscope import converter
+from ntscope import converter, derived
 
 REPO = os.path.dirname(os.path.abspath(__file__))
 FIXTURES = os.path.join(REPO, "fixtures")
@@ -43,11 +43,15 @@ def copy_fixture(name, dst, host_json=None):
 
 
 def convert_run(run, binary):
+    """Every host's trace.dat converted as `ntscope convert RUN` does: the binary, then the
+    checksums of what it wrote recorded in metadata.json (ntscope.derived)."""
     for host in sorted(os.listdir(run)):
         trace = os.path.join(run, host, "trace.dat")
         if os.path.isfile(trace):
+            before = os.stat(trace)
             subprocess.run([binary, "convert", trace, "--out", os.path.join(run, host, "parquet"), "--quiet"],
                            check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            derived.record(os.path.join(run, host), before)
     return run
 
 

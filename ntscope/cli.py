@@ -17,13 +17,14 @@ looks complete is left behind)."""
 import argparse
 import json
 import os
-import shutil
+import stat
 import sys
 
-from . import converter, runs
+from . import converter, inputs, out_folder, runs
 from .errors import EXIT_DATA_LOSS, EXIT_FATAL, EXIT_OK, NtscopeError
 from .output import OutputLock, ReportSet
 from .progress import Progress
+from .text import EscapingStream, printable
 
 
 def fail(msg):
@@ -41,6 +42,15 @@ def write_three(out, stem, text, doc, html, progress):
     files.commit()
 
 
+def report_folder(out_arg, run):
+    """The folder a report set goes to (--out, else RUN/report), checked before any work:
+    one ntscope may write (out_folder.check_target)."""
+    runs.host_dirs(run)   # a host folder named report is said as such, not as a refused output
+    out = os.path.abspath(out_arg) if out_arg else os.path.join(run, runs.REPORT_DIR)
+    out_folder.check_target(out, out_folder.REPORT)
+    return out
+
+
 def announce_written(out, stem, text, quiet):
     if not quiet:
         sys.stdout.write(text)
@@ -51,7 +61,7 @@ def announce_written(out, stem, text, quiet):
 def cmd_convert(a):
     run = runs.resolve(a.run)
     with Progress(["convert"], enabled=show_progress(a)) as p:
-        done = runs.convert_missing(run, progress=p, quiet=a.quiet)
+        done = runs.convert_missing(run, progress=p, quiet=a.quiet, verify=a.verify)
     if not a.quiet:
         print(f"ntscope: converted {', '.join(done) if done else 'nothing (every host is up to date)'} in {run}",
               file=sys.stderr)
@@ -78,11 +88,11 @@ def cmd_analyze(a):
     from ntscope.report import export, model, plot_data, render_html, render_text, selection, slo, timeline
     from ntscope.sql import views
     run = runs.resolve(a.run)
-    out = os.path.abspath(a.out) if a.out else os.path.join(run, runs.REPORT_DIR)
+    out = report_folder(a.out, run)
     spec = spec_from_args(a)
     with OutputLock(out), Progress(ANALYZE_STEPS, enabled=show_progress(a)) as p:
         p.step("converting hosts not converted yet")
-        runs.convert_missing(run, progress=p, quiet=a.quiet)
+        runs.convert_missing(run, progress=p, quiet=a.quiet, verify=a.verify)
         keep_side = not a.no_interference and not a.no_cache
         run_key = side_cache.key(run) if keep_side else None   # before the views read the files
         con = views.connect(run, memory_limit=a.memory_limit, temp_dir=a.temp_dir,
@@ -97,7 +107,7 @@ def cmd_analyze(a):
             # its encoder (a process of its own) runs from here on, beside the rendering below and
             # the per-I/O Parquet that DuckDB writes at commit
             files.start(timeline.FILE_NAME, lambda path: timeline.start(con, path))
-            text = render_text.render(doc, run)
+            text = printable(render_text.render(doc, run))
             files.add("report.json", json.dumps(doc, indent=1, default=str) + "\n")
             files.add("report.html", render_html.render(doc, plot_data.build(con, doc)))
             files.add("io.parquet", lambda path: export.write_io(con, path))
@@ -106,7 +116,7 @@ def cmd_analyze(a):
                    "interference report (streams, plots, the input a later compare reads)", con)
             if not a.no_interference:
                 m = imodel.interference_model(con, run)
-                itxt = itext.interference_text(m)
+                itxt = printable(itext.interference_text(m))
                 text += "\n" + itxt
                 files.add("interference.txt", itxt)
                 files.add("interference.json", json.dumps(m, indent=1, default=str))
@@ -134,7 +144,7 @@ def cmd_analyze(a):
         return fail(f"the run's inputs are inconsistent ({', '.join(bad)}); the report lists what is wrong "
                     "and its numbers are not to be trusted; fix: see the INPUT ERROR lines of report.txt")
     loss = [s for s in doc["pipeline_stats"] if s["severity"] != "info" and
-            (s["name"].startswith("lost_events") or s["name"].startswith("unmatched") or s["name"] == "matched_pct")]
+            (s["name"].startswith(("lost_events", "unmatched", "data_loss:")) or s["name"] == "matched_pct")]
     return EXIT_DATA_LOSS if (a.strict and loss) else EXIT_OK
 
 
@@ -144,17 +154,22 @@ def cmd_compare(a):
     # each side: one run, or repeats of one condition (comma-separated); the report goes
     # beside the first run of the RUN side
     base, run = runs.resolve_list(a.base), runs.resolve_list(a.run)
-    if set(base) & set(run):
-        return fail(f"{sorted(set(base) & set(run))[0]} is on both sides; fix: give each run to one side only")
-    out = os.path.abspath(a.out) if a.out else os.path.join(run[0], runs.REPORT_DIR)
+    on_base = {runs.identity(b): b for b in base}
+    both = [(r, on_base[runs.identity(r)]) for r in run if runs.identity(r) in on_base]
+    if both:
+        r, b = both[0]
+        same = "" if r == b else f" (as {b} and {r}: the same folder)"
+        return fail(f"{r} is on both sides{same}; fix: give each run to one side only (a run compared with "
+                    "itself has no change to explain)")
+    out = report_folder(a.out, run[0])
     steps = ["convert", "views (base)", "interference (base)", "views (run)", "interference (run)", "LAD", "write"]
     with OutputLock(out, "comparison"), Progress(steps, enabled=show_progress(a)) as p:
         p.step("converting hosts not converted yet")
         for r in base + run:
-            runs.convert_missing(r, progress=p, quiet=a.quiet)
+            runs.convert_missing(r, progress=p, quiet=a.quiet, verify=a.verify)
         m, plots = model.compare_documents(base, run, progress=p, plots=True, cache=not a.no_cache,
                                            memory_limit=a.memory_limit, temp_dir=a.temp_dir)
-        text = render_text.compare_text(m)
+        text = printable(render_text.compare_text(m))
         write_three(out, "compare", text, m, render_html.compare_html(m, plots), p)
     announce_written(out, "compare", text, a.quiet)
     refused = [v for v in m["verdicts"] if v["verdict"] == "no verdict"]
@@ -168,13 +183,13 @@ def cmd_interference(a):
     from ntscope.interference import model, plot_data, render_html, render_text
     from ntscope.sql import views
     run = runs.resolve(a.run)
-    out = os.path.abspath(a.out) if a.out else os.path.join(run, runs.REPORT_DIR)
+    out = report_folder(a.out, run)
     with OutputLock(out), Progress(["convert", "views", "interference", "write"], enabled=show_progress(a)) as p:
         p.step("converting hosts not converted yet")
-        runs.convert_missing(run, progress=p, quiet=a.quiet)
+        runs.convert_missing(run, progress=p, quiet=a.quiet, verify=a.verify)
         con = views.connect(run, memory_limit=a.memory_limit, temp_dir=a.temp_dir, interference=True, progress=p)
         m = model.interference_model(con, run)
-        text = render_text.interference_text(m)
+        text = printable(render_text.interference_text(m))
         write_three(out, "interference", text, m, render_html.interference_html(m, plot_data.build(con)), p)
     announce_written(out, "interference", text, a.quiet)
     return EXIT_OK
@@ -184,35 +199,74 @@ def cmd_interference(a):
 def cmd_sweep(a):
     from ntscope.sweep import model, render_html, render_text
     run_dirs = [runs.resolve(r) for r in a.runs]
+    runs.check_distinct(run_dirs, "sweep", "give each run of the series once")
     values = None
     if a.values:
         try:
-            values = [float(v) for v in a.values.split(",")]
+            values = [inputs.finite_float(v) for v in a.values.split(",")]
         except ValueError:
-            raise NtscopeError(f"--values {a.values!r} is not a comma list of numbers; fix: e.g. --values 1,4,16,32") from None
-    out = os.path.abspath(a.out) if a.out else os.path.join(run_dirs[-1], runs.REPORT_DIR)
+            raise NtscopeError(f"--values {a.values!r} is not a comma list of finite numbers; fix: e.g. "
+                               "--values 1,4,16,32") from None
+    out = report_folder(a.out, run_dirs[-1])
     with OutputLock(out, "sweep"), Progress(["convert"] + ["views"] * len(run_dirs) + ["write"],
                                              enabled=show_progress(a)) as p:
         p.step("converting hosts not converted yet")
         for r in run_dirs:
-            runs.convert_missing(r, progress=p, quiet=a.quiet)
+            runs.convert_missing(r, progress=p, quiet=a.quiet, verify=a.verify)
         doc = model.sweep_model(run_dirs, a.param, values, progress=p,
                                 memory_limit=a.memory_limit, temp_dir=a.temp_dir)
-        text = render_text.render(doc)
+        text = printable(render_text.render(doc))
         write_three(out, "sweep", text, doc, render_html.render(doc), p)
     announce_written(out, "sweep", text, a.quiet)
     return EXIT_OK
 
 
 # ------------------------------------------------------------------ sql
+SCRIPT_HEADER = "-- ntscope view script (ntscope sql --script)"   # the first line of every script sql writes
+
+
+def script_target(path):
+    """Where `sql --script PATH` may write (None: '-', stdout): a new file, or a script it wrote
+    before (its first line is SCRIPT_HEADER); never a file inside a run's inputs or outputs."""
+    if path == "-":
+        return None
+    fix = "pass --script a new file name outside the run (or - for stdout)"
+    inside = out_folder.part_of_a_run(path) or out_folder.part_of_a_run_output(path)
+    if inside:
+        raise NtscopeError(f"refusing to write the view script to {path}: {inside}; fix: {fix}")
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return os.path.abspath(path)
+    except OSError as e:
+        raise NtscopeError(f"cannot inspect --script {path}: {e.strerror}; fix: {fix}") from None
+    if not stat.S_ISREG(st.st_mode):
+        kind = "a symbolic link" if stat.S_ISLNK(st.st_mode) else "a directory" if stat.S_ISDIR(st.st_mode) else "not a regular file"
+        raise NtscopeError(f"refusing to write the view script to {path}: it is {kind}; fix: {fix}")
+    try:
+        with open(path, "rb") as f:
+            first = f.read(len(SCRIPT_HEADER))
+    except OSError as e:
+        raise NtscopeError(f"cannot read --script {path}: {e.strerror}; fix: {fix}") from None
+    if first != SCRIPT_HEADER.encode():
+        raise NtscopeError(f"refusing to write the view script to {path}: it exists ({st.st_size} bytes) and is not a "
+                           f"script ntscope wrote (its first line is not {SCRIPT_HEADER!r}); fix: {fix}, or remove "
+                           "it yourself")
+    return os.path.abspath(path)
+
+
 def cmd_sql(a):
     from ntscope.sql import views
     run = runs.resolve(a.run)
-    runs.convert_missing(run, quiet=True)
+    runs.convert_missing(run, quiet=True, verify=a.verify)
     if a.script:
-        text = views.build_script(run)
-        from .output import write_text
-        write_text(a.script, text)
+        target = script_target(a.script)
+        text = SCRIPT_HEADER + f" of {printable(run)!r}; load it in DuckDB, e.g. duckdb -init FILE\n" + views.build_script(run)
+        if target is None:
+            sys.stdout.write(text)
+        else:
+            from .output import write_text
+            write_text(target, text)
         return EXIT_OK
     con = views.connect(run, memory_limit=a.memory_limit, temp_dir=a.temp_dir, interference=True)
     if a.command is not None:
@@ -221,26 +275,17 @@ def cmd_sql(a):
 
 
 # ------------------------------------------------------------------ demo
-DEMO_FIXTURE = "stock-randread-4k-qd8"
-DEMO_MARK = ".ntscope-demo"
-
-
 def cmd_demo(a):
+    from . import demo
     root = converter.checkout_root()
     if not root:
         raise NtscopeError("demo needs the source checkout (its fixtures/); fix: run it from a clone of ntscope")
-    src = os.path.join(root, "fixtures", DEMO_FIXTURE)
     dst = os.path.join(runs.runs_dir(), "demo")
-    if os.path.lexists(dst):
-        if not os.path.exists(os.path.join(dst, DEMO_MARK)):
-            raise NtscopeError(f"{dst} exists and was not made by `demo`; fix: move it away (demo never deletes "
-                               "a run it did not make)")
-        shutil.rmtree(dst)
-    tmp = dst + f".tmp-{os.getpid()}"
-    for host in ("initiator", "target"):
-        shutil.copytree(os.path.join(src, host), os.path.join(tmp, host))
-    open(os.path.join(tmp, DEMO_MARK), "w").close()
-    os.replace(tmp, dst)
+    try:
+        demo.place(os.path.join(root, "fixtures", demo.FIXTURE), dst)
+    except OSError as e:
+        raise NtscopeError(f"cannot place the demo run in {dst}: {e.strerror} ({e.filename}); fix: check that "
+                           f"{os.path.dirname(dst)} is a writable folder, or set NTSCOPE_RUNS") from None
     a.run = dst
     return cmd_analyze(a)
 
@@ -273,8 +318,15 @@ def add_analyze_flags(p):
                         "there: a later compare of the run reads it instead of building the views again)")
 
 
+def add_verify_flag(p):
+    p.add_argument("--verify", action="store_true",
+                   help="check every trace.dat and event file against the checksums in metadata.json (a full read) "
+                        "instead of only the files whose size, times or inode changed since conversion")
+
+
 def add_common(p, memory=True):
     p.add_argument("--quiet", action="store_true", help="do not print the text report")
+    add_verify_flag(p)
     p.add_argument("--no-progress", action="store_true", help="no progress line even on a terminal")
     if memory:
         add_memory_flags(p)
@@ -333,8 +385,10 @@ def parser():
     sq = sub.add_parser("sql", help="the views of a run in DuckDB (prompt, -c SQL, or statements on stdin)")
     sq.add_argument("run")
     sq.add_argument("-c", "--command", help="run these SQL statements, print results as CSV, exit 2 on error")
-    sq.add_argument("--script", help="write the whole view script to this file instead")
+    sq.add_argument("--script", metavar="FILE", help="write the whole view script to FILE instead (- for stdout): a new "
+                    "file or one an earlier --script wrote, never a file of a run")
     add_memory_flags(sq)
+    add_verify_flag(sq)
     sq.set_defaults(fn=cmd_sql)
     dm = sub.add_parser("demo", help="a bundled real two-host capture -> runs/demo -> report")
     add_analyze_flags(dm)
@@ -345,27 +399,66 @@ def parser():
 
 def main(argv=None):
     a = parser().parse_args(argv)
+    streams = sys.stdout, sys.stderr
+    # names from runs and traces are data: no message or terminal report carries a terminal
+    # sequence (progress draws on the original stderr, its label escaped there)
+    sys.stderr = EscapingStream(sys.stderr)
+    if sys.stdout.isatty():
+        sys.stdout = EscapingStream(sys.stdout)
+    try:
+        with views_interrupt():
+            return run_command(a)
+    except KeyboardInterrupt:
+        return interrupted()
+    finally:
+        sys.stdout, sys.stderr = streams
+
+
+def interrupted():
+    print("ntscope: interrupted; nothing was written under a final name", file=sys.stderr)
+    return 130
+
+
+def views_interrupt():
+    from ntscope.sql import views
+    return views.InterruptQueries()
+
+
+def run_command(a):
     try:
         return a.fn(a)
     except NtscopeError as e:
         return fail(str(e))
     except KeyboardInterrupt:
-        print("ntscope: interrupted; nothing was written under a final name", file=sys.stderr)
-        return 130
+        return interrupted()
     except Exception as e:  # noqa: BLE001 - every failure exits 2 with a message, never 1
         import duckdb
         if os.environ.get("NTSCOPE_DEBUG"):   # the traceback the messages below offer
             raise
+        if isinstance(e, duckdb.InterruptException):   # Ctrl-C stopped a query (views.InterruptQueries)
+            return interrupted()
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         if isinstance(e, duckdb.OutOfMemoryException):
             from ntscope.sql import views
-            first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
             return fail(f"DuckDB ran out of memory ({first}) at memory limit "
                         f"{views.memory_limit_setting(getattr(a, 'memory_limit', None))}; fix: a larger --memory-limit "
                         "(or NTSCOPE_MEMORY_LIMIT; below ~200MB DuckDB cannot run the views), and free space "
                         "for its spill files under --temp-dir / TMPDIR; NTSCOPE_DEBUG=1 shows where")
+        if isinstance(e, duckdb.IOException) and ("No space left" in str(e) or "Disk" in first):
+            return fail(f"DuckDB could not write ({first}); fix: free disk space where it writes: the output folder, "
+                        "and its spill folder under --temp-dir / NTSCOPE_TEMP_DIR / TMPDIR")
         if isinstance(e, duckdb.Error):
-            first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-            return fail(f"DuckDB failed ({type(e).__name__}): {first}; fix: check the run's Parquet files "
-                        "(convert it again) and the disk space; set NTSCOPE_DEBUG=1 for the traceback")
+            # the run's event files are checked against metadata.json before the views read them
+            # (runs.convert_missing), so the cause is rarely there: say what failed, not a guess
+            return fail(f"DuckDB failed ({type(e).__name__}): {first}; fix: if it names a value you gave (a flag, "
+                        "a spec file), give one in range; if it names a Parquet file of the run, run again with "
+                        "--verify (every file checked against metadata.json, what differs converted again); else "
+                        "report it with the command line (NTSCOPE_DEBUG=1 shows the traceback)")
+        if isinstance(e, OSError) and e.errno is not None:
+            from .output import fail_on_os_error
+            try:
+                fail_on_os_error("cannot read or write", e.filename or "a file", e)
+            except NtscopeError as err:
+                return fail(str(err))
         return fail(f"internal error ({type(e).__name__}: {e}); this is a bug: please report it with the "
                     "command line; set NTSCOPE_DEBUG=1 for the traceback")

@@ -1,19 +1,26 @@
 """Writing results so that a crash, a kill -9, a full disk or a second analysis of the
-same run never leaves a file that looks complete, nor a set mixed from two analyses.
+same run never leaves a file that looks complete, nor a set mixed from two analyses, and
+never costs a file ntscope did not write.
 
 A report set (report.txt + report.json + ...) is written into a private directory beside
-the output folder and swapped in with renames; files of other sets already in the folder
-(compare.*, interference.*) are carried over by hard links. One writer per output folder
+the output folder and swapped in with renames. The output folder must be one ntscope may
+write (out_folder.check_target: absent, empty, or an earlier set of the same kind, named by
+its manifest). Everything else already in it survives the swap: files of other sets
+(compare.*, interference.*) and the user's files are carried over by hard links; the set
+swapped out is then emptied by out_folder.discard, which removes only the files its manifest
+names and moves everything else (the user's folders) back into the new set's folder. A crash
+between the two leaves that folder aside, and the next writer empties it the same way. One writer per output folder
 at a time (an flock on a lock file beside it): a second one waits, and says so."""
 import errno
 import fcntl
 import os
 import ctypes
 import re
-import shutil
 import signal
+import stat
 import sys
 
+from . import out_folder
 from .errors import NtscopeError
 
 STALE = re.compile(r"^\.(?P<name>.+)\.(tmp|old)-(?P<pid>\d+)$")
@@ -55,8 +62,9 @@ def pid_alive(pid):
     return True
 
 
-def clean_stale(folder, name):
-    """Removes .<name>.tmp-<pid> / .<name>.old-<pid> left by writers that died."""
+def clean_stale(folder, name, kind):
+    """Empties .<name>.tmp-<pid> / .<name>.old-<pid> left by writers of <name> that died
+    (out_folder.discard: what ntscope did not write goes back into <name>, never away)."""
     try:
         entries = os.listdir(folder)
     except OSError:
@@ -65,7 +73,10 @@ def clean_stale(folder, name):
         m = STALE.match(e)
         if m and m.group("name") == name and not pid_alive(int(m.group("pid"))):
             p = os.path.join(folder, e)
-            shutil.rmtree(p, ignore_errors=True) if os.path.isdir(p) and not os.path.islink(p) else os.unlink(p)
+            if os.path.isdir(p) and not os.path.islink(p):
+                out_folder.discard(p, os.path.join(folder, name), kind)
+            else:
+                os.unlink(p)
 
 
 def exchange(a, b):
@@ -120,12 +131,14 @@ def abort_all(pending):
 
 class ReportSet:
     """Files written together, visible together: add() them, then commit() swaps them into
-    out_dir in one rename. Use under an OutputLock."""
+    out_dir in one rename. Use under an OutputLock. kind: what the folder is
+    (out_folder.REPORT, out_folder.COMPARE_SIDE); a folder holding anything else is refused."""
 
-    def __init__(self, out_dir):
+    def __init__(self, out_dir, kind=out_folder.REPORT):
         self.out_dir = os.path.abspath(out_dir)
         parent, self.name = os.path.split(self.out_dir)
         self.parent = parent
+        self.kind = kind
         self.files = {}
         self.dropped = set()
         self.tmp = os.path.join(self.parent, f".{self.name}.tmp-{os.getpid()}")
@@ -158,7 +171,11 @@ class ReportSet:
         except OSError as e:
             fail_on_os_error("cannot write the report set into", self.out_dir, e)
         path = os.path.join(self.tmp, filename)
-        running = write(path)
+        try:
+            running = write(path)
+        except OSError as e:
+            self.abort()
+            fail_on_os_error("cannot write the report set into", self.out_dir, e)
         if running is not None:
             self.started.append((path, running))
         else:
@@ -166,17 +183,29 @@ class ReportSet:
 
     def make_tmp(self):
         """The set's private folder, made once (one left by a dead writer with this pid is
-        removed first: its files do not belong to this set)."""
+        emptied first: its files do not belong to this set), with a manifest naming the set's
+        files, so that one left by this writer's death is emptied the same way."""
         if not self.tmp_made:
-            shutil.rmtree(self.tmp, ignore_errors=True)
+            out_folder.check_target(self.out_dir, self.kind)
+            if os.path.lexists(self.tmp):
+                kept = out_folder.discard(self.tmp, self.out_dir, self.kind)
+                if kept:
+                    raise NtscopeError(f"{self.tmp} holds {', '.join(sorted(kept)[:3])}, which ntscope did not write; "
+                                       f"fix: move what you need out of it, then remove it")
             os.makedirs(self.tmp)
             self.tmp_made = True
+            self.write_manifest(self.files)
+
+    def write_manifest(self, names):
+        with open(os.path.join(self.tmp, out_folder.MANIFEST), "w") as f:
+            f.write(out_folder.manifest_text(self.kind, names))
 
     def abort(self):
-        """Stops what start() set writing and removes the private folder (a set not committed)."""
+        """Stops what start() set writing and empties the private folder (a set not committed)."""
         abort_all(self.started)
         self.started = []
-        shutil.rmtree(self.tmp, ignore_errors=True)
+        if self.tmp_made:
+            out_folder.discard(self.tmp, self.out_dir, self.kind)
 
     def written(self, path):
         """A file of the set is complete: on disk before the set is swapped in."""
@@ -186,20 +215,56 @@ class ReportSet:
         if os.environ.get("NTSCOPE_TEST_KILL_DURING_COMMIT") == self.name:
             os.kill(os.getpid(), signal.SIGKILL)
 
+    def carry_over(self):
+        """What of out_dir the new set keeps: files of other sets and everything of the user's
+        that is not a folder, linked into the private folder now (the user's folders go back
+        when the set swapped out is emptied: out_folder.discard). Returns the names of
+        ntscope's files carried."""
+        if not os.path.isdir(self.out_dir) or os.path.islink(self.out_dir):
+            return set()
+        before = out_folder.ours(self.out_dir, self.kind) or set()
+        ours_kept = set()
+        for e in os.listdir(self.out_dir):
+            if e == out_folder.MANIFEST or e in self.files or (e in self.dropped and e in before):
+                continue   # replaced by this set, or dropped from it
+            src = os.path.join(self.out_dir, e)
+            if stat.S_ISDIR(os.lstat(src).st_mode):
+                continue
+            os.link(src, os.path.join(self.tmp, e), follow_symlinks=False)
+            if e in before:
+                ours_kept.add(e)
+        return ours_kept
+
+    def swap_in(self):
+        """The private folder becomes out_dir; the set swapped out is set aside as
+        .<name>.old-<pid> (returned; None when out_dir was absent)."""
+        old = os.path.join(self.parent, f".{self.name}.old-{os.getpid()}")
+        if not os.path.lexists(self.out_dir):
+            os.rename(self.tmp, self.out_dir)
+            return None
+        out_folder.check_target(self.out_dir, self.kind)   # it may have changed since the set began
+        if exchange(self.tmp, self.out_dir):   # readers see the old set or the new one, never none
+            os.rename(self.tmp, old)
+        else:
+            os.rename(self.out_dir, old)
+            try:
+                os.rename(self.tmp, self.out_dir)
+            except BaseException:
+                os.rename(old, self.out_dir)
+                raise
+        # fault injection (tests): kill -9 with the user's folders still in the set swapped out
+        if os.environ.get("NTSCOPE_TEST_KILL_AT_SWAP") == self.name:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return old
+
     def commit(self):
-        clean_stale(self.parent, self.name)
-        pid = os.getpid()
+        clean_stale(self.parent, self.name, self.kind)
         tmp = self.tmp
-        old = os.path.join(self.parent, f".{self.name}.old-{pid}")
         # (path, running) of files still being written in the background (start()'s first)
         pending, self.started = self.started, []
         try:
             self.make_tmp()
-            if os.path.isdir(self.out_dir):
-                for e in os.listdir(self.out_dir):  # other sets' files survive the swap, dropped ones do not
-                    src = os.path.join(self.out_dir, e)
-                    if e not in self.files and e not in self.dropped and os.path.isfile(src) and not e.startswith("."):
-                        os.link(src, os.path.join(tmp, e))
+            self.write_manifest(set(self.files) | self.carry_over())
             for filename, content in self.files.items():
                 path = os.path.join(tmp, filename)
                 if content is None:   # start() writes it
@@ -217,26 +282,15 @@ class ReportSet:
                 path, running = pending.pop(0)   # a finish() that fails has stopped on its own
                 running.finish()
                 self.written(path)
-            if os.path.lexists(self.out_dir):
-                if not os.path.isdir(self.out_dir) or os.path.islink(self.out_dir):
-                    raise NtscopeError(f"{self.out_dir} exists and is not a directory; fix: move it away or pass --out DIR")
-                if exchange(tmp, self.out_dir):   # readers see the old set or the new one, never none
-                    os.rename(tmp, old)
-                else:
-                    os.rename(self.out_dir, old)
-                    os.rename(tmp, self.out_dir)
-            else:
-                os.rename(tmp, self.out_dir)
+            old = self.swap_in()
         except OSError as e:
             abort_all(pending)
-            shutil.rmtree(tmp, ignore_errors=True)
-            if os.path.isdir(old) and not os.path.exists(self.out_dir):
-                os.rename(old, self.out_dir)
+            out_folder.discard(tmp, self.out_dir, self.kind)
             fail_on_os_error("cannot write the report set into", self.out_dir, e)
         except BaseException:
             abort_all(pending)
-            shutil.rmtree(tmp, ignore_errors=True)
+            out_folder.discard(tmp, self.out_dir, self.kind)
             raise
-        shutil.rmtree(old, ignore_errors=True)
+        if old:
+            out_folder.discard(old, self.out_dir, self.kind)
         return [os.path.join(self.out_dir, f) for f in self.files]
-

@@ -4,6 +4,8 @@ import sys
 import threading
 import time
 
+from .text import printable
+
 
 class Progress:
     def __init__(self, steps, enabled=None, stream=sys.stderr):
@@ -33,7 +35,7 @@ class Progress:
             return
         total = max(len(self.steps), self.i)
         how_far = f" {pct:3.0f}%" if pct is not None and pct >= 0 else ""
-        line = f"[{self.i}/{total}] {self.label}{how_far}  {time.monotonic() - self.t0:6.1f} s"
+        line = printable(f"[{self.i}/{total}] {self.label}{how_far}  {time.monotonic() - self.t0:6.1f} s", keep="")
         self.stream.write("\r\033[K" + line[:200])
         self.stream.flush()
 

@@ -1,13 +1,11 @@
 """The run layout (ARCHITECTURE.md, "Run layout": a contract): runs/<run>/<host>/trace.dat, host.json,
 parquet/ (convert), runs/<run>/report/ (analyze). Names and paths given by users are
 data: taken literally (no globbing, no shell), checked before they become paths."""
-import json
 import os
-import stat
 import subprocess
 import sys
 
-from . import converter
+from . import converter, derived, inputs
 from .errors import NtscopeError
 
 REPORT_DIR = "report"
@@ -45,16 +43,33 @@ def resolve_list(arg):
         raise NtscopeError(f"run list {arg!r} has an empty item; fix: name the runs separated by single commas "
                            f"(e.g. base1,base2,base3)")
     dirs = [resolve(p) for p in parts]
-    seen = set()
-    for p, d in zip(parts, dirs):
-        if d in seen:
-            raise NtscopeError(f"run list {arg!r} names {d} twice; fix: give each repeat once")
-        seen.add(d)
+    check_distinct(dirs, f"run list {arg!r}")
     return dirs
 
 
+def identity(run_dir):
+    """What makes two run paths one run: the folder itself (a link or another path to it is
+    the same run)."""
+    st = os.stat(run_dir)
+    return st.st_dev, st.st_ino
+
+
+def check_distinct(dirs, where, fix="give each run once"):
+    """Refuses one run given twice in dirs, under any path (links followed)."""
+    seen = {}
+    for d in dirs:
+        key = identity(d)
+        if key in seen:
+            same = "" if seen[key] == d else f" (as {seen[key]}: the same folder)"
+            raise NtscopeError(f"{where} names {d} twice{same}; fix: {fix}")
+        seen[key] = d
+
+
 def host_dirs(run_dir):
-    """Host directories of a run: subdirectories holding trace.dat or a converted parquet/."""
+    """Host directories of a run: subdirectories holding trace.dat or a converted parquet/.
+    A host may have any name but `report` (analyze's folder) and names starting with a dot
+    (.ntscope is ntscope's; dot folders are hidden): such a folder holding a trace is refused,
+    never skipped without a word."""
     try:
         names = sorted(os.listdir(run_dir))
     except OSError as e:
@@ -62,65 +77,92 @@ def host_dirs(run_dir):
     hosts = []
     for name in names:
         d = os.path.join(run_dir, name)
-        if name.startswith(".") or name == REPORT_DIR or not os.path.isdir(d):
+        if not os.path.isdir(d):
             continue
         if os.path.lexists(os.path.join(d, "trace.dat")) or os.path.isdir(os.path.join(d, "parquet")):
+            check_host_name(run_dir, name)
             hosts.append(name)
     return hosts
 
 
-def is_converted(host_dir):
-    """parquet/metadata.json exists and was made from this trace.dat (same size, not older)."""
-    meta = os.path.join(host_dir, "parquet", "metadata.json")
-    trace = os.path.join(host_dir, "trace.dat")
-    if not os.path.isfile(meta):
-        return False
-    if not os.path.lexists(trace):
-        return True  # a run shipped converted (no trace.dat): nothing to redo
-    try:
-        with open(meta) as f:
-            size = json.load(f).get("source", {}).get("size_bytes")
-    except (OSError, ValueError, AttributeError):
-        return False
-    return size == os.path.getsize(trace) and os.path.getmtime(meta) >= os.path.getmtime(trace)
+def check_host_name(run_dir, name):
+    """Refuses a host folder named `report` or starting with a dot (host_dirs)."""
+    if name == REPORT_DIR or name.startswith("."):
+        why = ("`report` is the folder analyze writes its reports into" if name == REPORT_DIR
+               else "names starting with a dot are hidden, and .ntscope is ntscope's own")
+        raise NtscopeError(f"{os.path.join(run_dir, name)} holds a host's trace (trace.dat or parquet/), but a host "
+                           f"folder may not be named {name!r}: {why}; fix: rename the folder (e.g. to "
+                           f"{name.lstrip('.') + '-host' if name.lstrip('.') else 'host'})")
 
 
 def check_trace_file(trace):
-    """A trace.dat must be a regular file: a FIFO or device would block or never end."""
-    mode = os.stat(trace).st_mode
-    if not stat.S_ISREG(mode):
-        kind = ("a FIFO" if stat.S_ISFIFO(mode) else "a directory" if stat.S_ISDIR(mode)
-                else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a regular file")
-        raise NtscopeError(f"{trace} is {kind}; fix: copy the host's trace.dat file itself into the run")
+    """A trace.dat must be a regular file (links followed): a FIFO or device would block or
+    never end; a dangling link or a link loop is said as such."""
+    inputs.check_regular(trace, "", "copy the host's trace.dat file itself into the run")
 
 
-def convert_missing(run_dir, progress=None, quiet=False):
-    """Converts every host of the run whose trace.dat has no up-to-date parquet/ (the one
-    place that decides what needs converting). Returns the hosts converted."""
+def needs_converting(host_dir, verify=False):
+    """Why the host's trace.dat must be converted (again), or None when its parquet/ is what the
+    converter wrote from it (derived.check). A host without trace.dat whose parquet/ differs
+    from its metadata.json is refused: nothing can replace it."""
+    trace = os.path.join(host_dir, "trace.dat")
+    has_trace = os.path.lexists(trace)
+    if has_trace:
+        check_trace_file(trace)
+    if not os.path.lexists(derived.metadata_path(host_dir)):
+        return "not converted yet" if has_trace else None
+    problems = derived.check(host_dir, full=verify)
+    if not problems:
+        return None
+    if has_trace:
+        return problems[0]
+    raise NtscopeError(f"the converted event files of {host_dir} do not match their metadata.json: {problems[0]}"
+                       f"{f' (and {len(problems) - 1} more)' if len(problems) > 1 else ''}; there is no trace.dat to "
+                       "convert again; fix: restore the host's trace.dat (ntscope converts it again) or its parquet/ "
+                       "as it was converted")
+
+
+def convert_missing(run_dir, progress=None, quiet=False, verify=False):
+    """Converts every host of the run whose trace.dat has no parquet/ that is what the
+    converter wrote from it (the one place that decides what needs converting; verify: hash
+    every file, not only those whose stat changed). Returns the hosts converted."""
     hosts = host_dirs(run_dir)
     if not hosts:
         raise NtscopeError(f"no host under {run_dir} (expected <host>/trace.dat); "
                            f"fix: copy each host's trace.dat to {run_dir}/<host>/trace.dat")
-    todo = [h for h in hosts if os.path.lexists(os.path.join(run_dir, h, "trace.dat"))
-            and not is_converted(os.path.join(run_dir, h))]
+    todo = [(h, why) for h in hosts for why in [needs_converting(os.path.join(run_dir, h), verify)] if why]
     if not todo:
+        check_time_ranges(run_dir, hosts)
         return []
     binary = converter.path()
-    for i, host in enumerate(todo):
+    for i, (host, why) in enumerate(todo):
         trace = os.path.join(run_dir, host, "trace.dat")
-        check_trace_file(trace)
+        again = "" if why == "not converted yet" else f" again: {why}"
         if progress:
             progress.note(f"converting {host}/trace.dat ({i + 1}/{len(todo)})")
-        elif not quiet:
-            print(f"ntscope: converting {trace}", file=sys.stderr)
+        if again or (not quiet and not progress):
+            print(f"ntscope: converting {trace}{again}", file=sys.stderr)
+        before = os.stat(trace)
         cmd = [binary, "convert", trace, "--out", os.path.join(run_dir, host, "parquet")]
         if progress is None or not progress.enabled:
             cmd.append("--no-progress")
         if quiet:
             cmd.append("--quiet")
         r = subprocess.run(cmd)
-        if r.returncode == 1:
-            continue  # converted; losses are recorded in metadata.json and in pipeline_stats
-        if r.returncode != 0:
+        if r.returncode not in (0, 1):   # 1: converted; losses are in metadata.json and in pipeline_stats
             raise NtscopeError(f"converting {trace} failed (exit {r.returncode}); see the converter's message above")
-    return todo
+        if derived.stat_key(os.stat(trace)) != derived.stat_key(before):
+            raise NtscopeError(f"{trace} changed while it was converted; fix: wait until it is complete (still "
+                               "being copied?), then run the command again")
+        derived.record(os.path.join(run_dir, host), before)
+    check_time_ranges(run_dir, hosts)
+    return [h for h, _ in todo]
+
+
+def check_time_ranges(run_dir, hosts):
+    """Refuses a host whose event times the views cannot hold (derived.time_range_problem)."""
+    for h in hosts:
+        problem = derived.time_range_problem(os.path.join(run_dir, h))
+        if problem:
+            raise NtscopeError(f"{problem}; fix: record the host again (just capture) on its own clock, without "
+                               "a time correction (OFFSET, DATE, TSC2NSEC) that moves its times past 2^62 ns")

@@ -59,6 +59,51 @@ SELECT r.host,
        END AS digest
 FROM run_hosts r LEFT JOIN c USING (host) LEFT JOIN lost USING (host);
 
+-- converter_losses: one row per kind of record the converter could not turn into event rows,
+-- per host, from its metadata.json (convert). The report's numbers do not hold these records:
+-- pipeline_stats names each (data_loss:*) and `analyze --strict` exits 1.
+--   host    host directory name
+--   kind    'skipped_event_type' (an event type whose format cannot be written as a table),
+--           'unknown_event_id' (records whose event id has no format in the trace),
+--           'damaged_page' (pages skipped as damaged, convert --salvage), 'missing_bytes' (event
+--           data beyond the end of a truncated file), 'short_record' (records shorter than their
+--           format), 'skipped_buffer' (an instance that was not converted)
+--   detail  system:event, the event id or the instance name; '' for a host's total
+--   amount  records (pages for damaged_page; bytes for missing_bytes and skipped_buffer)
+--   reason  the converter's reason, or what the kind means
+CREATE OR REPLACE VIEW converter_losses AS
+WITH m AS (SELECT host, metadata_json AS j FROM run_hosts WHERE metadata_json IS NOT NULL),
+types AS (SELECT host, unnest(json_extract(j, '$.skipped_event_types[*]')) AS t FROM m),
+ids AS (SELECT host, j, unnest(json_keys(j, '$.unknown_event_ids')) AS k FROM m),
+cpus AS (SELECT host, unnest(json_extract(j, '$.cpus[*]')) AS c FROM m),
+buffers AS (SELECT host, unnest(json_extract(j, '$.skipped_buffers[*]')) AS b FROM m),
+l AS (
+    SELECT host, 'skipped_event_type' AS kind, (t->>'system') || ':' || (t->>'event') AS detail,
+           TRY_CAST(t->>'records' AS BIGINT) AS amount, t->>'reason' AS reason
+    FROM types
+    UNION ALL
+    SELECT host, 'unknown_event_id', k, TRY_CAST(j->'unknown_event_ids'->>k AS BIGINT),
+           'records whose event id has no format in the trace'
+    FROM ids
+    UNION ALL
+    SELECT host, 'damaged_page', '', sum(coalesce(json_array_length(c, '$.damaged_pages'), 0))::BIGINT,
+           'pages skipped as damaged (convert --salvage)'
+    FROM cpus GROUP BY host
+    UNION ALL
+    SELECT host, 'missing_bytes', '', sum(coalesce(TRY_CAST(c->>'missing_bytes' AS BIGINT), 0))::BIGINT,
+           'event data beyond the end of the file (a truncated trace)'
+    FROM cpus GROUP BY host
+    UNION ALL
+    SELECT host, 'short_record', '', TRY_CAST(j->>'short_records' AS BIGINT),
+           'records shorter than their event format'
+    FROM m
+    UNION ALL
+    SELECT host, 'skipped_buffer', b->>'name', TRY_CAST(b->>'bytes' AS BIGINT), b->>'reason'
+    FROM buffers
+)
+SELECT host, kind, detail, amount, reason FROM l
+WHERE amount > 0 OR kind IN ('skipped_event_type', 'skipped_buffer');
+
 -- input_checks: one row per inconsistency in what the run directory holds (none for a
 -- good run). The hosts must be different traces, recorded together for one run, each in
 -- a role its events agree with. Every row is an error in pipeline_stats, and compare

@@ -56,6 +56,21 @@ co AS (
                 ELSE 'no events lost' END
     FROM hosts
     UNION ALL
+    SELECT 15, 'data_loss:' || host || ':' || kind || CASE WHEN detail <> '' THEN ':' || detail ELSE '' END,
+           CASE WHEN amount > 0 THEN 'warning' ELSE 'info' END, to_json(amount),
+           CASE kind
+               WHEN 'skipped_event_type' THEN 'records of ' || detail || ' not converted (' || coalesce(reason, '?')
+                    || '): the report lacks them; fix: check the event''s format (trace-cmd report --events) and report the kernel'
+               WHEN 'unknown_event_id' THEN 'records of event id ' || detail || ' have no format in the trace and were not '
+                    || 'converted: the report lacks them; fix: record again (the trace''s formats are incomplete)'
+               WHEN 'damaged_page' THEN 'pages skipped as damaged: their events are missing from the report; fix: copy '
+                    || 'the trace from the host again'
+               WHEN 'missing_bytes' THEN 'bytes of event data missing (a truncated trace): their events are missing '
+                    || 'from the report; fix: copy the trace from the host again'
+               WHEN 'short_record' THEN 'records shorter than their event format were skipped: the report lacks them; '
+                    || 'fix: record again, and report the kernel'
+               ELSE 'instance ' || detail || ' not converted (' || coalesce(reason, '?') || ')' END
+    FROM converter_losses    UNION ALL
     SELECT 14, 'digest:' || host, 'info', to_json(digest),
            'NVMe/TCP header / data digests of this host''s connections (host.json, capture key digest=): CRC32C over every PDU header / data on both hosts'
     FROM hosts WHERE digest IS NOT NULL

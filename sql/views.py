@@ -14,8 +14,10 @@ import json
 import os
 import re
 import shutil
+import signal
 import sys
 import tempfile
+import threading
 import weakref
 
 from ntscope.errors import NtscopeError
@@ -60,33 +62,43 @@ def find_hosts(run_dir):
     """The run's converted hosts (<host>/parquet/), or a RunError that says what is missing."""
     if not os.path.isdir(run_dir):
         raise RunError(f"run directory {run_dir} does not exist; fix: pass runs/<name> or a path")
-    hosts = sorted(d for d in os.listdir(run_dir)
-                   if not d.startswith(".") and os.path.isdir(os.path.join(run_dir, d, "parquet")))
+    from ntscope import runs
+    hosts = sorted(d for d in os.listdir(run_dir) if os.path.isdir(os.path.join(run_dir, d, "parquet")))
+    for h in hosts:
+        runs.check_host_name(run_dir, h)   # report/ and dot folders are not hosts: refused, not skipped
     if not hosts:
         raise RunError(f"no converted host under {run_dir} (expected <host>/parquet/); "
                        f"fix: run `just convert {run_dir}` first")
     return hosts
 
 
-def read_text(path):
-    if not os.path.exists(path):
+def read_json_text(path, what, limit, fix):
+    """A run's JSON file (inputs.read_json: a regular file, capped, an object, finite numbers) as
+    JSON text for DuckDB, or None when it does not exist."""
+    if not os.path.lexists(path):
         return None
-    with open(path) as f:
-        text = f.read()
-    try:
-        json.loads(text)
-    except ValueError as e:
-        raise RunError(f"{path}: not valid JSON ({e}); fix: re-run capture/convert for this host")
-    return text
+    from ntscope import inputs
+    return json.dumps(inputs.read_json(path, what, limit, fix))
+
+
+HOST_JSON_FIX = ("write it as capture does (a JSON object: role, clock, controllers ...), or remove it "
+                 "(the host's role is then inferred from its events)")
 
 
 def event_files(run_dir, host, system):
-    """<host>/parquet/<system>/*.parquet, listed literally."""
+    """<host>/parquet/<system>/*.parquet, listed literally; one that is not a regular file (a FIFO
+    would block DuckDB) is refused."""
+    from ntscope import inputs
     d = os.path.join(run_dir, host, "parquet", system)
     if not os.path.isdir(d):
         return []
-    return sorted(os.path.join(d, f) for f in os.listdir(d)
-                  if f.endswith(".parquet") and IDENT.match(f[:-len(".parquet")]))
+    files = []
+    for f in sorted(os.listdir(d)):
+        if f.endswith(".parquet") and IDENT.match(f[:-len(".parquet")]):
+            path = os.path.join(d, f)
+            inputs.check_regular(path, "event file", "convert the run again (ntscope convert RUN)")
+            files.append(path)
+    return files
 
 
 def contract(con):
@@ -98,9 +110,40 @@ def contract(con):
 
 
 def unreadable_parquet(what, e):
-    """The RunError for event files DuckDB cannot read (WHAT names them; E is DuckDB's error)."""
+    """The RunError for event files DuckDB cannot read (WHAT names them; E is DuckDB's error);
+    DuckDB running out of memory is not the files' fault and is raised as it is."""
+    import duckdb
+    if isinstance(e, (duckdb.OutOfMemoryException, duckdb.InterruptException)):
+        return e
     return RunError(f"cannot read {what}: {str(e).splitlines()[0]}; "
                     f"fix: convert the run again (delete <host>/parquet/ and run `just convert`)")
+
+
+# read_parquet's column naming each row's file: not a C identifier, so no trace field has it
+FILE_COLUMN = "ntscope file"
+# the columns raw_<system> adds (a trace field of the same name is kept as field_<name>)
+VIEW_COLUMNS = ("host", "event")
+INTEGER_TYPES = {"TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER",
+                 "UBIGINT", "UHUGEINT"}
+
+
+def type_family(t):
+    t = t.upper()
+    return "list" if t.endswith("[]") else "integer" if t in INTEGER_TYPES else t
+
+
+def check_contract_types(con, files, columns):
+    """RunError naming the file and column when an event file has a contract column of a type
+    that cannot be read as the contract's (a field of size 0 becomes a BLOB: casting it to
+    BIGINT fails only when a row is read, deep inside a view)."""
+    want = dict(columns)
+    for f in files:
+        for name, typ, *_ in con.execute(f"DESCRIBE SELECT * FROM read_parquet({sql_str(duckdb_literal_path(f))})").fetchall():
+            if name in want and type_family(typ) != type_family(want[name]):
+                raise RunError(f"event file {f}: column {name} is {typ}, but ntscope reads {name} as {want[name]} (the "
+                               "trace's event format gives this field another type or size, e.g. size 0); fix: check the "
+                               "event's format in the trace (trace-cmd report --events), or record with a kernel "
+                               "ntscope supports (kernel-patches/EVENTS.md)")
 
 
 def raw_view_sql(con, run_dir, hosts, system, columns):
@@ -114,27 +157,36 @@ def raw_view_sql(con, run_dir, hosts, system, columns):
         return (f"CREATE OR REPLACE VIEW {name} AS SELECT NULL::VARCHAR AS host, "
                 f"NULL::VARCHAR AS event, {cols} WHERE false;\n")
     src = ("read_parquet([" + ", ".join(sql_str(duckdb_literal_path(os.path.abspath(f))) for f in files) +
-           "], union_by_name = true, filename = true)")
+           f"], union_by_name = true, filename = {sql_str(FILE_COLUMN)})")
     try:
-        have = {r[0] for r in con.execute(f"DESCRIBE SELECT * FROM {src}").fetchall()}
+        described = con.execute(f"DESCRIBE SELECT * FROM {src}").fetchall()
     except Exception as e:  # noqa: BLE001 - duckdb raises its own IOException / InvalidInputException
         raise unreadable_parquet(f"the {system} Parquet files of {run_dir}", e) from None
+    have = {r[0]: r[1] for r in described}
+    if any(c in have and type_family(have[c]) != type_family(t) for c, t in columns):
+        check_contract_types(con, files, columns)
     sel = []
     for c, t in columns:
         sel.append(f"CAST({sql_ident(c)} AS {t}) AS {c}" if c in have else f"NULL::{t} AS {c}")
-    extra = sorted(have - {c for c, _ in columns} - {"filename"})
-    sel += [sql_ident(c) for c in extra]
+    for c in sorted(set(have) - {c for c, _ in columns} - {FILE_COLUMN}):
+        if c not in VIEW_COLUMNS:
+            sel.append(sql_ident(c))
+        elif f"field_{c}" not in have:
+            sel.append(f"{sql_ident(c)} AS {sql_ident('field_' + c)}")
+    file_col = sql_ident(FILE_COLUMN)
     return (f"CREATE OR REPLACE VIEW {name} AS SELECT "
-            f"regexp_extract(filename, '([^/]+)/parquet/[^/]+/[^/]+\\.parquet$', 1) AS host, "
-            f"regexp_extract(filename, '([^/]+)\\.parquet$', 1) AS event, "
+            f"regexp_extract({file_col}, '([^/]+)/parquet/[^/]+/[^/]+\\.parquet$', 1) AS host, "
+            f"regexp_extract({file_col}, '([^/]+)\\.parquet$', 1) AS event, "
             + ", ".join(sel) + f" FROM {src};\n")
 
 
 def run_hosts_sql(run_dir, hosts):
     rows = []
     for h in hosts:
-        meta = read_text(os.path.join(run_dir, h, "parquet", "metadata.json"))
-        hj = read_text(os.path.join(run_dir, h, "host.json"))
+        from ntscope import inputs
+        meta = read_json_text(os.path.join(run_dir, h, "parquet", "metadata.json"), "metadata.json",
+                              inputs.METADATA_MAX, "convert the run again (ntscope convert RUN)")
+        hj = read_json_text(os.path.join(run_dir, h, "host.json"), "host.json", inputs.HOST_JSON_MAX, HOST_JSON_FIX)
         rows.append("(" + ", ".join([sql_str(h), sql_str(os.path.abspath(os.path.join(run_dir, h))),
                                      "NULL" if meta is None else sql_str(meta) + "::JSON",
                                      "NULL" if hj is None else sql_str(hj) + "::JSON"]) + ")")
@@ -319,11 +371,58 @@ def new_connection(memory_limit=None, temp_dir=None, tables=TABLES_IN_FILE):
     return con
 
 
+# Every connection ntscope opens, so that Ctrl-C can stop the query running on it
+# (InterruptQueries).
+LIVE = weakref.WeakSet()
+
+
+class InterruptQueries:
+    """Within it, Ctrl-C (SIGINT) stops the DuckDB queries running on every connection ntscope
+    opened. A query holds the main thread in DuckDB, where Python's own handler cannot run until
+    it ends (minutes): the signal's wake-up byte reaches a thread here, which interrupts the
+    queries (DuckDB raises InterruptException, then Python its KeyboardInterrupt: exit 130)."""
+
+    def __enter__(self):
+        self.old = None
+        if threading.current_thread() is not threading.main_thread():
+            return self
+        self.r, self.w = os.pipe()
+        os.set_blocking(self.w, False)
+        self.old = signal.set_wakeup_fd(self.w, warn_on_full_buffer=False)
+        self.thread = threading.Thread(target=self.watch, daemon=True)
+        self.thread.start()
+        return self
+
+    def watch(self):
+        while True:
+            try:
+                got = os.read(self.r, 64)
+            except OSError:
+                got = b""
+            if not got:
+                os.close(self.r)
+                return
+            if signal.SIGINT in got:
+                for con in list(LIVE):
+                    try:
+                        con.interrupt()
+                    except Exception:  # noqa: BLE001 - a closed connection: nothing runs on it
+                        pass
+
+    def __exit__(self, *exc):
+        if self.old is not None:
+            signal.set_wakeup_fd(self.old)
+            os.close(self.w)   # the thread reads the end of the pipe and stops
+            self.thread.join()
+        return False
+
+
 def limited_connection(memory_limit=None, temp_dir=None):
     """new_connection before its tables' database is attached."""
     import duckdb
     limit = memory_limit_setting(memory_limit)
     con = duckdb.connect()
+    LIVE.add(con)
     con.execute("SET enable_progress_bar = false")
     # An ASOF join whose left side DuckDB estimates at <= 64 rows runs as a nested loop over
     # the right side; an estimate that low for a side of millions (a DISTINCT over a CTE was

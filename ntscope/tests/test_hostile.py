@@ -4,19 +4,27 @@ that inputs are intact, and that nothing else was read, run or written.
 
 Classes: 2 shell injection through just, 3 names from trace files reaching SQL, 4 literal
 paths, 5 inconsistent runs, 6 the exit-code contract, 7 atomic report sets, 8 non-regular
-trace files, 9 a fresh machine. (Classes 1, 3 and 8 on the converter's side: analyzer/tests.)"""
+trace files, 9 a fresh machine. (Classes 1, 3 and 8 on the converter's side: analyzer/tests.)
+Then (issue "no command may destroy a run; damaged, stale or odd inputs never give confident
+numbers"): 10 --out and demo never cost what ntscope did not write, 11 sql --script writes only
+its own script, 12 derived data checked against what was written, 13 what the converter skipped
+is data loss, 14 every input file checked like trace.dat, 15 one run is one run and names are
+data, 16 the message contract (exit 2, what, where, the right fix; Ctrl-C 130)."""
 import hashlib
 import json
 import os
 import shutil
 import signal
+import stat
 import subprocess
 import sys
+import time
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from ntscope import derived
 from ntscope.sql import views
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -102,7 +110,8 @@ def test_compare_and_interference_recipes_pass_their_flags_on(tmp_path, fresh, n
     out = tmp_path / "out"
     r = just("compare", base, run, "--quiet", "--out", str(out), cwd=tmp_path, ntscope_bin=ntscope_bin)
     assert r.returncode == 0, r.stderr
-    assert r.stdout == "" and sorted(os.listdir(out)) == ["compare.html", "compare.json", "compare.txt"]
+    assert r.stdout == "" and sorted(os.listdir(out)) == [".ntscope-manifest.json", "compare.html", "compare.json",
+                                                          "compare.txt"]
     r = just("interference", run, "--quiet", "--out", str(out), cwd=tmp_path, ntscope_bin=ntscope_bin)
     assert r.returncode == 0, r.stderr
     assert r.stdout == "" and "interference.json" in os.listdir(out)
@@ -117,6 +126,7 @@ def test_column_name_carrying_sql_is_quoted_not_run(fresh, ntscope_cli, tmp_path
     p = os.path.join(run, "initiator", "parquet", "nvme", "nvme_setup_cmd.parquet")
     t = pq.read_table(p)
     pq.write_table(t.append_column(evil, pa.array([1] * t.num_rows, pa.int32())), p)
+    derived.record(os.path.join(run, "initiator"), os.stat(os.path.join(run, "initiator", "trace.dat")))   # as converted
     r = ntscope_cli("sql", run, "-c", "SELECT * FROM raw_nvme WHERE event = 'nvme_setup_cmd' LIMIT 3")
     assert r.returncode == 0, r.stderr
     header = r.stdout.splitlines()[0]
@@ -239,16 +249,26 @@ def test_compare_with_a_target_only_run_is_a_clear_error(fresh, ntscope_cli):
     (["--type", "rread"], "--type rread matches no I/O of this run; fix: use one of: read"),
     (["--device", "nvme9n9"], "--device nvme9n9 matches no I/O of this run; fix: use one of: nvme0n1"),
     (["--stage-set", "ntprof"], "--stage-set ntprof is not reported for this run; fix: use one of: stock"),
+    (["--time-bucket", "nan", "--group-by", "time"], "time bucket nan must be > 0: from 1e-06 to 1e+06 seconds"),
+    (["--time-bucket", "inf", "--group-by", "time"], "time bucket inf must be > 0"),
+    (["--time-bucket", "1e300", "--group-by", "time"], "time bucket 1e+300 must be > 0"),
+    (["--time-bucket", "1e-12", "--group-by", "time"], "time bucket 1e-12 must be > 0"),
+    (["--window", "1.2.3:"], "window '1.2.3:': '1.2.3' is not a number of seconds"),
+    (["--window", "4:2"], "window '4:2' ends before it starts"),
+    (["--memory-limit", "1KB"], "DuckDB ran out of memory"),
+    (["--slo", "read: p99 <= 99999999999999999999999s"], "the bound 99999999999999999999999s is beyond any I/O's latency"),
+    (["--size", "99999999999999999999k"], "more than any I/O"),
 ])
 def test_bad_flags_exit_2_and_keep_the_good_report(fresh, ntscope_cli, flags, message):
     run = fresh(SMALL)
     assert ntscope_cli("analyze", run, "--quiet", "--no-interference").returncode == 0
-    before = tree_digest(os.path.join(run, "report"))
+    before = tree_digest(run)
     r = ntscope_cli("analyze", run, "--quiet", "--no-interference", *flags)
     assert r.returncode == 2, r.stderr
     assert message in r.stderr and ("fix:" in r.stderr or "usage:" in r.stderr)
+    assert "internal error" not in r.stderr and "convert the run again" not in r.stderr   # nor the wrong fix
     no_traceback(r)
-    assert tree_digest(os.path.join(run, "report")) == before
+    assert tree_digest(run) == before
 
 
 def test_bad_toml_spec(fresh, ntscope_cli, tmp_path):
@@ -270,6 +290,7 @@ def test_a_run_without_initiator_io_is_a_clear_error(fresh, ntscope_cli, keep):
         for f in os.listdir(d):
             t = pq.read_table(os.path.join(d, f))
             pq.write_table(t.slice(0, 0), os.path.join(d, f))
+        derived.record(os.path.join(run, "initiator"), os.stat(os.path.join(run, "initiator", "trace.dat")), recount=True)
     r = ntscope_cli("analyze", run, "--quiet")
     assert r.returncode == 2 and "the run has no initiator I/O command to report" in r.stderr
     no_traceback(r)
@@ -277,14 +298,25 @@ def test_a_run_without_initiator_io_is_a_clear_error(fresh, ntscope_cli, keep):
 
 
 def test_a_truncated_parquet_file(fresh, ntscope_cli):
+    # the file no longer matches metadata.json: converted again from the trace (exit 0, said on
+    # stderr); without the trace it cannot be replaced: refused, nothing touched
     run = fresh(SMALL)
     p = os.path.join(run, "initiator", "parquet", "nvme", "nvme_setup_cmd.parquet")
     with open(p, "r+b") as f:
         f.truncate(os.path.getsize(p) // 2)
-    r = ntscope_cli("analyze", run, "--quiet")
-    assert r.returncode == 2 and "nvme_setup_cmd.parquet" in r.stderr
-    assert f"cannot read the Parquet files of {run}" in r.stderr and "fix: convert the run again" in r.stderr
+    r = ntscope_cli("analyze", run, "--quiet", "--no-interference")
+    assert r.returncode == 0, r.stderr
+    assert f"converting {run}/initiator/trace.dat again: {p} is" in r.stderr and "metadata.json says" in r.stderr
+    assert report_count(run) == SMALL_IOS
+    with open(p, "r+b") as f:
+        f.truncate(os.path.getsize(p) // 2)
+    os.unlink(os.path.join(run, "initiator", "trace.dat"))
+    before = tree_digest(run)
+    r = ntscope_cli("analyze", run, "--quiet", "--no-interference")
+    assert r.returncode == 2 and f"the converted event files of {run}/initiator do not match their metadata.json: {p}" in r.stderr
+    assert "there is no trace.dat to convert again; fix: restore the host's trace.dat" in r.stderr
     no_traceback(r)
+    assert tree_digest(run) == before
 
 
 @pytest.fixture
@@ -440,3 +472,562 @@ def test_analyze_does_not_need_cargo_when_the_converter_is_built(fresh, tmp_path
                        env=env, capture_output=True, text=True, cwd=str(tmp_path))
     assert r.returncode == 0, r.stderr
     assert "building the converter" not in r.stderr
+
+
+# ================================================================== no command may destroy a run; damaged,
+# stale or odd inputs never give confident numbers (classes 10-16)
+def inputs_digest(run):
+    """sha256 of a run's inputs: every file but what ntscope writes there (report/, .ntscope/,
+    parquet/, the lock files); links and special files by what they are, never opened."""
+    h = hashlib.sha256()
+    paths = []
+    for d, dirs, files in os.walk(run):
+        dirs[:] = [x for x in dirs if x not in ("report", ".ntscope", "parquet")]
+        paths += [os.path.join(d, f) for f in files if not f.endswith(".lock")]
+    for p in sorted(paths):
+        h.update(os.path.relpath(p, run).encode())
+        mode = os.lstat(p).st_mode
+        if stat.S_ISREG(mode):
+            with open(p, "rb") as fh:
+                h.update(fh.read())
+        else:
+            h.update(os.readlink(p).encode() if stat.S_ISLNK(mode) else str(stat.S_IFMT(mode)).encode())
+    return h.hexdigest()
+
+
+def refused(r, *parts):
+    """exit 2 with every part in the message, a fix, and neither a traceback nor a bug report."""
+    assert r.returncode == 2, (r.returncode, r.stderr)
+    for part in parts:
+        assert part in r.stderr, (part, r.stderr)
+    assert "fix:" in r.stderr and "internal error" not in r.stderr
+    no_traceback(r)
+
+
+def v6_with(src, dst, *edits):
+    """dst: the real trace src rewritten by trace-cmd as an uncompressed v6 file (its event
+    formats in plain text), then each edit (event, old, new) applied to that event's format
+    text: a same-length byte change, so every offset of the file stays right."""
+    subprocess.run(["trace-cmd", "convert", "--file-version", "6", "--compression", "none", "-i", src, "-o", dst],
+                   check=True, capture_output=True)
+    with open(dst, "rb") as f:
+        b = bytearray(f.read())
+    for event, old, new in edits:
+        assert len(old) == len(new)
+        at = bytes(b).index(f"name: {event}\n".encode())
+        i = bytes(b).index(old.encode(), at)
+        b[i:i + len(old)] = new.encode()
+    with open(dst, "wb") as f:
+        f.write(b)
+    return dst
+
+
+def fixture_trace(name, host):
+    return os.path.join(REPO, "fixtures", name, host, "trace.dat")
+
+
+def manifest_files(folder):
+    return json.load(open(os.path.join(folder, ".ntscope-manifest.json")))["files"]
+
+
+# ------------------------------------------------------------------ 10. --out never costs what ntscope did not write
+@pytest.mark.parametrize("command, target, what", [
+    (["analyze", "{A}"], "{A}", "it is the run folder {A} (hosts: initiator, target)"),
+    (["analyze", "{A}"], "{root}", "it holds runs (2: A, B)"),
+    (["analyze", "{A}"], "{A}/initiator", "it is the host folder {A}/initiator of a run"),
+    (["analyze", "{A}"], "{A}/initiator/parquet", "it is the converted event files {A}/initiator/parquet"),
+    (["analyze", "{A}"], "{A}/initiator/parquet/new", "it lies inside the converted event files {A}/initiator/parquet"),
+    (["compare", "{A}", "{B}"], "{A}", "it is the run folder {A}"),
+    (["interference", "{A}"], "{A}", "it is the run folder {A}"),
+    (["sweep", "{A}", "{B}", "--values", "1,2"], "{B}", "it is the run folder {B}"),
+    (["analyze", "{A}"], "{root}/photos", "it is not empty (1 entry: cat.jpg) and ntscope did not write it"),
+])
+def test_out_pointing_at_what_ntscope_reads_is_refused(tmp_path, fresh, ntscope_cli, command, target, what):
+    a, b = fresh(SMALL, "A"), fresh(OTHER, "B")
+    (tmp_path / "photos").mkdir()
+    (tmp_path / "photos" / "cat.jpg").write_bytes(b"\xff\xd8 a cat")
+    fill = {"A": a, "B": b, "root": str(tmp_path)}
+    out = target.format(**fill)
+    before = tree_digest(str(tmp_path))
+    r = ntscope_cli(*[c.format(**fill) for c in command], "--out", out, "--quiet", "--no-progress")
+    refused(r, f"refusing to write into {out}: {what.format(**fill)}", "fix: pass --out a folder that does not exist yet")
+    assert tree_digest(str(tmp_path)) == before                 # every byte of both runs, and the photos
+    assert not os.path.exists(os.path.join(os.path.dirname(out), f".{os.path.basename(out)}.lock"))   # not even a lock
+
+
+def test_user_files_in_the_report_folder_survive_every_command(fresh, ntscope_cli):
+    run, base = fresh(SMALL, "run"), fresh(OTHER, "base")
+    assert ntscope_cli("analyze", run, "--quiet").returncode == 0
+    rep = os.path.join(run, "report")
+    os.makedirs(os.path.join(rep, "notes", "deeper"))
+    mine = {"notes/todo.txt": b"check queue 2\n", "notes/deeper/plot.png": b"\x89PNG...", ".mine": b"mine\n",
+            "my-report.txt": b"my own words\n"}
+    for rel, data in mine.items():
+        with open(os.path.join(rep, rel), "wb") as f:
+            f.write(data)
+    ours_before = set(manifest_files(rep))
+    for args in (["analyze", run, "--group-by", "type,queue"], ["analyze", run, "--no-interference"],
+                 ["compare", base, run], ["interference", run], ["sweep", base, run, "--values", "1,2"]):
+        r = ntscope_cli(*args, "--quiet", "--no-progress")
+        assert r.returncode == 0, (args, r.stderr)
+        for rel, data in mine.items():
+            assert open(os.path.join(rep, rel), "rb").read() == data, (args, rel)
+    listed = set(manifest_files(rep))
+    assert not listed & {"notes", ".mine", "my-report.txt"}                   # never claimed as ntscope's
+    assert {"compare.json", "sweep.json", "interference.json", "report.json"} <= listed and ours_before <= listed
+    assert [e for e in os.listdir(run) if e.startswith(".report.")] == [".report.lock"]
+
+
+def test_a_kill_at_the_swap_loses_no_user_folder(fresh, ntscope_bin):
+    # killed right after the swap, the user's folders still in the set swapped out: the next
+    # analysis (or compare) puts them back where they were
+    run = fresh(SMALL)
+    env = dict(os.environ, NTSCOPE_BIN=ntscope_bin)
+    cmd = [sys.executable, "-m", "ntscope", "analyze", run, "--quiet", "--no-interference"]
+    subprocess.run(cmd, env=env, check=True, capture_output=True)
+    notes = os.path.join(run, "report", "notes")
+    os.makedirs(notes)
+    with open(os.path.join(notes, "todo.txt"), "w") as f:
+        f.write("keep me\n")
+    r = subprocess.run(cmd, env=dict(env, NTSCOPE_TEST_KILL_AT_SWAP="report"), capture_output=True)
+    assert r.returncode == -signal.SIGKILL
+    (stale,) = [e for e in os.listdir(run) if e.startswith(".report.old-")]
+    assert os.listdir(os.path.join(run, stale, "notes")) == ["todo.txt"]   # where the kill left it
+    assert not os.path.exists(notes)
+    subprocess.run(cmd, env=env, check=True, capture_output=True)
+    assert open(os.path.join(notes, "todo.txt")).read() == "keep me\n"
+    assert not [e for e in os.listdir(run) if e.startswith((".report.old-", ".report.tmp-"))]
+
+
+def test_a_report_folder_from_before_manifests_is_taken_and_a_foreign_one_is_not(fresh, ntscope_cli, tmp_path):
+    run = fresh(SMALL)
+    legacy = tmp_path / "legacy"
+    legacy.mkdir()
+    (legacy / "report.txt").write_text("an old report\n")
+    (legacy / "compare.json").write_text("{}\n")
+    r = ntscope_cli("analyze", run, "--quiet", "--no-interference", "--out", str(legacy))
+    assert r.returncode == 0, r.stderr
+    assert "report.json" in manifest_files(str(legacy)) and (legacy / "compare.json").read_text() == "{}\n"
+    side = os.path.join(run, "elsewhere")
+    os.makedirs(os.path.join(side, ".ntscope-manifest.json"))   # a manifest that is not ntscope's
+    r = ntscope_cli("analyze", run, "--quiet", "--no-interference", "--out", side)
+    refused(r, f"refusing to write into {side}: its .ntscope-manifest.json cannot be read")
+    other = tmp_path / "side-cache"
+    other.mkdir()
+    (other / ".ntscope-manifest.json").write_text('{"kind": "compare-side", "files": ["side.json"]}\n')
+    r = ntscope_cli("analyze", run, "--quiet", "--no-interference", "--out", str(other))
+    refused(r, "its .ntscope-manifest.json says it is a compare-side folder, not a report folder")
+
+
+def run_demo(ntscope_cli, runs_dir, *flags):
+    return ntscope_cli("demo", "--quiet", "--no-progress", "--no-interference", *flags,
+                       env={"NTSCOPE_RUNS": str(runs_dir)})
+
+
+def test_demo_again_keeps_the_users_files(ntscope_cli, tmp_path):
+    runs_dir = tmp_path / "runs"
+    assert run_demo(ntscope_cli, runs_dir).returncode == 0
+    demo = runs_dir / "demo"
+    (demo / "NOTES.txt").write_text("what I saw\n")
+    shutil.copytree(os.path.join(REPO, "fixtures", OTHER, "target"), demo / "target2")   # an extra host of the user's
+    os.unlink(demo / "target2" / "host.json")
+    (demo / "report" / "mine.txt").write_text("mine\n")
+    with open(demo / "initiator" / "fio.log", "a") as f:         # a fixture file changed: put back
+        f.write("edited\n")
+    before = inputs_digest(str(demo / "target2"))
+    r = run_demo(ntscope_cli, runs_dir)
+    assert r.returncode == 0, r.stderr
+    assert (demo / "NOTES.txt").read_text() == "what I saw\n" and (demo / "report" / "mine.txt").read_text() == "mine\n"
+    assert inputs_digest(str(demo / "target2")) == before
+    assert open(demo / "initiator" / "fio.log", "rb").read() == \
+        open(os.path.join(REPO, "fixtures", "stock-randread-4k-qd8", "initiator", "fio.log"), "rb").read()
+
+
+def test_demo_over_a_symbolic_link_or_a_foreign_folder_is_refused(ntscope_cli, tmp_path):
+    runs_dir = tmp_path / "runs"
+    runs_dir.mkdir()
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "data.txt").write_text("precious\n")
+    os.symlink(mine, runs_dir / "demo")
+    r = run_demo(ntscope_cli, runs_dir)
+    refused(r, f"{runs_dir}/demo is a symbolic link (to {mine}); demo writes only into the folder it made",
+            "fix: remove the link")
+    assert os.listdir(mine) == ["data.txt"]
+    os.unlink(runs_dir / "demo")
+    shutil.copytree(mine, runs_dir / "demo")
+    r = run_demo(ntscope_cli, runs_dir)
+    refused(r, f"{runs_dir}/demo exists and was not made by `demo`")
+    assert os.listdir(runs_dir / "demo") == ["data.txt"]
+
+
+# ------------------------------------------------------------------ 11. sql --script writes only a script of its own
+def test_sql_script_never_writes_into_a_run(fresh, ntscope_cli):
+    run = fresh(SMALL)
+    assert ntscope_cli("analyze", run, "--quiet", "--no-interference").returncode == 0
+    before = tree_digest(run)
+    for target, why in ((f"{run}/initiator/trace.dat", f"it lies inside the host folder {run}/initiator of a run"),
+                        (f"{run}/initiator/parquet/views.sql", f"it lies inside the converted event files {run}/initiator/parquet"),
+                        (f"{run}/report/report.json", f"it lies inside {run}/report, a folder ntscope writes")):
+        r = ntscope_cli("sql", run, "--script", target)
+        refused(r, f"refusing to write the view script to {target}: {why}", "fix: pass --script a new file name")
+    assert tree_digest(run) == before
+
+
+def test_sql_script_overwrites_only_its_own_script(fresh, ntscope_cli, tmp_path):
+    run = fresh(SMALL)
+    notes = tmp_path / "notes.sql"
+    notes.write_text("-- my queries\nSELECT 1;\n")
+    r = ntscope_cli("sql", run, "--script", str(notes))
+    refused(r, f"refusing to write the view script to {notes}: it exists (24 bytes) and is not a script ntscope wrote")
+    assert notes.read_text() == "-- my queries\nSELECT 1;\n"
+    fifo = tmp_path / "pipe.sql"
+    os.mkfifo(fifo)
+    refused(ntscope_cli("sql", run, "--script", str(fifo)), f"{fifo}: it is not a regular file")
+    script = tmp_path / "views.sql"
+    for _ in range(2):   # a new file, then the script it wrote before
+        r = ntscope_cli("sql", run, "--script", str(script))
+        assert r.returncode == 0, r.stderr
+        assert script.read_text().startswith("-- ntscope view script (ntscope sql --script) of ")
+    r = ntscope_cli("sql", run, "--script", "-")
+    assert r.returncode == 0 and r.stdout == script.read_text()
+
+
+# ------------------------------------------------------------------ 12. derived data checked against what was written
+def flip_a_bit(path):
+    """One bit of path flipped in the middle, its mtime given back (what a stat-only check misses)."""
+    st = os.stat(path)
+    with open(path, "r+b") as f:
+        f.seek(st.st_size // 2)
+        b = f.read(1)
+        f.seek(st.st_size // 2)
+        f.write(bytes([b[0] ^ 0x10]))
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+
+
+def stage_sums(run):
+    doc = json.load(open(os.path.join(run, "report", "report.json")))
+    return json.dumps([g["stages"] for g in doc["groups"]], sort_keys=True)
+
+
+def test_a_flipped_bit_or_a_missing_event_file_is_converted_again(fresh, ntscope_cli):
+    run, clean = fresh(SMALL, "run"), fresh(SMALL, "clean")
+    assert ntscope_cli("analyze", clean, "--quiet", "--no-interference").returncode == 0
+    traces = inputs_digest(run)
+    bad = os.path.join(run, "initiator", "parquet", "nvme", "nvme_setup_cmd.parquet")
+    flip_a_bit(bad)
+    gone = os.path.join(run, "target", "parquet", "block", "block_rq_issue.parquet")
+    os.unlink(gone)
+    r = ntscope_cli("analyze", run, "--quiet", "--no-interference")
+    assert r.returncode == 0, r.stderr
+    assert f"converting {run}/initiator/trace.dat again: {bad} is not the file the converter wrote (sha256 " in r.stderr
+    assert f"converting {run}/target/trace.dat again: {gone} is missing (metadata.json lists it with 329 rows)" in r.stderr
+    assert stage_sums(run) == stage_sums(clean) and report_count(run) == SMALL_IOS
+    assert inputs_digest(run) == traces
+
+
+def test_a_trace_replaced_under_its_parquet_is_converted_again(fresh, ntscope_cli):
+    # the same size and the old mtime: a size+mtime check took the old Parquet for it
+    run = fresh(SMALL)
+    trace = os.path.join(run, "target", "trace.dat")
+    st = os.stat(trace)
+    with open(trace, "rb") as f:
+        data = f.read()
+    assert data.count(b"Linux target 6.1") == 1
+    with open(trace, "wb") as f:                      # another trace: the uname its options give differs
+        f.write(data.replace(b"Linux target 6.1", b"Linux tarjet 6.1"))
+    os.utime(trace, ns=(st.st_atime_ns, st.st_mtime_ns))
+    r = ntscope_cli("analyze", run, "--quiet", "--no-interference")
+    assert r.returncode == 0, r.stderr
+    assert f"converting {trace} again: {trace} is not the trace {run}/target/parquet was converted from" in r.stderr
+    meta = json.load(open(os.path.join(run, "target", "parquet", "metadata.json")))
+    assert meta["uname"].startswith("Linux tarjet") and meta["source"]["sha256"] == hashlib.sha256(
+        open(trace, "rb").read()).hexdigest()
+
+
+def test_verify_hashes_files_whose_stat_looks_unchanged(fresh, ntscope_cli):
+    # a file rewritten behind a size and stat that match those recorded (here: the record made to
+    # match the rewritten file): the fast check trusts it, --verify reads it and converts again
+    run = fresh(SMALL)
+    rel = "nvme/nvme_complete_rq.parquet"
+    path = os.path.join(run, "initiator", "parquet", rel)
+    rows = pq.read_table(path).num_rows
+    pq.write_table(pq.read_table(path).slice(0, 10), path)
+    meta_path = os.path.join(run, "initiator", "parquet", "metadata.json")
+    meta = json.load(open(meta_path))
+    (entry,) = [e for e in meta["events"] if e["file"] == rel]
+    entry["bytes"] = os.path.getsize(path)
+    meta["ntscope_written"]["files"][rel] = derived.stat_key(os.stat(path))
+    with open(meta_path, "w") as f:
+        json.dump(meta, f)
+    query = "SELECT count(*) AS n FROM raw_nvme WHERE event = 'nvme_complete_rq'"
+    r = ntscope_cli("sql", run, "-c", query)
+    assert r.returncode == 0 and "again" not in r.stderr and r.stdout.split() == ["n", "10"], r.stderr  # stat only
+    r = ntscope_cli("sql", run, "--verify", "-c", query)
+    assert r.returncode == 0, r.stderr
+    assert f"again: {path} is not the file the converter wrote" in r.stderr and r.stdout.split() == ["n", str(rows)]
+
+
+def kept_side(run):
+    return os.path.join(run, ".ntscope", "compare-side")
+
+
+def test_a_kept_compare_side_swapped_or_forged_is_built_again(fresh, ntscope_cli, tmp_path):
+    base, run, other = fresh(SMALL, "base"), fresh(OTHER, "run"), fresh(SMALL, "other")
+    r = ntscope_cli("compare", base, run, "--quiet", "--no-progress", "--out", str(tmp_path / "ref"))
+    assert r.returncode == 0, r.stderr
+    reference = json.load(open(tmp_path / "ref" / "compare.json"))
+    assert reference["verdicts"][0]["verdict"] == "slower"
+    assert ntscope_cli("compare", run, other, "--quiet", "--out", str(tmp_path / "x")).returncode == 0
+    # the other run's kept files swapped into the run's side (side.json kept): SLOWER must stay
+    for name in ("stages.parquet", "ios.parquet", "info.parquet"):
+        shutil.copy(os.path.join(kept_side(other), name), os.path.join(kept_side(run), name))
+    r = ntscope_cli("compare", base, run, "--quiet", "--no-progress", "--out", str(tmp_path / "swapped"))
+    assert r.returncode == 0, r.stderr
+    assert f"the compare input kept in {kept_side(run)} is damaged; building it again (" in r.stderr
+    assert "not the files kept (size or sha256 differs)" in r.stderr
+    assert json.load(open(tmp_path / "swapped" / "compare.json")) == reference
+    # a side.json edited with the key left right: its interference does not reach compare.json
+    side = os.path.join(kept_side(run), "side.json")
+    doc = json.load(open(side))
+    doc["first_run"]["interference"]["streams"] = [{"forged": True}]
+    with open(side, "w") as f:
+        json.dump(doc, f)
+    r = ntscope_cli("compare", base, run, "--quiet", "--no-progress", "--out", str(tmp_path / "forged"))
+    assert r.returncode == 0, r.stderr
+    assert "side.json is not sealed by this user's ntscope" in r.stderr
+    assert json.load(open(tmp_path / "forged" / "compare.json")) == reference
+
+
+# ------------------------------------------------------------------ 13. what the converter skipped reaches the verdict
+def data_loss(run):
+    doc = json.load(open(os.path.join(run, "report", "report.json")))
+    return {s["name"]: (s["severity"], s["value"]) for s in doc["pipeline_stats"] if s["name"].startswith("data_loss:")}
+
+
+@pytest.mark.parametrize("edits, rows", [
+    ([("block_rq_issue", "dev_t dev;", "dev_t d-v;"), ("block_rq_complete", "dev_t dev;", "dev_t d-v;")],
+     {"data_loss:initiator:skipped_event_type:block:block_rq_complete": ("warning", 329),
+      "data_loss:initiator:skipped_event_type:block:block_rq_issue": ("warning", 329)}),
+    ([("block_rq_issue", "ID: 305", "ID: 905")],
+     {"data_loss:initiator:unknown_event_id:305": ("warning", 329)}),
+])
+def test_what_the_converter_skipped_is_data_loss(fresh, ntscope_cli, edits, rows):
+    run = fresh(SMALL, convert=False)
+    v6_with(fixture_trace(SMALL, "initiator"), os.path.join(run, "initiator", "trace.dat"), *edits)
+    before = inputs_digest(run)
+    r = ntscope_cli("analyze", run, "--quiet", "--no-progress")
+    assert r.returncode == 0, r.stderr                      # the report is written, its losses on top
+    assert data_loss(run) == rows
+    first = sorted(rows)[0][len("data_loss:"):]
+    assert f"DATA LOSS ({first}, 329): " in open(os.path.join(run, "report", "report.txt")).read()
+    r = ntscope_cli("analyze", run, "--quiet", "--no-progress", "--strict")
+    assert r.returncode == 1, r.stderr
+    assert inputs_digest(run) == before
+
+
+def test_a_clean_run_has_no_data_loss_and_strict_exits_0(fresh, ntscope_cli):
+    run = fresh(SMALL)
+    r = ntscope_cli("analyze", run, "--quiet", "--no-progress", "--strict", "--no-interference")
+    assert r.returncode == 0, r.stderr
+    assert data_loss(run) == {}
+
+
+# ------------------------------------------------------------------ 14. every input file is checked like trace.dat
+def make_fifo(path):
+    if os.path.lexists(path):
+        os.unlink(path)
+    os.mkfifo(path)
+
+
+@pytest.mark.parametrize("make, args, message", [
+    (lambda run: make_fifo(os.path.join(run, "initiator", "host.json")), ["analyze", "{run}"],
+     "host.json {run}/initiator/host.json is a FIFO, not a regular file; fix: write it as capture does"),
+    (lambda run: (os.unlink(os.path.join(run, "target", "host.json")),
+                  os.symlink("/dev/zero", os.path.join(run, "target", "host.json"))), ["analyze", "{run}"],
+     "host.json {run}/target/host.json is a device, not a regular file"),
+    (lambda run: open(os.path.join(run, "initiator", "host.json"), "w").write("{" + " " * (2 << 20) + "}"),
+     ["analyze", "{run}"], "host.json {run}/initiator/host.json is 2,097,154 bytes, more than the 1,048,576 a host.json can be"),
+    (lambda run: make_fifo(os.path.join(run, "spec.toml")), ["analyze", "{run}", "--spec", "{run}/spec.toml"],
+     "spec file {run}/spec.toml is a FIFO, not a regular file; fix: see reports/README.md"),
+    (lambda run: make_fifo(os.path.join(run, "truth.json")), ["sweep", "{run}", "{other}", "--param", "iodepth"],
+     "truth.json {run}/truth.json is a FIFO, not a regular file; fix: give the values with --values"),
+    (lambda run: (os.unlink(os.path.join(run, "initiator", "trace.dat")),
+                  make_fifo(os.path.join(run, "initiator", "parquet", "metadata.json"))), ["analyze", "{run}"],
+     "metadata.json {run}/initiator/parquet/metadata.json is a FIFO, not a regular file; there is no trace.dat"),
+])
+def test_input_files_that_are_not_regular_or_too_large(fresh, ntscope_cli, make, args, message):
+    run, other = fresh(SMALL, "run"), fresh(OTHER, "other")
+    make(run)
+    before = inputs_digest(run), inputs_digest(other)
+    r = subprocess.run([sys.executable, "-m", "ntscope", *[a.format(run=run, other=other) for a in args], "--quiet"],
+                       env=dict(os.environ, NTSCOPE_BIN=converter_path()), capture_output=True, text=True,
+                       timeout=120)   # a FIFO read would block: the timeout fails the test instead of hanging it
+    refused(r, message.format(run=run))
+    assert (inputs_digest(run), inputs_digest(other)) == before
+
+
+def converter_path():
+    from ntscope import converter
+    return converter.path()
+
+
+# ------------------------------------------------------------------ 15. one run is one run; names are data
+def test_a_run_given_twice_under_two_paths_is_refused(fresh, ntscope_cli, tmp_path):
+    run = fresh(SMALL)
+    link = str(tmp_path / "link")
+    os.symlink(run, link)
+    r = ntscope_cli("compare", run, link, "--quiet")
+    refused(r, f"{link} is on both sides (as {run} and {link}: the same folder)")
+    r = ntscope_cli("sweep", run, run, "--values", "1,2", "--quiet")
+    refused(r, f"sweep names {run} twice; fix: give each run of the series once")
+    r = ntscope_cli("sweep", run, link, "--values", "1,2", "--quiet")
+    refused(r, f"sweep names {link} twice (as {run}: the same folder)")
+    assert not os.path.exists(os.path.join(run, "report"))
+
+
+@pytest.mark.parametrize("name", ["report", ".hidden"])
+def test_a_host_folder_with_a_reserved_name_is_said_not_skipped(fresh, ntscope_cli, name):
+    run = fresh(SMALL)
+    shutil.move(os.path.join(run, "target"), os.path.join(run, name))
+    before = tree_digest(run)
+    r = ntscope_cli("analyze", run, "--quiet")
+    refused(r, f"{run}/{name} holds a host's trace (trace.dat or parquet/), but a host folder may not be named {name!r}",
+            "fix: rename the folder")
+    assert tree_digest(run) == before
+
+
+OSC52 = "\x1b]52;c;cm0gLXJmIH4K\x07"   # a terminal's clipboard write: "rm -rf ~"
+
+
+def test_terminal_sequences_in_names_are_printed_escaped(fresh, ntscope_cli):
+    run = fresh(SMALL)
+    host = f"tar{OSC52}get"
+    shutil.move(os.path.join(run, "target"), os.path.join(run, host))
+    hj = os.path.join(run, "initiator", "host.json")
+    doc = json.load(open(hj))
+    doc["run"] = f"run{OSC52}\x1b[2J"
+    with open(hj, "w") as f:
+        json.dump(doc, f)
+    r = ntscope_cli("analyze", run, "--no-progress", "--no-interference")
+    assert r.returncode == 2 and "inputs are inconsistent" in r.stderr     # the hosts name different runs
+    for text in (r.stdout, r.stderr, open(os.path.join(run, "report", "report.txt")).read()):
+        assert "\x1b" not in text and "\x07" not in text
+    assert "tar\\x1b]52;c;cm0gLXJmIH4K\\x07get" in r.stdout and "initiator=run\\x1b]52;c;" in r.stdout
+    assert "tar\\x1b]52;c;cm0gLXJmIH4K\\x07get" in r.stderr
+
+
+@pytest.mark.parametrize("truth, message", [
+    ({"lab": {"params": {"qd": "1e999"}}}, "qd = '1e999' is not a finite number"),
+    ('{"lab": {"params": {"qd": 1e999}}}', "is not valid JSON (the number 1e999 is out of range)"),
+    ('{"lab": {"params": {"qd": NaN}}}', "is not valid JSON (NaN is not a number JSON allows)"),
+    ([{"qd": 1}], "holds a list, not an object"),
+])
+def test_sweep_values_that_are_not_finite_numbers_are_refused(fresh, ntscope_cli, truth, message):
+    a, b = fresh(SMALL, "a"), fresh(OTHER, "b")
+    with open(os.path.join(a, "truth.json"), "w") as f:
+        f.write(truth if isinstance(truth, str) else json.dumps(truth))
+    refused(ntscope_cli("sweep", a, b, "--param", "qd", "--quiet"), message, "fix: give the values with --values")
+    refused(ntscope_cli("sweep", a, b, "--values", "nan,inf", "--quiet"),
+            "--values 'nan,inf' is not a comma list of finite numbers; fix: e.g. --values 1,4,16,32")
+
+
+# ------------------------------------------------------------------ 16. the message contract: exit 2, what, where, the right fix
+# odd flag values (a time bucket of nan or 1e-12, a window of 1.2.3:, a memory limit of 1KB, an
+# SLO bound or a size beyond any I/O): class 6's test_bad_flags_exit_2_and_keep_the_good_report
+@pytest.mark.parametrize("case", ["truth_list", "host_json_binary", "host_json_folder", "trace_loop", "trace_dangling"])
+def test_odd_input_files_get_the_right_message(fresh, ntscope_cli, case):
+    run, other = fresh(SMALL, "run"), fresh(OTHER, "other")
+    hj, trace = os.path.join(run, "initiator", "host.json"), os.path.join(run, "target", "trace.dat")
+    cmd, message = ["analyze", run], None
+    if case == "truth_list":
+        with open(os.path.join(run, "truth.json"), "w") as f:
+            f.write("[1, 2]")
+        cmd, message = ["sweep", run, other, "--param", "iodepth"], f"truth.json {run}/truth.json holds a list, not an object"
+    elif case == "host_json_binary":
+        with open(hj, "wb") as f:
+            f.write(b"\x00\xff\xfe{")
+        message = f"host.json {hj} is not UTF-8 text (byte 0xff at offset 1)"
+    elif case == "host_json_folder":
+        os.unlink(hj)
+        os.mkdir(hj)
+        message = f"host.json {hj} is a directory, not a regular file"
+    elif case == "trace_loop":
+        os.unlink(trace)
+        os.symlink(trace, trace)
+        message = f"{trace} is a symbolic link loop; fix: copy the host's trace.dat file itself into the run"
+    else:
+        os.unlink(trace)
+        os.symlink(os.path.join(run, "nowhere.dat"), trace)
+        message = f"{trace} is a symbolic link to '{run}/nowhere.dat', which does not exist; fix: copy"
+    before = inputs_digest(run)
+    r = ntscope_cli(*cmd, "--quiet", "--no-progress")
+    refused(r, message)
+    assert inputs_digest(run) == before
+
+
+@pytest.mark.parametrize("edit, column, message", [
+    (("nvme_setup_cmd", "u32 nsid;", "u32 ts;  "), "field_ts", None),            # the converter's own rename
+    (("nvme_setup_cmd", "u8 flags;", "u8 event;"), "field_event", None),         # raw_nvme's event column kept
+    (("nvme_setup_cmd", "bool metadata;", "bool filename;"), "filename", None),  # not read_parquet's filename
+    (("nvme_setup_cmd", "offset:52;\tsize:2;", "offset:52;\tsize:0;"), None,
+     "nvme_setup_cmd.parquet: column cid is BLOB, but ntscope reads cid as BIGINT"),
+])
+def test_odd_trace_field_names_and_sizes(fresh, ntscope_cli, edit, column, message):
+    run = fresh(SMALL, convert=False)
+    v6_with(fixture_trace(SMALL, "initiator"), os.path.join(run, "initiator", "trace.dat"), edit)
+    before = inputs_digest(run)
+    r = ntscope_cli("analyze", run, "--quiet", "--no-progress")
+    if message is None:
+        assert r.returncode == 0, r.stderr
+        assert report_count(run) == SMALL_IOS
+        r = ntscope_cli("sql", run, "-c", f"SELECT count({column}) FROM raw_nvme WHERE event = 'nvme_setup_cmd'")
+        assert r.returncode == 0 and int(r.stdout.split()[1]) > 0, r.stderr
+    else:
+        refused(r, message, "fix: check the event's format in the trace")
+    assert inputs_digest(run) == before
+
+
+def test_event_times_beyond_2_62_ns_are_refused(fresh, ntscope_cli, ntscope_bin):
+    # an OFFSET option of 2^63 (and -2^63) moves every time past what the views can add to
+    for offset in ("9223372036854775808", "-9223372036854775808"):
+        run = fresh(SMALL, f"off{offset[0]}")
+        os.unlink(os.path.join(run, "initiator", "trace.dat"))
+        shutil.rmtree(os.path.join(run, "initiator", "parquet"))
+        subprocess.run([ntscope_bin, "synth", "known", "--out", os.path.join(run, "initiator", "trace.dat"),
+                        f"--offset={offset}"], check=True, capture_output=True)
+        r = ntscope_cli("analyze", run, "--quiet", "--no-progress")
+        refused(r, f"the events of {run}/initiator are stamped up to ", f"OFFSET {offset}",
+                "fix: record the host again")
+
+
+def test_a_full_disk_at_the_timeline(fresh, ntscope_cli, tmpfs):
+    fs = tmpfs("3m")
+    run = str(fs / "run")
+    shutil.copytree(fresh(SMALL), run)
+    assert ntscope_cli("analyze", run, "--quiet", "--no-interference").returncode == 0
+    before = tree_digest(os.path.join(run, "report"))
+    fd = os.open(fs / "filler", os.O_WRONLY | os.O_CREAT)   # no room at all: the set's first file fails
+    for block in (65536, 4096, 1):
+        try:
+            while True:
+                os.write(fd, b"\0" * block)
+        except OSError:
+            pass
+    os.close(fd)
+    r = ntscope_cli("analyze", run, "--quiet", "--no-interference", "--group-by", "type,queue")
+    refused(r, "No space left on device", "free disk space")
+    assert tree_digest(os.path.join(run, "report")) == before
+
+
+def test_ctrl_c_during_a_query_exits_130(fresh, ntscope_bin):
+    run = fresh(SMALL)
+    slow = "SELECT count(*) FROM range(1000000000) a, range(1000) b WHERE (a.range * b.range) % 7 = 3"
+    p = subprocess.Popen([sys.executable, "-m", "ntscope", "sql", run, "-c", slow], env=dict(os.environ, NTSCOPE_BIN=ntscope_bin),
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    time.sleep(4)                                   # well inside the query (minutes without the interrupt)
+    os.killpg(p.pid, signal.SIGINT)                 # what Ctrl-C sends: the whole foreground group
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == 130, err
+    assert "ntscope: interrupted" in err and "Traceback" not in err

@@ -3,12 +3,14 @@ encoder runs while analyze renders the report and DuckDB writes the per-I/O Parq
 files are written meanwhile,
 the set appears only once every file is complete, and a failure on either side leaves the
 previous set as it was and no process behind; files of other sets in the folder survive."""
+import json
 import os
 import subprocess
 import sys
 
 import pytest
 
+from ntscope import out_folder
 from ntscope.errors import NtscopeError
 from ntscope.output import ReportSet
 
@@ -45,7 +47,14 @@ def previous_set(tmp_path):
 
 
 def contents(out):
-    return {e: open(os.path.join(out, e)).read() for e in sorted(os.listdir(out))}
+    """The folder's files and their text (folders and ntscope's manifest left out: manifest() reads it)."""
+    return {e: open(os.path.join(out, e)).read() for e in sorted(os.listdir(out))
+            if e != out_folder.MANIFEST and os.path.isfile(os.path.join(out, e))}
+
+
+def manifest(out):
+    """The names the folder's manifest lists as ntscope's."""
+    return json.load(open(os.path.join(out, out_folder.MANIFEST)))["files"]
 
 
 def test_other_files_are_written_while_the_background_one_runs(tmp_path):
@@ -146,7 +155,8 @@ def test_a_set_aborted_after_start_stops_the_writer_and_leaves_the_previous_set(
 
 def test_a_stale_folder_of_this_pid_does_not_join_the_set(tmp_path):
     """A private folder left under this process's id (a dead writer whose pid came back) is
-    emptied before the set is written: its files do not appear in the set."""
+    emptied before the set is written: its files do not join the set, and a file ntscope did
+    not write there is not removed either (it goes into the folder, not into the manifest)."""
     out = previous_set(tmp_path)
     stale = tmp_path / f".report.tmp-{os.getpid()}"
     stale.mkdir()
@@ -154,7 +164,9 @@ def test_a_stale_folder_of_this_pid_does_not_join_the_set(tmp_path):
     s = ReportSet(str(out))
     s.add("a.txt", "new a\n")
     s.commit()
-    assert contents(out) == {"a.txt": "new a\n", "slow.bin": "old slow\n"}
+    assert contents(out) == {"a.txt": "new a\n", "slow.bin": "old slow\n", "stray.txt": "not ours\n"}
+    assert manifest(out) == ["a.txt", "slow.bin"]
+    assert os.listdir(tmp_path) == ["report"]
 
 
 def test_files_of_other_sets_survive_and_this_sets_are_replaced(tmp_path):
@@ -196,4 +208,70 @@ def test_analyze_without_interference_removes_an_earlier_interference_report(fix
     assert r.returncode == 0, r.stderr
     after = sorted(os.listdir(out))
     assert after == sorted([n for n in names if not n.startswith("interference.")] + ["compare.txt"])
+    assert "compare.txt" not in manifest(out)   # a file ntscope did not write: kept, and not claimed
     assert open(os.path.join(out, "compare.txt")).read() == "comparison\n"
+
+
+def test_the_users_files_and_folders_survive_a_rewrite_and_are_not_claimed(tmp_path):
+    """Anything ntscope did not write in the folder (a notes/ folder, a dot file, a file beside
+    the set's) is kept as it is by every later set; the manifest lists only the sets' files."""
+    out = previous_set(tmp_path)
+    (out / "notes" / "deep").mkdir(parents=True)
+    (out / "notes" / "deep" / "n.txt").write_text("n\n")
+    (out / ".mine").write_text("mine\n")
+    (out / "mine.txt").write_text("mine too\n")
+    os.symlink("a.txt", out / "link")
+    inode = os.stat(out / "notes").st_ino
+    s = ReportSet(str(out))
+    s.add("a.txt", "new a\n")
+    s.drop("slow.bin")
+    s.commit()
+    assert sorted(os.listdir(out)) == [".mine", out_folder.MANIFEST, "a.txt", "link", "mine.txt", "notes"]
+    assert (out / "notes" / "deep" / "n.txt").read_text() == "n\n" and os.stat(out / "notes").st_ino == inode
+    assert (out / ".mine").read_text() == "mine\n" and os.readlink(out / "link") == "a.txt"
+    assert manifest(out) == ["a.txt"]
+    assert os.listdir(tmp_path) == ["report"]
+
+
+def test_a_folder_ntscope_did_not_write_is_refused_before_anything_is_written(tmp_path):
+    out = tmp_path / "photos"
+    out.mkdir()
+    (out / "cat.jpg").write_bytes(b"a cat")
+    s = ReportSet(str(out))
+    s.add("a.txt", "a\n")
+    with pytest.raises(NtscopeError, match=f"refusing to write into {out}: it is not empty \\(1 entry: cat.jpg\\) "
+                                           "and ntscope did not write it"):
+        s.commit()
+    assert os.listdir(out) == ["cat.jpg"] and sorted(os.listdir(tmp_path)) == ["photos"]
+
+
+def dead_pid():
+    p = subprocess.Popen([sys.executable, "-c", "pass"])
+    p.wait()
+    return p.pid
+
+
+def test_what_a_dead_writer_left_aside_goes_back_not_away(tmp_path):
+    """A writer killed between its swap and the emptying of the old set (.report.old-<pid>: the
+    user's folders still there), or while it wrote its private folder (.report.tmp-<pid>): the
+    next writer removes only the files the manifests there name and puts everything else back."""
+    out = previous_set(tmp_path)
+    pid = dead_pid()
+    old = tmp_path / f".report.old-{pid}"
+    old.mkdir()
+    (old / out_folder.MANIFEST).write_text(out_folder.manifest_text(out_folder.REPORT, ["gone.txt"]))
+    (old / "gone.txt").write_text("an earlier set's file\n")
+    (old / "late.txt").write_text("written by the user while the set was swapped\n")
+    (old / "notes").mkdir()
+    (old / "notes" / "n.txt").write_text("n\n")
+    tmp = tmp_path / f".report.tmp-{pid}"
+    tmp.mkdir()
+    (tmp / out_folder.MANIFEST).write_text(out_folder.manifest_text(out_folder.REPORT, ["a.txt"]))
+    (tmp / "a.txt").write_text("half a new set\n")
+    s = ReportSet(str(out))
+    s.add("a.txt", "new a\n")
+    s.commit()
+    assert contents(out)["late.txt"] == "written by the user while the set was swapped\n"
+    assert (out / "notes" / "n.txt").read_text() == "n\n"
+    assert contents(out)["a.txt"] == "new a\n" and "gone.txt" not in contents(out)
+    assert os.listdir(tmp_path) == ["report"]

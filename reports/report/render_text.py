@@ -91,6 +91,8 @@ def render(doc, run_dir):
     for s in doc["pipeline_stats"]:
         if s["name"].startswith("input_error:"):
             L += [f"INPUT ERROR ({s['name'][len('input_error:'):]}): {s['meaning']}", ""]
+        elif s["name"].startswith("data_loss:") and s["severity"] != "info":
+            L += [f"DATA LOSS ({s['name'][len('data_loss:'):]}, {s['value']}): {s['meaning']}", ""]
     L.append("pipeline_stats")
     for s in doc["pipeline_stats"]:
         v = s["value"]

@@ -15,6 +15,7 @@ TYPES = ("read", "write", "flush", "discard", "write_zeroes", "other")
 UNITS_NS = {"ns": 1, "us": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
 FORM = re.compile(r"^\s*(?:(?P<sel>[^:<]*):)?\s*(?:(?P<stage>[A-Za-z_][\w()+\-:]*?)\s+)?"
                   r"(?P<stat>mean|avg|max|p\d+(?:\.\d+)?)\s*(?P<op><=|<)\s*(?P<limit>\d+(?:\.\d+)?)\s*(?P<unit>ns|us|ms|s)\s*$")
+MAX_LIMIT_NS = 10**6 * UNITS_NS["s"]   # a bound beyond a million seconds says nothing (and leaves BIGINT)
 FIX = "fix: e.g. --slo 'read,4k: p99 <= 2ms' or --slo 'write: target_device p90 < 500us'"
 
 
@@ -46,6 +47,9 @@ def parse(text, slo_id, primary_set, stages):
     if row["quantile"] is not None and not 0 < row["quantile"] < 1:
         raise SpecError(f"objective {text!r}: percentile {stat} is not between p0 and p100; {FIX}")
     limit = float(m.group("limit")) * UNITS_NS[m.group("unit")]
+    if limit > MAX_LIMIT_NS:
+        raise SpecError(f"objective {text!r}: the bound {m.group('limit')}{m.group('unit')} is beyond any I/O's "
+                        f"latency (at most {MAX_LIMIT_NS // UNITS_NS['s']:,} s); {FIX}")
     # '< X' on integer ns is '<= X - 1'
     row["limit_ns"] = int(limit) - (1 if m.group("op") == "<" and limit == int(limit) else 0)
     return row

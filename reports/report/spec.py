@@ -1,5 +1,6 @@
 """Report spec: filters and grouping, from flags or a TOML file, turned into the
 io_selected view (a WHERE clause and a group key over the io view's columns)."""
+import math
 import re
 import tomllib
 
@@ -19,6 +20,11 @@ FIELDS = {
     "time": (None, "time_s"),
 }
 UNITS = {"": 1, "b": 1, "k": 1024, "kb": 1024, "kib": 1024, "m": 1 << 20, "mb": 1 << 20, "mib": 1 << 20}
+# Bounds of what a flag may say, far beyond any real run (their products stay inside BIGINT
+# nanoseconds and bytes): an I/O size, a time bucket, a window's bounds.
+MAX_SIZE = 1 << 40                 # 1 TiB
+MIN_BUCKET_S, MAX_BUCKET_S = 1e-6, 1e6
+MAX_WINDOW_S = 1e9                 # about 31 years
 
 
 class SpecError(NtscopeError):
@@ -29,7 +35,10 @@ def parse_size(text):
     m = re.fullmatch(r"\s*(\d+)\s*([a-zA-Z]*)\s*", str(text))
     if not m or m.group(2).lower() not in UNITS:
         raise SpecError(f"size '{text}' is not a size; fix: use bytes or k/m suffixes, e.g. 4096, 4k, 128KiB")
-    return int(m.group(1)) * UNITS[m.group(2).lower()]
+    size = int(m.group(1)) * UNITS[m.group(2).lower()]
+    if size > MAX_SIZE:
+        raise SpecError(f"size '{text}' is {size:,} bytes, more than any I/O (at most {MAX_SIZE:,}); fix: e.g. 4k, 128k, 1m")
+    return size
 
 
 def size_condition(text):
@@ -63,6 +72,42 @@ def ints(values, what):
         raise SpecError(f"{what} '{','.join(values)}' is not a list of integers; fix: e.g. --{what} 1,2")
 
 
+def bucket_seconds(value):
+    """--time-bucket / [group] time_bucket_s: seconds, finite, from a microsecond to 1e6 s."""
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise SpecError(f"time bucket {value!r} is not a number of seconds; fix: e.g. --time-bucket 0.5") from None
+    if not (math.isfinite(v) and MIN_BUCKET_S <= v <= MAX_BUCKET_S):
+        raise SpecError(f"time bucket {value} must be > 0: from {MIN_BUCKET_S:g} to {MAX_BUCKET_S:g} seconds; "
+                        "fix: e.g. --time-bucket 0.5")
+    return v
+
+
+def parse_window(text):
+    """'START:END' seconds from the first I/O (either side may be empty) -> (start, end), each a
+    finite number of seconds from 0 to MAX_WINDOW_S or None; start < end."""
+    fix = "fix: e.g. --window 1.5:4 or --window 2:"
+    m = re.fullmatch(r"\s*([^:]*?)\s*:\s*([^:]*?)\s*", str(text))
+    if not m:
+        raise SpecError(f"window '{text}' is not START:END seconds from the first I/O; {fix}")
+    bounds = []
+    for part in m.groups():
+        if not part:
+            bounds.append(None)
+            continue
+        if not re.fullmatch(r"\d+(\.\d*)?|\.\d+", part):
+            raise SpecError(f"window '{text}': {part!r} is not a number of seconds (digits and one point); {fix}")
+        v = float(part)
+        if v > MAX_WINDOW_S:
+            raise SpecError(f"window '{text}': {part} s is beyond any run (at most {MAX_WINDOW_S:g} s); {fix}")
+        bounds.append(v)
+    lo, hi = bounds
+    if lo is not None and hi is not None and lo >= hi:
+        raise SpecError(f"window '{text}' ends before it starts; {fix}")
+    return lo, hi
+
+
 class Spec:
     def __init__(self, types=None, sizes=None, devices=None, queues=None, cpus=None,
                  processes=None, window=None, group_by=None, time_bucket_s=1.0, stage_sets=None, slos=None):
@@ -73,23 +118,23 @@ class Spec:
         self.cpus = ints(as_list(cpus), "cpu")
         self.processes = as_list(processes)
         self.window = window
+        self.window_s = parse_window(window) if window else None
         self.group_by = as_list(group_by) or ["type", "size"]
-        self.time_bucket_s = float(time_bucket_s)
+        self.time_bucket_s = bucket_seconds(time_bucket_s)
         self.stage_sets = as_list(stage_sets)
         self.slos = [str(s) for s in (slos or [])]   # objectives, parsed by slo.py
         for g in self.group_by:
             if g not in FIELDS:
                 raise SpecError(f"group-by field '{g}' is unknown; fix: one of {', '.join(FIELDS)}")
-        if self.time_bucket_s <= 0:
-            raise SpecError(f"time bucket {time_bucket_s} must be > 0 seconds; fix: e.g. --time-bucket 0.5")
 
     @classmethod
     def from_toml(cls, path, **overrides):
+        from ntscope import inputs
+        fix = "see reports/README.md 'Spec file'"
         try:
-            with open(path, "rb") as f:
-                doc = tomllib.load(f)
-        except (OSError, tomllib.TOMLDecodeError) as e:
-            raise SpecError(f"spec file {path}: {e}; fix: see reports/README.md 'Spec file'")
+            doc = tomllib.loads(inputs.read_text(path, "spec file", inputs.SPEC_MAX, fix))
+        except tomllib.TOMLDecodeError as e:
+            raise SpecError(f"spec file {path}: {e}; fix: {fix}") from None
         flt = doc.get("filter", {})
         grp = doc.get("group", {})
         known = {"filter", "group", "stages", "slo"}
@@ -121,17 +166,13 @@ class Spec:
             p = [x for x in self.processes]
             conds.append("(comm IN (" + ", ".join(sql_str(x) for x in p) + ")" +
                          "".join(f" OR pid = {int(x)}" for x in p if x.isdigit()) + ")")
-        if self.window:
-            m = re.fullmatch(r"\s*([\d.]*)\s*:\s*([\d.]*)\s*", str(self.window))
-            if not m:
-                raise SpecError(f"window '{self.window}' is not START:END seconds from the first I/O; "
-                                "fix: e.g. --window 1.5:4 or --window 2:")
-            lo, hi = m.groups()
+        if self.window_s:
+            lo, hi = self.window_s
             start = "(SELECT min(coalesce(i_bio_queue_ts, i_setup_ts)) FROM io)"
-            if lo:
-                conds.append(f"i_setup_ts >= {start} + {int(float(lo) * 1e9)}")
-            if hi:
-                conds.append(f"i_setup_ts < {start} + {int(float(hi) * 1e9)}")
+            if lo is not None:
+                conds.append(f"i_setup_ts >= {start} + {int(lo * 1e9)}")
+            if hi is not None:
+                conds.append(f"i_setup_ts < {start} + {int(hi * 1e9)}")
         return " AND ".join(conds) if conds else "true"
 
     T0 = "(SELECT min(coalesce(i_bio_queue_ts, i_setup_ts)) FROM io)"

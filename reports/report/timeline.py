@@ -24,6 +24,7 @@ and duration comes from the views; this module and the binary only draw and enco
 import os
 import shlex
 import shutil
+import signal
 import subprocess
 
 from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
@@ -144,6 +145,8 @@ class Encoding:
     def finish(self):
         try:
             _, err = self.proc.communicate()
+            if self.proc.returncode == -signal.SIGINT:   # Ctrl-C reached the encoder too: exit 130
+                raise KeyboardInterrupt
             if self.proc.returncode != 0:
                 raise NtscopeError(f"encoding the timeline failed: {err.strip() or f'exit {self.proc.returncode}'}")
         finally:

@@ -1,9 +1,9 @@
 """Load a series of runs: each run's own stage statistics (its views, default grouping by
 type and size) copied into one DuckDB as sweep_source / sweep_run_info, then
 sql/sweep/*.sql on top. Maps files to tables; computes nothing."""
-import json
 import os
 
+from ntscope import inputs
 from ntscope.errors import NtscopeError
 from ntscope.sql import views
 
@@ -20,19 +20,23 @@ def param_of(run_dir, param):
     """The value of PARAM for a run, from its truth.json (lab runs): the lab's parameter
     override, else the first fio job's field of that name (e.g. iodepth, bs_bytes)."""
     path = os.path.join(run_dir, "truth.json")
-    try:
-        truth = json.load(open(path))
-    except OSError:
-        raise NtscopeError(f"{run_dir} has no truth.json to read {param!r} from; fix: give the values "
-                           f"with --values V1,V2,... (one per run, in order)") from None
-    except ValueError as e:
-        raise NtscopeError(f"{path}: not valid JSON ({e}); fix: give the values with --values") from None
-    for where in ((truth.get("lab") or {}).get("params") or {}, ((truth.get("workload") or [{}])[0] or {})):
+    fix = "give the values with --values V1,V2,... (one per run, in order)"
+    if not os.path.lexists(path):
+        raise NtscopeError(f"{run_dir} has no truth.json to read {param!r} from; fix: {fix}")
+    truth = inputs.read_json(path, "truth.json", inputs.TRUTH_JSON_MAX, fix)
+    lab = truth.get("lab") if isinstance(truth.get("lab"), dict) else {}
+    params = lab.get("params") if isinstance(lab.get("params"), dict) else {}
+    jobs = truth.get("workload") if isinstance(truth.get("workload"), list) else []
+    job = jobs[0] if jobs and isinstance(jobs[0], dict) else {}
+    for where in (params, job):
         if param in where and where[param] not in (None, ""):
+            v = where[param]
             try:
-                return float(where[param])
+                if isinstance(v, bool):
+                    raise ValueError
+                return inputs.finite_float(v)
             except (TypeError, ValueError):
-                raise NtscopeError(f"{path}: {param} = {where[param]!r} is not a number; fix: --values") from None
+                raise NtscopeError(f"{path}: {param} = {v!r} is not a finite number; fix: {fix}") from None
     raise NtscopeError(f"{path} names no {param!r} (lab params or the first fio job); fix: --param another "
                        f"field (e.g. iodepth) or --values V1,V2,...")
 

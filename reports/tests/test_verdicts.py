@@ -130,7 +130,7 @@ def test_cli_writes_three_files(scratch, tmp_path, ntscope_cli):
     run = scratch("lab-6.1-stock-slow-device")
     p = ntscope_cli("compare", base, run, "--out", str(tmp_path), "--quiet")
     assert p.returncode == 0, p.stderr
-    assert sorted(os.listdir(tmp_path)) == ["compare.html", "compare.json", "compare.txt"]
+    assert sorted(os.listdir(tmp_path)) == [".ntscope-manifest.json", "compare.html", "compare.json", "compare.txt"]
     doc = json.load(open(tmp_path / "compare.json"))
     assert doc["schema"] == "ntscope.compare/2"
     assert {"base", "run", "params", "stage_set", "verdicts", "lad", "queue_evidence", "interference"} <= set(doc)

@@ -48,6 +48,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -144,7 +145,10 @@ def converted(work, src, ntscope):
         for f in glob.glob(os.path.join(glob.escape(src), host, "*")):
             if os.path.isfile(f):
                 shutil.copy(f, os.path.join(dst, host))
+        before = os.stat(os.path.join(dst, host, "trace.dat"))
         run([ntscope, "convert", os.path.join(dst, host, "trace.dat"), "--out", os.path.join(dst, host, "parquet")])
+        from ntscope import derived
+        derived.record(os.path.join(dst, host), before)   # as `ntscope convert RUN` does: analyze checks them
     open(os.path.join(dst, ".done"), "w").close()
     return dst
 
@@ -190,6 +194,27 @@ def report_ios(run_dir):
 
 def median(xs):
     return statistics.median(xs) if xs else float("nan")
+
+
+def check_seconds(run_dir, traces, reps):
+    """The input checks analyze makes before reading a run (ntscope.derived): (seconds of the
+    stat check of every event file, of --verify: every event file's and trace's sha256, the MB
+    hashed), medians of reps. traces: the trace.dat files of the same events (hashed as analyze
+    hashes a run's traces when their stat changed or under --verify)."""
+    from ntscope import derived
+    hosts = [os.path.join(run_dir, h) for h in ("initiator", "target")]
+
+    def timed(full):
+        t = time.perf_counter()
+        for h in hosts:
+            if derived.check(h, full=full):
+                fail(f"{h}: its event files do not match metadata.json")
+        for t_path in traces if full else []:
+            derived.sha256_of(t_path)
+        return time.perf_counter() - t
+    size = sum(os.path.getsize(os.path.join(d, f)) for h in hosts for d, _, fs in os.walk(os.path.join(h, "parquet"))
+               for f in fs if f.endswith(".parquet")) + sum(os.path.getsize(t) for t in traces)
+    return median([timed(False) for _ in range(reps)]), median([timed(True) for _ in range(reps)]), size / 1e6
 
 
 def main():
@@ -290,7 +315,14 @@ def main():
                 goal(f"goal: analyze faster than trace-cmd report at {ev:,} events, --memory-limit {lim}: "
                      f"{'met' if an < tc else 'NOT MET'} ({an:.1f} s vs {tc:.1f} s; vs the same events "
                      f"uncompressed {raw:.1f} s: {'faster' if an < raw else 'slower'})")
-    figures = {"rows": record_rows, "growth": growth}
+    checks = []
+    for n in sizes:   # what analyze's checks of its inputs add (README, "Exit status and refusal rules")
+        ev, an = rows[n, limits[0]][0], rows[n, limits[0]][2]
+        fast, full, mb = check_seconds(runs[n], traces.get(n, {}).get("zstd", []), reps)
+        print(f"input checks at {ev:,} events: stat of every event file {fast:.3f} s ({fast / an:.2%} of analyze), "
+              f"--verify (sha256 of {mb:,.0f} MB: event files and the zstd traces) {full:.2f} s ({full / an:.1%})")
+        checks.append({"events": ev, "stat_s": round(fast, 4), "verify_s": round(full, 3), "verify_mb": round(mb)})
+    figures = {"rows": record_rows, "growth": growth, "input_checks": checks}
     if compare_ios:
         pair = []
         for fx in (CMP_BASE, CMP_RUN):
