@@ -175,10 +175,11 @@ SELECT host, ctrl_id, qid, p_from, p_to,
                                          ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS cum_before_ns
 FROM merged;
 
--- io_cpu_wait: one row per matched io: how long its queue's NVMe/TCP work waited for each
--- host's CPU while the io was between the hosts: on its way to the target (submission: the
--- initiator sets the command up .. the target's nvmet_req_init) and back (completion: the
--- target's nvmet_req_complete .. the initiator's nvme_complete_rq), each host's stretches
+-- io_cpu_wait: one row per matched io of a run where a host recorded cpu_wait: how long its
+-- queue's NVMe/TCP work waited for each host's CPU while the io was between the hosts: on its
+-- way to the target (submission: the initiator sets the command up .. the target's
+-- nvmet_req_init) and back (completion: the target's nvmet_req_complete .. the initiator's
+-- nvme_complete_rq), each host's stretches
 -- (cpu_pending) counted on its own clock (the window moved by the io's clock offset). Every
 -- I/O held up by one late softirq counts that wait, so the mean over I/Os grows with the I/Os
 -- a busy CPU delays (a per-run mean of the waits does not).
@@ -201,6 +202,8 @@ WITH recorded AS (
            i.t_complete_ts - i.offset_ns - sh.shift_ns AS i_c0, i.i_complete_rq_ts - sh.shift_ns AS i_c1
     FROM io i JOIN sh ON sh.host = i.initiator_host
     WHERE i.match_state = 'matched' AND i.i_setup_ts IS NOT NULL AND i.i_complete_rq_ts IS NOT NULL
+      -- (a run without cpu_wait costs nothing here: no io passes)
+      AND (i.target_host IN (SELECT host FROM recorded) OR i.initiator_host IN (SELECT host FROM recorded))
 ), pts AS (
     SELECT io_n, target_host AS host, cntlid AS ctrl_id, qid, k, t
     FROM w, LATERAL (VALUES ('t_s0', t_s0), ('t_s1', t_s1), ('t_c0', t_c0), ('t_c1', t_c1)) v(k, t)
