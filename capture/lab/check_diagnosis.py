@@ -82,7 +82,7 @@ def expected_ids(truth):
     cause_id = truth.get("verdict_cause_id") or row[0]
     injected = truth.get("injected") or {}
     direction = None
-    if cause_id == "slow_network":
+    if cause_id in ("slow_network", "nic_contention"):   # a network cause: its direction
         synced = injected.get("clock_sync") not in (None, "none")
         direction = injected.get("direction") if synced and injected.get("direction") else "unknown"
     return cause_id, direction, truth.get("expected_bottleneck") or {}

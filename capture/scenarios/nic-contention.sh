@@ -3,8 +3,10 @@
 # initiator a client for the whole workload with -R (the target sends: the bulk data goes
 # the way of the read data, target -> initiator). 4 KiB random reads at qd 4. Two pairs on
 # this machine: end_to_end LAD 1.78 and 2.52, network_transmission the bottleneck in both.
-# nic=0: the same workload without the stream, the base.
+# rate= caps the stream (iperf3 -b, e.g. rate=20M: a milder contention); empty: as fast as
+# it goes. nic=0: the same workload without the stream, the base.
 : "${nic:=1}"
+: "${rate:=}"
 : "${qd:=4}"
 : "${runtime:=3}"
 target_setup() {
@@ -15,7 +17,7 @@ target_setup() {
 workload() {
 	if [ "$nic" != 0 ]; then
 		# a little longer than fio, so that the stream covers every I/O
-		iperf3 -c "$target_ip" -R -t $((runtime + 2)) >"$rundir/$host/iperf3.txt" 2>&1 &
+		iperf3 -c "$target_ip" -R -t $((runtime + 2)) ${rate:+-b "$rate"} >"$rundir/$host/iperf3.txt" 2>&1 &
 		sleep 1
 	fi
 	run_fio randread --rw=randread --bs=4k --iodepth="$qd"
@@ -26,7 +28,7 @@ truth() {
 	# the stream runs target -> initiator, but its ACKs and (under TCG) the VMs' shared CPUs
 	# delay both directions: on synchronized clocks one pair measured nstack_submission
 	# +5.6 ms and nstack_completion +7.1 ms, so the direction to expect is both
-	inj='{"bulk_stream": "iperf3 -R (target -> initiator)", "stream_direction": "completion", "direction": "both"}'
+	inj="{\"bulk_stream\": \"iperf3 -R (target -> initiator)\", \"bitrate\": \"${rate:-unlimited}\", \"stream_direction\": \"completion\", \"direction\": \"both\"}"
 	[ "$nic" != 0 ] || cause=none bn=null inj=null
 	cat <<JSON
 {"scenario": "nic-contention", "family": "slow_network", "cause": "$cause",
