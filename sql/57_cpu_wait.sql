@@ -151,7 +151,7 @@ FROM w FULL JOIN n USING (host, role);
 CREATE OR REPLACE VIEW cpu_pending AS
 WITH queues AS (
     SELECT DISTINCT initiator_host AS host, ctrl_id, qid FROM io
-    UNION SELECT DISTINCT target_host, cntlid, qid FROM io WHERE match_state = 'matched'
+    UNION SELECT DISTINCT target_host, cntlid, qid FROM io WHERE target_host IS NOT NULL
 ), raw AS (
     SELECT q.host, q.ctrl_id, q.qid, n.raised_ts AS p_from, n.start_ts AS p_to
     FROM net_rx_runs n JOIN queues q USING (host) WHERE n.start_ts > n.raised_ts
@@ -175,11 +175,13 @@ SELECT host, ctrl_id, qid, p_from, p_to,
                                          ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS cum_before_ns
 FROM merged;
 
--- io_cpu_wait: one row per matched io of a run where a host recorded cpu_wait: how long its
--- queue's NVMe/TCP work waited for each host's CPU while the io was between the hosts: on its
--- way to the target (submission: the initiator sets the command up .. the target's
--- nvmet_req_init) and back (completion: the target's nvmet_req_complete .. the initiator's
--- nvme_complete_rq), each host's stretches
+-- io_cpu_wait: one row per io of a run where a host recorded cpu_wait (its target and clock
+-- offset known): how long its queue's NVMe/TCP work waited for each host's CPU while the io
+-- was between the hosts: on its way to the target (submission: the initiator sets the command
+-- up .. the target's nvmet_req_init) and back (completion: the target's nvmet_req_complete ..
+-- the initiator's nvme_complete_rq); for an io whose command the target's trace lacks, its
+-- whole round trip (setup .. nvme_complete_rq: the network stages count all of it), each
+-- host's stretches
 -- (cpu_pending) counted on its own clock (the window moved by the io's clock offset). Every
 -- I/O held up by one late softirq counts that wait, so the mean over I/Os grows with the I/Os
 -- a busy CPU delays (a per-run mean of the waits does not).
@@ -194,14 +196,20 @@ WITH recorded AS (
 ), sh AS (
     SELECT host, coalesce(shift_ns, 0) AS shift_ns FROM initiator_clock
 ), w AS (
-    -- each io's two windows on the target's clock (t) and on the initiator's own clock (i)
+    -- each io's two windows on the target's clock (t) and on the initiator's own clock (i); an
+    -- io the target did not trace: one window, its round trip (the completion window empty)
     SELECT i.io_n, i.target_host, i.cntlid, i.initiator_host, i.ctrl_id, i.qid,
-           i.i_setup_ts + i.offset_ns AS t_s0, i.t_init_ts AS t_s1,
-           i.t_complete_ts AS t_c0, i.i_complete_rq_ts + i.offset_ns AS t_c1,
-           i.i_setup_ts - sh.shift_ns AS i_s0, i.t_init_ts - i.offset_ns - sh.shift_ns AS i_s1,
-           i.t_complete_ts - i.offset_ns - sh.shift_ns AS i_c0, i.i_complete_rq_ts - sh.shift_ns AS i_c1
-    FROM io i JOIN sh ON sh.host = i.initiator_host
-    WHERE i.match_state = 'matched' AND i.i_setup_ts IS NOT NULL AND i.i_complete_rq_ts IS NOT NULL
+           i.i_setup_ts + i.offset_ns AS t_s0,
+           CASE WHEN m THEN i.t_init_ts ELSE i.i_complete_rq_ts + i.offset_ns END AS t_s1,
+           CASE WHEN m THEN i.t_complete_ts ELSE i.i_complete_rq_ts + i.offset_ns END AS t_c0,
+           i.i_complete_rq_ts + i.offset_ns AS t_c1,
+           i.i_setup_ts - sh.shift_ns AS i_s0,
+           CASE WHEN m THEN i.t_init_ts - i.offset_ns - sh.shift_ns ELSE i.i_complete_rq_ts - sh.shift_ns END AS i_s1,
+           CASE WHEN m THEN i.t_complete_ts - i.offset_ns - sh.shift_ns ELSE i.i_complete_rq_ts - sh.shift_ns END AS i_c0,
+           i.i_complete_rq_ts - sh.shift_ns AS i_c1
+    FROM (SELECT *, match_state = 'matched' AS m FROM io) i JOIN sh ON sh.host = i.initiator_host
+    WHERE i.target_host IS NOT NULL AND i.cntlid IS NOT NULL AND i.offset_ns IS NOT NULL
+      AND i.i_setup_ts IS NOT NULL AND i.i_complete_rq_ts IS NOT NULL
       -- (a run without cpu_wait costs nothing here: no io passes)
       AND (i.target_host IN (SELECT host FROM recorded) OR i.initiator_host IN (SELECT host FROM recorded))
 ), pts AS (

@@ -132,11 +132,13 @@ def union_overlap(intervals, a, b):
     return total
 
 
-@pytest.mark.parametrize("name", [BASE, RUN])
+# (the severe run: 27 of its 209 I/Os have no target command, the round-trip window)
+@pytest.mark.parametrize("name", [BASE, RUN, "lab-6.1-patched-target-cpu-severe"])
 def test_io_cpu_wait_is_the_pending_time_in_each_window(fixture_run, name):
     # io_cpu_wait written again in Python from the runs it reads (net_rx_runs and io_work_runs,
     # checked against trace-cmd above) and each io's two windows: the union of the queue's
-    # pending stretches (its io_work queued, any NET_RX raised) inside each window
+    # pending stretches (its io_work queued, any NET_RX raised) inside each window; an io the
+    # target did not trace has one window, its round trip
     con = views.connect(fixture_run(name))
     rx = collections.defaultdict(list)
     for host, f, t in con.execute("SELECT host, raised_ts, start_ts FROM net_rx_runs WHERE start_ts > raised_ts").fetchall():
@@ -148,11 +150,15 @@ def test_io_cpu_wait_is_the_pending_time_in_each_window(fixture_run, name):
         work[(host, ctrl, qid)].append((f, t))
     ios = con.execute("""
         SELECT i.io_n, i.target_host, i.cntlid, i.initiator_host, i.ctrl_id, i.qid, i.offset_ns, i.i_setup_ts,
-               i.t_init_ts, i.t_complete_ts, i.i_complete_rq_ts, w.target_wait_ns, w.initiator_wait_ns
-        FROM io i JOIN io_cpu_wait w USING (io_n) ORDER BY io_n""").fetchall()
-    matched = con.execute("SELECT count(*) FROM io WHERE match_state = 'matched'").fetchone()[0]
-    assert len(ios) == matched > 300
-    for (io_n, th, cntlid, ih, ctrl, qid, off, setup, init, done, compl, t_wait, i_wait) in ios:
+               i.t_init_ts, i.t_complete_ts, i.i_complete_rq_ts, i.match_state, w.target_wait_ns, w.initiator_wait_ns
+        FROM io i LEFT JOIN io_cpu_wait w USING (io_n) ORDER BY io_n""").fetchall()
+    assert len(ios) > 200 and sum(r[11] == "matched" for r in ios) > 180
+    for (io_n, th, cntlid, ih, ctrl, qid, off, setup, init, done, compl, state, t_wait, i_wait) in ios:
+        if None in (th, cntlid, off, setup, compl):
+            assert (t_wait, i_wait) == (None, None), io_n   # no row: nothing known of the target
+            continue
+        if state != "matched":   # the target did not trace it: its round trip
+            init = done = compl + off
         t_pend = rx[th] + work[(th, cntlid, qid)]
         i_pend = rx[ih] + work[(ih, ctrl, qid)]
         want_t = union_overlap(t_pend, setup + off, init) + union_overlap(t_pend, done, compl + off)
