@@ -14,11 +14,18 @@ target_setup() {
 	iperf3 -s -D -B "$target_ip" >/dev/null 2>&1 || return 1
 	log "iperf3 server on $target_ip"
 }
+rx_bytes() { cat /sys/class/net/*/statistics/rx_bytes 2>/dev/null | awk '{ s += $1 } END { print s + 0 }'; }
 workload() {
 	if [ "$nic" != 0 ]; then
-		# a little longer than fio, so that the stream covers every I/O
+		# a little longer than fio, so that the stream covers every I/O (iperf3 counts -t from
+		# the test's start, after its control exchange)
+		rx0=$(rx_bytes)
 		iperf3 -c "$target_ip" -R -t $((runtime + 2)) ${rate:+-b "$rate"} >"$rundir/$host/iperf3.txt" 2>&1 &
-		sleep 1
+		# fio starts once the stream flows (1 MB received): on a busy lab the control exchange
+		# took 3.5 s once, and the reads ran before the stream
+		i=0
+		while [ $(($(rx_bytes) - rx0)) -lt 1000000 ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+		log "stream flowing after $((i / 10)).$((i % 10)) s"
 	fi
 	run_fio randread --rw=randread --bs=4k --iodepth="$qd"
 	wait
