@@ -25,8 +25,10 @@ SELECT * FROM (VALUES
 -- and of the lab's truth.json cause (what a scenario injects).
 --   cause_id          id
 --   verdict_cause_id  the cause_id a verdict gives when this cause is injected (the
---                     traces show its effect, not always the cause itself: a bulk TCP
---                     stream on the link reads as a slow network)
+--                     traces show its effect, not always the cause itself: lost events
+--                     are no cause of latency; a run recorded without the evidence a cause
+--                     needs says so in its truth.json, e.g. a bulk TCP stream recorded
+--                     without net_flows reads as a slow network)
 --   meaning           in a storage engineer's words (the verdict's cause text)
 CREATE OR REPLACE TABLE cause_ids AS
 SELECT * FROM (VALUES
@@ -34,7 +36,7 @@ SELECT * FROM (VALUES
     ('slow_device', 'slow_device', 'target device (the backing SSD / block device is slower)'),
     ('busy_device', 'busy_device', 'target device (the backing SSD / block device is busier: I/O of the target itself shares it)'),
     ('slow_network', 'slow_network', 'network path (TCP stacks and the wire between the hosts)'),
-    ('nic_contention', 'slow_network', 'network path shared with other traffic (a bulk TCP stream on the same link)'),
+    ('nic_contention', 'nic_contention', 'network path shared with other traffic (TCP connections that are not NVMe/TCP on the same interface)'),
     ('few_queues', 'few_queues', 'too few transport queues: commands from several CPUs share one nvme-tcp queue (one TCP connection) and wait behind each other'),
     ('interference', 'interference', 'interference: other streams'' commands are ahead of this one on its transport queue or its device'),
     ('target_cpu', 'target_cpu', 'target CPU (nvmet-tcp transport and nvmet command handling on the target)'),

@@ -144,3 +144,104 @@ SELECT host, role, coalesce(w.io_work_runs, 0) AS io_work_runs, w.io_work_wait_m
        w.io_work_run_mean_ns, coalesce(n.net_rx_runs, 0) AS net_rx_runs, n.net_rx_wait_mean_ns,
        n.net_rx_wait_p99_ns, n.net_rx_wait_max_ns
 FROM w FULL JOIN n USING (host, role);
+
+-- cpu_pending: one row per stretch of time during which NVMe/TCP work of one queue was
+-- waiting for its host's CPU: the queue's io_work queued and not yet running (io_work_runs:
+-- start - wait .. start), or a NET_RX softirq raised and not yet running on any CPU of the
+-- host (net_rx_runs: raised .. start; every connection's receive path, the ACKs of its sends
+-- included). Overlapping stretches are merged, so a moment counts once per queue.
+--   host, ctrl_id, qid   the queue: initiator controller instance or target cntlid, qid
+--   p_from, p_to         the stretch (ns, host clock)
+--   cum_before_ns        the queue's pending time before p_from (ns): the time pending
+--                        between t1 and t2 is cum(t2) - cum(t1), cum(t) = cum_before_ns +
+--                        min(t, p_to) - p_from of the last stretch starting at or before t
+CREATE OR REPLACE VIEW cpu_pending AS
+WITH queues AS (
+    SELECT DISTINCT initiator_host AS host, ctrl_id, qid FROM io
+    UNION SELECT DISTINCT target_host, cntlid, qid FROM io WHERE target_host IS NOT NULL
+), raw AS (
+    SELECT q.host, q.ctrl_id, q.qid, n.raised_ts AS p_from, n.start_ts AS p_to
+    FROM net_rx_runs n JOIN queues q USING (host) WHERE n.start_ts > n.raised_ts
+    UNION ALL
+    SELECT w.host, m.ctrl_id, m.qid, w.start_ts - w.wait_ns, w.start_ts
+    FROM io_work_runs w JOIN io_work_queue_map m USING (host, work) WHERE w.wait_ns > 0
+), o AS (
+    SELECT *, max(p_to) OVER (PARTITION BY host, ctrl_id, qid ORDER BY p_from, p_to
+                              ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_to
+    FROM raw
+), islands AS (
+    SELECT *, sum(CASE WHEN prev_to IS NULL OR p_from > prev_to THEN 1 ELSE 0 END)
+                  OVER (PARTITION BY host, ctrl_id, qid ORDER BY p_from, p_to
+                        ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS island
+    FROM o
+), merged AS (
+    SELECT host, ctrl_id, qid, min(p_from) AS p_from, max(p_to) AS p_to FROM islands GROUP BY host, ctrl_id, qid, island
+)
+SELECT host, ctrl_id, qid, p_from, p_to,
+       coalesce(sum(p_to - p_from) OVER (PARTITION BY host, ctrl_id, qid ORDER BY p_from
+                                         ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS cum_before_ns
+FROM merged;
+
+-- io_cpu_wait: one row per io of a run where a host recorded cpu_wait (its target and clock
+-- offset known): how long its queue's NVMe/TCP work waited for each host's CPU while the io
+-- was between the hosts: on its way to the target (submission: the initiator sets the command
+-- up .. the target's nvmet_req_init) and back (completion: the target's nvmet_req_complete ..
+-- the initiator's nvme_complete_rq); for an io whose command the target's trace lacks, its
+-- whole round trip (setup .. nvme_complete_rq: the network stages count all of it), each
+-- host's stretches
+-- (cpu_pending) counted on its own clock (the window moved by the io's clock offset). Every
+-- I/O held up by one late softirq counts that wait, so the mean over I/Os grows with the I/Os
+-- a busy CPU delays (a per-run mean of the waits does not).
+--   io_n
+--   target_wait_ns, initiator_wait_ns   submission + completion (ns); NULL when that host
+--                                       recorded neither io_work nor NET_RX runs
+--   target_submission_wait_ns, target_completion_wait_ns,
+--   initiator_submission_wait_ns, initiator_completion_wait_ns   the two parts (ns)
+CREATE OR REPLACE VIEW io_cpu_wait AS
+WITH recorded AS (
+    SELECT host FROM net_rx_runs UNION SELECT host FROM io_work_runs
+), sh AS (
+    SELECT host, coalesce(shift_ns, 0) AS shift_ns FROM initiator_clock
+), w AS (
+    -- each io's two windows on the target's clock (t) and on the initiator's own clock (i); an
+    -- io the target did not trace: one window, its round trip (the completion window empty)
+    SELECT i.io_n, i.target_host, i.cntlid, i.initiator_host, i.ctrl_id, i.qid,
+           i.i_setup_ts + i.offset_ns AS t_s0,
+           CASE WHEN m THEN i.t_init_ts ELSE i.i_complete_rq_ts + i.offset_ns END AS t_s1,
+           CASE WHEN m THEN i.t_complete_ts ELSE i.i_complete_rq_ts + i.offset_ns END AS t_c0,
+           i.i_complete_rq_ts + i.offset_ns AS t_c1,
+           i.i_setup_ts - sh.shift_ns AS i_s0,
+           CASE WHEN m THEN i.t_init_ts - i.offset_ns - sh.shift_ns ELSE i.i_complete_rq_ts - sh.shift_ns END AS i_s1,
+           CASE WHEN m THEN i.t_complete_ts - i.offset_ns - sh.shift_ns ELSE i.i_complete_rq_ts - sh.shift_ns END AS i_c0,
+           i.i_complete_rq_ts - sh.shift_ns AS i_c1
+    FROM (SELECT *, match_state = 'matched' AS m FROM io) i JOIN sh ON sh.host = i.initiator_host
+    WHERE i.target_host IS NOT NULL AND i.cntlid IS NOT NULL AND i.offset_ns IS NOT NULL
+      AND i.i_setup_ts IS NOT NULL AND i.i_complete_rq_ts IS NOT NULL
+      -- (a run without cpu_wait costs nothing here: no io passes)
+      AND (i.target_host IN (SELECT host FROM recorded) OR i.initiator_host IN (SELECT host FROM recorded))
+), pts AS (
+    SELECT io_n, target_host AS host, cntlid AS ctrl_id, qid, k, t
+    FROM w, LATERAL (VALUES ('t_s0', t_s0), ('t_s1', t_s1), ('t_c0', t_c0), ('t_c1', t_c1)) v(k, t)
+    UNION ALL
+    SELECT io_n, initiator_host, ctrl_id, qid, k, t
+    FROM w, LATERAL (VALUES ('i_s0', i_s0), ('i_s1', i_s1), ('i_c0', i_c0), ('i_c1', i_c1)) v(k, t)
+), cum AS (
+    SELECT pts.io_n, pts.k, coalesce(p.cum_before_ns + least(pts.t, p.p_to) - p.p_from, 0) AS c
+    FROM pts ASOF LEFT JOIN cpu_pending p
+      ON p.host = pts.host AND p.ctrl_id = pts.ctrl_id AND p.qid = pts.qid AND p.p_from <= pts.t
+), per_io AS (
+    SELECT io_n,
+           greatest(max(c) FILTER (WHERE k = 't_s1') - max(c) FILTER (WHERE k = 't_s0'), 0) AS ts_wait,
+           greatest(max(c) FILTER (WHERE k = 't_c1') - max(c) FILTER (WHERE k = 't_c0'), 0) AS tc_wait,
+           greatest(max(c) FILTER (WHERE k = 'i_s1') - max(c) FILTER (WHERE k = 'i_s0'), 0) AS is_wait,
+           greatest(max(c) FILTER (WHERE k = 'i_c1') - max(c) FILTER (WHERE k = 'i_c0'), 0) AS ic_wait
+    FROM cum GROUP BY io_n
+)
+SELECT w.io_n,
+       CASE WHEN w.target_host IN (SELECT host FROM recorded) THEN p.ts_wait + p.tc_wait END::BIGINT AS target_wait_ns,
+       CASE WHEN w.initiator_host IN (SELECT host FROM recorded) THEN p.is_wait + p.ic_wait END::BIGINT AS initiator_wait_ns,
+       CASE WHEN w.target_host IN (SELECT host FROM recorded) THEN p.ts_wait END::BIGINT AS target_submission_wait_ns,
+       CASE WHEN w.target_host IN (SELECT host FROM recorded) THEN p.tc_wait END::BIGINT AS target_completion_wait_ns,
+       CASE WHEN w.initiator_host IN (SELECT host FROM recorded) THEN p.is_wait END::BIGINT AS initiator_submission_wait_ns,
+       CASE WHEN w.initiator_host IN (SELECT host FROM recorded) THEN p.ic_wait END::BIGINT AS initiator_completion_wait_ns
+FROM w JOIN per_io p USING (io_n);

@@ -26,7 +26,7 @@ SQL_DIR = os.path.dirname(os.path.abspath(__file__))
 INTERFERENCE_SQL = os.path.join(SQL_DIR, "interference")
 SELECTION_SQL = os.path.join(SQL_DIR, "selection")
 STAGE_TABLE_SQL = os.path.join(SQL_DIR, "05_stage_definitions.sql")
-SYSTEMS = ("nvme", "nvmet", "block", "nvme_tcp", "nvmet_tcp", "workqueue", "irq")
+SYSTEMS = ("nvme", "nvmet", "block", "nvme_tcp", "nvmet_tcp", "workqueue", "irq", "tcp")
 # Which layers are tables (computed once) and which are views is declared in the SQL
 # files themselves (CREATE OR REPLACE TABLE / VIEW): re-running a file recomputes its tables.
 

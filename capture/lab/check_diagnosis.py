@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Check a live diagnosis against the cause a lab scenario injected (its truth.json).
 
-  check_diagnosis.py compare RUN_DIR [--group KEY] [--verdicts V,..] [--stage STAGE --change-us N
-                     --within LO,HI] [--amplified STAGE --min-lad X]
+  check_diagnosis.py compare RUN_DIR [--group KEY] [--verdicts V,..] [--none-ok] [--stage STAGE
+                     --change-us N --within LO,HI] [--amplified STAGE --min-lad X]
   check_diagnosis.py interference RUN_DIR --size BYTES --verdict TEXT
   check_diagnosis.py sizes RUN_DIR
 
@@ -13,7 +13,9 @@ sql/05_stage_definitions.sql, or truth.json's own verdict_cause_id); the stage t
 expects for the verdict's stage set must be the bottleneck, its detail or the most
 amplified stage (for a 'faster' verdict, whose stages and cause are those that shrank most:
 one of the stages whose mean grew significantly, and no cause id is compared); a network cause's direction must be truth.json's injected direction on
-synchronized clocks (clock_sync), else 'unknown'. With --stage, that stage's change of
+synchronized clocks (clock_sync), else 'unknown'. --none-ok: a 'no significant change' verdict
+that names nothing (cause_id none) is right too (an injection too mild to stand out of the lab's
+noise), and the other checks are not made on it. With --stage, that stage's change of
 the mean must lie within [LO*N, HI*N] us (N: the injected amount, e.g. a netem delay);
 with --amplified, that stage must be significant with a LAD >= X.
 interference: reads RUN_DIR/report/interference.json; the stream of I/O size BYTES
@@ -82,7 +84,7 @@ def expected_ids(truth):
     cause_id = truth.get("verdict_cause_id") or row[0]
     injected = truth.get("injected") or {}
     direction = None
-    if cause_id == "slow_network":
+    if cause_id in ("slow_network", "nic_contention"):   # a network cause: its direction
         synced = injected.get("clock_sync") not in (None, "none")
         direction = injected.get("direction") if synced and injected.get("direction") else "unknown"
     return cause_id, direction, truth.get("expected_bottleneck") or {}
@@ -128,6 +130,8 @@ def check_compare(a):
     mean = {r["stage"]: r for r in m["lad"] if r["group_key"] == v["group_key"] and r["statistic"] == "mean"
             and r["stage_set"] == m["stage_set"]}
     grew = {stage for stage, r in mean.items() if r["significant"] and (r["lad"] or 0) > 1}
+    if a.none_ok and v["verdict"] == "no significant change" and v["cause_id"] == "none":
+        return True, said + " (nothing named: accepted, --none-ok)"
     problems += truth_problems(v, m["stage_set"], truth, grew)
     stage = pick(a.stage, m["stage_set"])
     if a.stage:
@@ -203,6 +207,7 @@ def main():
     c.add_argument("run_dir")
     c.add_argument("--group")
     c.add_argument("--verdicts", default="slower", help="accepted verdicts, comma-separated")
+    c.add_argument("--none-ok", action="store_true", help="a 'no significant change' naming nothing is right too")
     c.add_argument("--stage")
     c.add_argument("--change-us", type=float)
     c.add_argument("--within", default="0.7,1.3")

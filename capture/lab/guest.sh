@@ -214,19 +214,21 @@ chrony_client_sync() { # prints the bound once 3 checks a second apart are in sy
 	echo "$bound"
 }
 
-setup_nullb() { # null_blk device /dev/nullb0 through configfs, with the scenario's attributes
+setup_nullb() { # setup_nullb [NAME]: null_blk device /dev/NAME (default nullb0, the one the
+	# target exports) through configfs, with the scenario's attributes
+	nb=${1:-nullb0}
 	cfg=/sys/kernel/config/nullb
 	[ -d $cfg ] || fail "no $cfg: the kernel lacks CONFIG_BLK_DEV_NULL_BLK (built in, configfs mounted)"
-	mkdir $cfg/nullb0 || fail "mkdir $cfg/nullb0 failed" # the dir name is the disk name
-	echo 4096 >$cfg/nullb0/blocksize
-	echo 4096 >$cfg/nullb0/size # MiB; not memory backed, costs nothing
+	mkdir $cfg/$nb || fail "mkdir $cfg/$nb failed" # the dir name is the disk name
+	echo 4096 >$cfg/$nb/blocksize
+	echo 4096 >$cfg/$nb/size # MiB; not memory backed, costs nothing
 	for kv in $nullb; do
-		[ -e "$cfg/nullb0/${kv%%=*}" ] || fail "null_blk has no attribute '${kv%%=*}' (scenario nullb=\"$nullb\")"
-		echo "${kv#*=}" >"$cfg/nullb0/${kv%%=*}" || fail "cannot set null_blk ${kv%%=*}=${kv#*=}"
+		[ -e "$cfg/$nb/${kv%%=*}" ] || fail "null_blk has no attribute '${kv%%=*}' (scenario nullb=\"$nullb\")"
+		echo "${kv#*=}" >"$cfg/$nb/${kv%%=*}" || fail "cannot set null_blk ${kv%%=*}=${kv#*=}"
 	done
-	echo 1 >$cfg/nullb0/power || fail "cannot power on the null_blk device"
-	wait_for /dev/nullb0 10 || fail "/dev/nullb0 did not appear (is null_blk.nr_devices=0 on the command line?)"
-	log "null_blk /dev/nullb0 up ${nullb:+($nullb)}"
+	echo 1 >$cfg/$nb/power || fail "cannot power on the null_blk device $nb"
+	wait_for /dev/$nb 10 || fail "/dev/$nb did not appear (is null_blk.nr_devices=0 on the command line?)"
+	log "null_blk /dev/$nb up ${nullb:+($nullb)}"
 }
 
 setup_nvmet() { # export /dev/nullb0 as namespace 1 of this target's NQN on each of its link addresses

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Copy a lab run into fixtures/NAME for git: every host's trace, host.json, fio
-# results and fio iologs (iolog-*.txt) (initiator, target, and initiator2, target2 ... of a multi-host run),
+# results, fio iologs (iolog-*.txt) and iperf3's result (iperf3.txt) (initiator, target, and
+# initiator2, target2 ... of a multi-host run),
 # truth.json, scenario.sh and lab/lab.json (not the consoles nor qemu logs, not
 # parquet/ or report/). Refuses an existing NAME and anything over 3 MB.
 #   make-fixture.sh RUN_DIR NAME
@@ -30,6 +31,7 @@ for r in "${hosts[@]}"; do
 	cp "$src/$r/trace.dat" "$src/$r/host.json" "$tmp/$r/"
 	cp "$src/$r"/fio-*.json "$tmp/$r/" 2>/dev/null || true
 	cp "$src/$r"/iolog-*.txt "$tmp/$r/" 2>/dev/null || true
+	cp "$src/$r"/iperf3.txt "$tmp/$r/" 2>/dev/null || true
 done
 kb=$(du -sk "$tmp" | cut -f1)
 if [ "$kb" -gt 3072 ]; then rm -rf "$tmp"; die "$src is ${kb} KiB, over the 3 MiB fixture limit; fix: a shorter runtime= or lower qd="; fi

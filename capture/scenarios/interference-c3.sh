@@ -2,20 +2,21 @@
 # A's commands and responses queue behind B's 128 KiB read data (C2HData) on the shared
 # connection: the paper (Fig. 8) and this lab both see it in S3-S5 (network_transmission).
 # Stream A is a 4 KiB qd1 random reader pinned to CPU 0.
-# Stream B is a 128 KiB qd4 random reader pinned to CPU 1.
+# Stream B is a 128 KiB random reader at iodepth b_qd (default 4) pinned to CPU 1.
+: "${b_qd:=4}"
 : "${runtime:=3}"
 connect="-i 1"
 workload() {
 	run_fio a_4k --rw=randread --bs=4k --iodepth=1 --cpus_allowed=0 \
-		--name=b_128k --rw=randread --bs=128k --iodepth=4 --cpus_allowed=1
+		--name=b_128k --rw=randread --bs=128k --iodepth="$b_qd" --cpus_allowed=1
 }
 truth() {
 	cat <<JSON
 {"scenario": "interference-c3", "family": "interference", "cause": "interference", "verdict_cause_id": "few_queues",
- "injected": {"stream_b": {"rw": "randread", "bs_bytes": 131072, "iodepth": 4, "cpu": 1}, "nvme_connect_nr_io_queues": 1, "shares_cpu_with_a": false, "shares_queue_with_a": true},
+ "injected": {"stream_b": {"rw": "randread", "bs_bytes": 131072, "iodepth": $b_qd, "cpu": 1}, "nvme_connect_nr_io_queues": 1, "shares_cpu_with_a": false, "shares_queue_with_a": true},
  "expected_bottleneck": {"stock": "fabric_total", "ntprof": "network_transmission", "s_notation": "S3-S5(S+C)"},
  "workload": [{"job": "a_4k", "rw": "randread", "bs_bytes": 4096, "iodepth": 1, "cpu": 0, "runtime_s": $runtime},
-              {"job": "b_128k", "rw": "randread", "bs_bytes": 131072, "iodepth": 4, "cpu": 1, "runtime_s": $runtime}],
+              {"job": "b_128k", "rw": "randread", "bs_bytes": 131072, "iodepth": $b_qd, "cpu": 1, "runtime_s": $runtime}],
  "expect": "B on another CPU but the same queue (nvme connect -i 1): A waits behind B in the shared transport queue"}
 JSON
 }

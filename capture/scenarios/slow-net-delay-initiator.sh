@@ -2,7 +2,8 @@
 # (submission: initiator -> target). 4 KiB random reads.
 # 10 ms: under TCG the base run's own network time varies by a few ms, 2 ms drowns in it.
 # clock_sync=chrony syncs the VMs' clocks (trace clock tai): the direction is then known.
-: "${netem=delay 10ms}"  # netem= (empty): no netem, the base
+: "${delay_ms:=10}"
+: "${netem=delay ${delay_ms}ms}"  # netem= (empty): no netem, the base
 : "${qd:=1}"
 : "${runtime:=3}"
 initiator_netem=$netem

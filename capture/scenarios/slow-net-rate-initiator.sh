@@ -1,5 +1,6 @@
 # Slow network, rate limit on the initiator's egress (write data, H2C): 128 KiB writes.
-: "${netem=rate 20mbit}"  # netem= (empty): no netem, the base
+: "${rate_mbit:=20}"
+: "${netem=rate ${rate_mbit}mbit}"  # netem= (empty): no netem, the base
 : "${qd:=4}"
 : "${runtime:=3}"
 initiator_netem=$netem

@@ -1,5 +1,6 @@
 # Slow network, rate limit on the target's egress (read data, C2H): 128 KiB reads.
-: "${netem=rate 20mbit}"  # netem= (empty): no netem, the base
+: "${rate_mbit:=20}"
+: "${netem=rate ${rate_mbit}mbit}"  # netem= (empty): no netem, the base
 : "${qd:=4}"
 : "${runtime:=3}"
 target_netem=$netem

@@ -308,6 +308,43 @@ expect "cpu_wait: the NET_RX softirq events" 0 "-e 'irq:softirq_raise' -f 'vec =
 expect "cpu_wait=0: no softirq events either" 0 "" @ "$r" role=target run=x cpu_wait=0 dry_run=1 -- true
 expect_not "cpu_wait=0: no irq events" "irq:"
 
+# net_flows: tcp:tcp_probe filtered in the kernel to connections on neither NVMe/TCP port of
+# this host (a controller's trsvcid on an initiator, an nvmet port's on a target)
+r=$(tree flows-ini initiator stock)
+expect "net_flows: no tcp_probe event, a note" 0 "other TCP traffic not recorded: this kernel has no tcp:tcp_probe event" \
+	@ "$r" role=initiator run=x dry_run=1 -- true
+event "$r" tcp tcp_probe "__u8 saddr[28]" "__u8 daddr[28]" "__u16 sport" "__u16 dport" "__u16 data_len" "__u32 snd_una"
+expect "net_flows: no controller yet, the NVMe/TCP ports 4420 and 8009 left out" 0 \
+	"-e 'tcp:tcp_probe' -f 'sport != 4420 && dport != 4420 && sport != 8009 && dport != 8009'" @ "$r" role=initiator run=x dry_run=1 -- true
+mkdir -p "$r/sys/class/nvme/nvme0" "$r/sys/class/nvme/nvme1"
+echo tcp >"$r/sys/class/nvme/nvme0/transport"
+echo "traddr=10.0.0.2,trsvcid=4421,src_addr=10.0.0.1" >"$r/sys/class/nvme/nvme0/address"
+echo rdma >"$r/sys/class/nvme/nvme1/transport"
+echo "traddr=10.0.1.2,trsvcid=4999" >"$r/sys/class/nvme/nvme1/address"
+expect "net_flows: the initiator's NVMe/TCP controller's port (not the RDMA one's)" 0 \
+	"-e 'tcp:tcp_probe' -f 'sport != 4421 && dport != 4421'" @ "$r" role=initiator run=x dry_run=1 -- true
+expect "net_flows=0 leaves it out" 0 "" @ "$r" role=initiator run=x net_flows=0 dry_run=1 -- true
+expect_not "net_flows=0: no tcp events" "tcp:tcp_probe"
+expect "net_flows: a bad value" 2 "net_flows 'on' is not 0 or 1" @ "$r" role=initiator run=x net_flows=on dry_run=1 -- true
+expect "net_flows: events= replaces the default events" 0 "" @ "$r" role=initiator run=x events=nvme dry_run=1 -- true
+expect_not "net_flows with events=: no tcp events" "tcp:tcp_probe"
+r=$(tree flows-tgt target stock)
+event "$r" tcp tcp_probe "__u8 saddr[28]" "__u8 daddr[28]" "__u16 sport" "__u16 dport" "__u16 data_len" "__u32 snd_una"
+for p in 1 2; do mkdir -p "$r/sys/kernel/config/nvmet/ports/$p"; echo tcp >"$r/sys/kernel/config/nvmet/ports/$p/addr_trtype"; done
+echo 4420 >"$r/sys/kernel/config/nvmet/ports/1/addr_trsvcid"
+echo 4430 >"$r/sys/kernel/config/nvmet/ports/2/addr_trsvcid"
+expect "net_flows: the target's nvmet ports" 0 \
+	"-e 'tcp:tcp_probe' -f 'sport != 4420 && dport != 4420 && sport != 4430 && dport != 4430'" @ "$r" role=target run=x dry_run=1 -- true
+NTSCOPE_TEST_TRACE_CMD=$T/bin/trace-cmd expect "net_flows: a recording" 0 "" @ "$r" role=target run=flows runs="$T/runs-flows" -- true
+if python3 - "$T/runs-flows/flows/target/host.json" <<'EOF'; then result ok "host.json: net_flows (event, filter, ports, interfaces)"; else result FAIL "host.json net_flows (above)"; fi
+import json, sys
+n = json.load(open(sys.argv[1]))["net_flows"]
+ok = (n["event"] == "tcp:tcp_probe" and n["filter"] == "sport != 4420 && dport != 4420 && sport != 4430 && dport != 4430"
+      and n["nvme_tcp_ports"] == [4420, 4430] and (n["interfaces"] is None or isinstance(n["interfaces"], list)))
+print(n) if not ok else None
+sys.exit(0 if ok else 1)
+EOF
+
 # ---------------------------------------------------------------- 4. a "recording" with the stand-in
 r=$(tree rec initiator stock)
 runs=$T/runs
@@ -332,6 +369,7 @@ checks = [
     (io[0]["end"]["reads"] - io[0]["start"]["reads"] == 50 and io[0]["end"]["writes"] - io[0]["start"]["writes"] == 30, io),
     (io[0]["end"]["flushes"] - io[0]["start"]["flushes"] == 1 and io[0]["start"]["read_sectors"] == 800, io),
     (h["command"].startswith("sh ") and h["command"].endswith("work.sh"), h["command"]),
+    (h["net_flows"] is None, h.get("net_flows", "no net_flows key")),   # the tree has no tcp_probe
 ]
 bad = [repr(v) for ok, v in checks if not ok]
 print("\n".join(bad))

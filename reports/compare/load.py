@@ -47,8 +47,9 @@ SELECT r.io_rank, i.io_n, i.io_type, i.size_bytes, i.qid, i.cpu, i.pid, i.comm,
        coalesce(a.queue_ahead_cmds, 0) AS queue_ahead_cmds,
        coalesce(a.queue_other_cpu_cmds, 0) AS queue_other_cpu_cmds,
        coalesce(a.queue_other_bytes, 0) AS queue_other_bytes,
-       coalesce(a.device_other_bytes, 0) AS device_other_bytes
-FROM io i JOIN ranks r USING (io_n) LEFT JOIN intf_io_ahead a USING (io_n)
+       coalesce(a.device_other_bytes, 0) AS device_other_bytes,
+       w.target_wait_ns AS target_cpu_wait_ns, w.initiator_wait_ns AS initiator_cpu_wait_ns
+FROM io i JOIN ranks r USING (io_n) LEFT JOIN intf_io_ahead a USING (io_n) LEFT JOIN io_cpu_wait w USING (io_n)
 """
 # over cmp_side_ios: IO_QUERY's rows as a table of the run's connection (export_side)
 STAGE_QUERY = """
@@ -82,7 +83,13 @@ SELECT (SELECT max(uncertainty_ns) FROM clock_offset) AS offset_uncertainty_ns,
        (SELECT avg(wait_ns) FROM io_work_runs WHERE role = 'initiator') AS initiator_io_work_wait_ns,
        (SELECT avg(wait_ns) FROM io_work_runs WHERE role = 'target') AS target_io_work_wait_ns,
        (SELECT avg(wait_ns) FROM net_rx_runs WHERE role = 'initiator') AS initiator_net_rx_wait_ns,
-       (SELECT avg(wait_ns) FROM net_rx_runs WHERE role = 'target') AS target_net_rx_wait_ns
+       (SELECT avg(wait_ns) FROM net_rx_runs WHERE role = 'target') AS target_net_rx_wait_ns,
+       (SELECT avg(target_wait_ns) FROM io_cpu_wait) AS target_cpu_wait_per_io_ns,
+       (SELECT avg(initiator_wait_ns) FROM io_cpu_wait) AS initiator_cpu_wait_per_io_ns,
+       (SELECT other_bytes_per_s FROM run_other_traffic) AS other_traffic_bytes_per_s,
+       (SELECT path FROM run_other_traffic) AS other_traffic_path,
+       (SELECT top_flow FROM run_other_traffic) AS other_traffic_top_flow,
+       (SELECT nvme_data_bytes_per_s FROM run_other_traffic) AS nvme_data_bytes_per_s
 FROM hosts
 """
 

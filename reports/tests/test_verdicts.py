@@ -241,3 +241,71 @@ def test_digest_is_never_the_cause_of_a_faster_run(fixture_run):
     m = model.compare_model(base, run)
     (v,) = [v for v in m["verdicts"] if v["group_key"] == "type=read, size=4096"]
     assert (v["verdict"], v["cause_id"]) == ("faster", "slow_network")
+
+
+# Target CPU at two intensities, each against its own base (hog=0, same qd): one nice -20 loop
+# at qd 16, and three loops at qd 32 (the case a per-softirq-run rule called the network).
+@pytest.mark.parametrize("base,run,loops,qd", [
+    ("lab-6.1-patched-target-cpu-base", "lab-6.1-patched-target-cpu", 1, 16),
+    ("lab-6.1-patched-target-cpu-severe-base", "lab-6.1-patched-target-cpu-severe", 3, 32),
+])
+def test_target_cpu_at_two_intensities(scratch, base, run, loops, qd):
+    t = truth(run)
+    assert (t["injected"]["busy_loops"], t["workload"][0]["iodepth"]) == (loops, qd)
+    assert truth(base)["workload"][0]["iodepth"] == qd
+    m, v = compare(scratch, base, run)
+    assert v["verdict"] == "slower" and v["bottleneck_stage"] == "network_transmission"
+    assert v["cause_id"] == expected_cause_id(run) == "target_cpu"
+    assert v["cause"].startswith("target CPU") and "per I/O" in v["cause"]
+    # the evidence: per I/O the target's CPU wait grew by most of what the network stage added
+    # (the rule asks half), the initiator's by little
+    t_growth = v["target_cpu_wait_run_ns"] - v["target_cpu_wait_base_ns"]
+    i_growth = v["initiator_cpu_wait_run_ns"] - v["initiator_cpu_wait_base_ns"]
+    assert t_growth >= 0.8 * v["stage_change_ns"] and i_growth < 0.2 * v["stage_change_ns"]
+
+
+def test_severe_target_cpu_per_run_waits_are_a_small_share(scratch):
+    # why the evidence is per I/O: with three loops at qd 32 the mean wait of one softirq run
+    # grew by a few percent of the per-I/O change only (many I/Os wait behind each late run)
+    m, v = compare(scratch, "lab-6.1-patched-target-cpu-severe-base", "lab-6.1-patched-target-cpu-severe")
+    per_run = ((m["run"]["target_net_rx_wait_ns"] + m["run"]["target_io_work_wait_ns"])
+               - (m["base"]["target_net_rx_wait_ns"] + m["base"]["target_io_work_wait_ns"]))
+    assert 0 < per_run < 0.05 * v["stage_change_ns"]
+
+
+# NIC contention at two intensities against one base (no stream, qd 4): an iperf3 stream capped
+# at 40 Mbit/s, and one as fast as it goes; the capture recorded the other traffic (net_flows).
+@pytest.mark.parametrize("run,bitrate", [("lab-6.1-patched-nic-flows-mild", "40M"),
+                                         ("lab-6.1-patched-nic-flows", "unlimited")])
+def test_nic_contention_at_two_intensities(scratch, run, bitrate):
+    assert truth(run)["injected"]["bitrate"] == bitrate
+    m, v = compare(scratch, "lab-6.1-patched-nic-flows-base", run)
+    assert v["verdict"] == "slower" and v["bottleneck_stage"] == "network_transmission"
+    assert v["cause_id"] == expected_cause_id(run) == "nic_contention"
+    assert v["cause"].startswith("network path shared with other traffic")
+    assert "other TCP traffic on the NVMe/TCP path" in v["evidence"] and ":5201" in v["evidence"]
+    # the stream is the other traffic: none in the base, megabytes per second in the run
+    assert v["other_traffic_base_bytes_per_s"] < 1e4 and v["other_traffic_run_bytes_per_s"] > 1e6
+    assert m["run"]["other_traffic_path"].startswith("eth0 169.254.10.")
+
+
+def test_nic_contention_needs_the_other_traffic_in_both_runs(fixture_run):
+    # the same traces, the base's host.json saying net_flows was off: "grew since the base"
+    # cannot be told, so the verdict stays with the network
+    base = fixture_run("lab-6.1-patched-nic-flows-base", host_json={"net_flows": None})
+    m = model.compare_model(base, fixture_run("lab-6.1-patched-nic-flows"))
+    (v,) = [v for v in m["verdicts"] if v["group_key"] == "type=read, size=4096"]
+    assert (v["verdict"], v["cause_id"]) == ("slower", "slow_network")
+    assert v["other_traffic_base_bytes_per_s"] is None
+
+
+def test_nic_contention_recorded_without_net_flows_stays_slow_network(scratch):
+    # an older recording of the same scenario, without net_flows: truth.json says so
+    name = "lab-6.1-patched-nic-contention-cpuwait"
+    assert truth(name)["cause"] == "nic_contention" and truth(name)["verdict_cause_id"] == "slow_network"
+    m, v = compare(scratch, "lab-6.1-patched-nic-contention-cpuwait-base", name)
+    assert (v["verdict"], v["cause_id"]) == ("slower", "slow_network")
+    # its CPUs waited, less than the rule's half of the change (the stream's receive work)
+    for side in ("target", "initiator"):
+        growth = v[f"{side}_cpu_wait_run_ns"] - v[f"{side}_cpu_wait_base_ns"]
+        assert 0.1 * v["stage_change_ns"] < growth < 0.5 * v["stage_change_ns"]

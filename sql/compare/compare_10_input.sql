@@ -22,6 +22,9 @@
 --   qid, cpu, pid, comm   io columns
 --   queue_ahead_cmds, queue_other_cpu_cmds, queue_other_bytes, device_other_bytes
 --                what was in flight ahead of the I/O at submit (intf_io_ahead of that run)
+--   target_cpu_wait_ns, initiator_cpu_wait_ns   how long its queue's NVMe/TCP work waited for
+--                that host's CPU while the io was between the hosts (io_cpu_wait; NULL when
+--                the host did not record cpu_wait, or the io was not matched)
 -- plus cmp_run_info (one row per run of each side: run, rep, run_dir, offset_uncertainty_ns, trace_clocks, clock_synced,
 -- input_errors: that run's input_error:* pipeline_stats names or NULL, roles: its hosts'
 -- roles, e.g. 'initiator,target', target_local_io_per_s: requests/s the target's backing
@@ -29,7 +32,10 @@
 -- NVMe/TCP digests from host.json, NULL when not recorded, initiator_io_work_wait_ns /
 -- target_io_work_wait_ns / initiator_net_rx_wait_ns / target_net_rx_wait_ns: mean wait of
 -- that side's NVMe/TCP io_work / NET_RX softirq for its CPU (io_work_runs, net_rx_runs),
--- NULL when not recorded), cmp_side_defs (one row per stage definition of each run of each
+-- NULL when not recorded, target_cpu_wait_per_io_ns / initiator_cpu_wait_per_io_ns: the mean of
+-- io_cpu_wait over the run's I/Os, other_traffic_bytes_per_s / other_traffic_path /
+-- other_traffic_top_flow / nvme_data_bytes_per_s: run_other_traffic, NULL when no host recorded
+-- net_flows), cmp_side_defs (one row per stage definition of each run of each
 -- side, from its stages file's metadata: run, rep, def_no, stage_set, stage, seq, parent,
 -- direction, from_ms, to_ms, minus_from_ms, minus_to_ms, as in that run's
 -- io_stage_definitions) and cmp_params; and the
@@ -47,16 +53,22 @@
 --   min_abs_change_ns  the same for the absolute change of the mean (ns)
 --   bootstrap_batch_draws  draws resampled at once (cmp_bootstrap_batches): bounds the
 --                   bootstrap's memory (~40 bytes a draw), not its result
---   cpu_wait_min_ratio, cpu_wait_min_share  a side's CPU is named as the cause when its
---                   mean CPU wait (io_work + NET_RX softirq, cpu_wait_hosts) grew at least
---                   this many times, by at least this share of the bottleneck stage's change
---                   (and >= min_abs_change_ns). Lab (reports/compare/README.md): a busy target
---                   CPU 20x and 8-10% of the change in two pairs; a bulk TCP stream on the
---                   link made the initiator's wait grow 7x (21%), the target's 3.7x
+--   cpu_wait_min_share  a side's CPU is named as the cause when the time its NVMe/TCP work
+--                   waited for that CPU per I/O (io_cpu_wait, the group's mean) grew by at
+--                   least this share of the bottleneck stage's change (and by min_abs_change_ns):
+--                   the CPU explains at least half of what the stage added. Lab
+--                   (reports/compare/README.md): a busy target CPU 100% of the change (one
+--                   loop, qd 16); a bulk TCP stream on the link 27% (target) and 39% (initiator)
+--   cpu_wait_min_ratio  NULL: no longer used (the rule before the per-I/O wait asked the mean
+--                   wait of one softirq run to grow this many times; kept for compare.json)
+--   nic_other_min_share  the network is named as shared with other traffic (nic_contention)
+--                   when the TCP traffic that is not NVMe/TCP on the NVMe/TCP path's interface
+--                   (run_other_traffic) grew by at least this share of all the path carried in
+--                   the run (that traffic + NVMe/TCP's data), both runs having recorded it
 CREATE OR REPLACE TABLE cmp_params AS
 SELECT 200 AS resamples, 42 AS seed, 4000 AS max_draws, 4000000 AS bootstrap_batch_draws,
-       0.10 AS min_rel_change, 20000 AS min_abs_change_ns, 10.0 AS cpu_wait_min_ratio,
-       0.05 AS cpu_wait_min_share;
+       0.10 AS min_rel_change, 20000 AS min_abs_change_ns, NULL::DOUBLE AS cpu_wait_min_ratio,
+       0.5 AS cpu_wait_min_share, 0.1 AS nic_other_min_share;
 
 -- cmp_input_problems: one row per run whose input cannot support a verdict: an input error
 -- in its pipeline_stats (same trace for two hosts, a role its events contradict, hosts of

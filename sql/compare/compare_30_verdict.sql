@@ -41,18 +41,23 @@ CREATE OR REPLACE MACRO cpu_wait_text(base_w, run_w, base_rx, run_rx) AS
               CASE WHEN base_rx IS NOT NULL AND run_rx IS NOT NULL
                    THEN printf('NET_RX softirq %.0f -> %.0f us', base_rx / 1e3, run_rx / 1e3) END);
 
--- paired(base, run, x): x when both runs recorded the quantity, else 0 (a part one run
--- lacks adds nothing to either side's CPU wait).
-CREATE OR REPLACE MACRO paired(base, run, x) AS CASE WHEN base IS NOT NULL AND run IS NOT NULL THEN x ELSE 0 END;
+-- cpu_late: true when a side's CPU wait per I/O (io_cpu_wait: how long the I/O's queue's
+-- NVMe/TCP work waited for that host's CPU while the I/O was between the hosts, the group's
+-- mean; both runs recorded) grew by at least cpu_wait_min_share of the bottleneck stage's
+-- change (and min_abs_change_ns). Per I/O, not per softirq run: when many I/Os queue behind
+-- one late softirq, each of them counts its wait, so the evidence grows with the I/Os a busy
+-- CPU delays, whatever the intensity.
+CREATE OR REPLACE MACRO cpu_late(base_io, run_io, change_ns, p) AS
+    coalesce(run_io - base_io >= greatest(p.cpu_wait_min_share * change_ns, p.min_abs_change_ns), false);
 
--- cpu_busier: true when a side's mean CPU wait (io_work + NET_RX softirq, the parts both
--- runs recorded) grew at least cpu_wait_min_ratio times and by at least cpu_wait_min_share
--- of the bottleneck stage's change (and min_abs_change_ns).
-CREATE OR REPLACE MACRO cpu_busier(base_w, run_w, base_rx, run_rx, change_ns, p) AS
-    paired(base_w, run_w, run_w) + paired(base_rx, run_rx, run_rx)
-        >= p.cpu_wait_min_ratio * greatest(paired(base_w, run_w, base_w) + paired(base_rx, run_rx, base_rx), 1)
-    AND paired(base_w, run_w, run_w - base_w) + paired(base_rx, run_rx, run_rx - base_rx)
-        >= greatest(p.cpu_wait_min_share * change_ns, p.min_abs_change_ns);
+-- cpu_wait_io_text: 'per I/O a -> b us (+c us, d% of STAGE's change)' ('' when either is NULL).
+CREATE OR REPLACE MACRO cpu_wait_io_text(base_io, run_io, change_ns, stage) AS
+    CASE WHEN base_io IS NOT NULL AND run_io IS NOT NULL THEN
+         printf('per I/O %.0f -> %.0f us (%+.0f us, %.0f%% of %s''s change)', base_io / 1e3, run_io / 1e3,
+                (run_io - base_io) / 1e3, 100 * (run_io - base_io) / nullif(change_ns, 0), stage) ELSE '' END;
+
+-- mbps_text(bytes_per_s): '7.7 MB/s' (decimal megabytes).
+CREATE OR REPLACE MACRO mbps_text(b) AS printf('%.1f MB/s', b / 1e6);
 
 -- cmp_verdict: one row per group present in both runs: what changed and the likely cause.
 --   group_key, stage_set
@@ -79,6 +84,13 @@ CREATE OR REPLACE MACRO cpu_busier(base_w, run_w, base_rx, run_rx, change_ns, p)
 --   direction          for a network cause: 'submission' / 'completion' / 'both' on a
 --                      synchronized clock (the stage's children), else 'unknown'; NULL otherwise
 --   reps_base, reps_run   runs per side (repeats: `compare base1,base2 run1,run2`)
+--   target_cpu_wait_base_ns, target_cpu_wait_run_ns, initiator_cpu_wait_base_ns,
+--   initiator_cpu_wait_run_ns   the group's mean CPU wait per I/O on that host (io_cpu_wait,
+--                      ns; NULL when a run did not record cpu_wait): the target_cpu and
+--                      io_cpu_contention evidence
+--   other_traffic_base_bytes_per_s, other_traffic_run_bytes_per_s   TCP traffic that is not
+--                      NVMe/TCP on the NVMe/TCP path (run_other_traffic; NULL when a run did not
+--                      record net_flows): the nic_contention evidence
 CREATE OR REPLACE VIEW cmp_verdict AS
 -- an inconsistent input (cmp_input_problems) gets no verdict, whatever its numbers say
 SELECT j.* REPLACE (
@@ -164,13 +176,19 @@ FROM (SELECT string_agg(run || ' ' || problem, '; ' ORDER BY run) AS problems FR
            coalesce(li.run_digest <> li.base_digest AND li.run_digest <> 'none'
                     AND length(li.run_digest) >= length(replace(li.base_digest, 'none', '')), false) AS digest_added,
            li.base_digest, li.run_digest,
-           -- a side's NVMe/TCP work (io_work + NET_RX softirq) waited far longer for its CPU
-           -- (capture key cpu_wait): >= cpu_wait_min_ratio times the base's mean wait, and
-           -- the growth >= cpu_wait_min_share of the bottleneck's change: that CPU is where
-           -- the time went (a busy network also makes the CPUs wait, less: see cmp_params)
-           cpu_busier(li.base_tw, li.run_tw, li.base_trx, li.run_trx, v.change_ns, p) AS target_cpu_late,
-           cpu_busier(li.base_iw, li.run_iw, li.base_irx, li.run_irx, v.change_ns, p) AS initiator_cpu_late,
-           li.base_tw, li.run_tw, li.base_iw, li.run_iw, li.base_trx, li.run_trx, li.base_irx, li.run_irx
+           -- a side's NVMe/TCP work (io_work, NET_RX softirq) waited longer for its CPU while the
+           -- I/Os were between the hosts (capture key cpu_wait), per I/O by at least
+           -- cpu_wait_min_share of the bottleneck's change: that CPU is where the time went (a
+           -- busy network also makes the CPUs wait, less: see cmp_params)
+           cpu_late(cw.base_t_io, cw.run_t_io, v.change_ns, p) AS target_cpu_late,
+           cpu_late(cw.base_i_io, cw.run_i_io, v.change_ns, p) AS initiator_cpu_late,
+           cw.base_t_io, cw.run_t_io, cw.base_i_io, cw.run_i_io,
+           li.base_tw, li.run_tw, li.base_iw, li.run_iw, li.base_trx, li.run_trx, li.base_irx, li.run_irx,
+           -- traffic that is not NVMe/TCP on the NVMe/TCP path's interface grew (capture key
+           -- net_flows, both runs): by >= nic_other_min_share of all the path carried in the run
+           coalesce(li.run_other_bps - li.base_other_bps
+                    >= p.nic_other_min_share * (li.run_other_bps + coalesce(li.run_nvme_bps, 0)), false) AS other_traffic_grew,
+           li.base_other_bps, li.run_other_bps, li.run_nvme_bps, li.run_other_path, li.run_other_top_flow
     FROM v LEFT JOIN (SELECT max(target_local_io_per_s) FILTER (WHERE run = 'run') AS run_local_per_s,
                              max(target_local_io_per_s) FILTER (WHERE run = 'base') AS base_local_per_s,
                              max(digest) FILTER (WHERE run = 'run') AS run_digest,
@@ -182,8 +200,19 @@ FROM (SELECT string_agg(run || ' ' || problem, '; ' ORDER BY run) AS problems FR
                              avg(target_net_rx_wait_ns) FILTER (WHERE run = 'base') AS base_trx,
                              avg(target_net_rx_wait_ns) FILTER (WHERE run = 'run') AS run_trx,
                              avg(initiator_net_rx_wait_ns) FILTER (WHERE run = 'base') AS base_irx,
-                             avg(initiator_net_rx_wait_ns) FILTER (WHERE run = 'run') AS run_irx
-                      FROM cmp_run_info) li ON true, cmp_params p
+                             avg(initiator_net_rx_wait_ns) FILTER (WHERE run = 'run') AS run_irx,
+                             avg(other_traffic_bytes_per_s) FILTER (WHERE run = 'base') AS base_other_bps,
+                             avg(other_traffic_bytes_per_s) FILTER (WHERE run = 'run') AS run_other_bps,
+                             avg(nvme_data_bytes_per_s) FILTER (WHERE run = 'run') AS run_nvme_bps,
+                             min(other_traffic_path) FILTER (WHERE run = 'run') AS run_other_path,
+                             min(other_traffic_top_flow) FILTER (WHERE run = 'run') AS run_other_top_flow
+                      FROM cmp_run_info) li ON true
+    LEFT JOIN (SELECT 'type=' || coalesce(io_type, '?') || ', size=' || size_bytes AS group_key,
+                      avg(target_cpu_wait_ns) FILTER (WHERE run = 'base') AS base_t_io,
+                      avg(target_cpu_wait_ns) FILTER (WHERE run = 'run') AS run_t_io,
+                      avg(initiator_cpu_wait_ns) FILTER (WHERE run = 'base') AS base_i_io,
+                      avg(initiator_cpu_wait_ns) FILTER (WHERE run = 'run') AS run_i_io
+               FROM cmp_io GROUP BY 1) cw ON cw.group_key = v.group_key, cmp_params p
 ), c AS (
     SELECT k.*, cc.category AS ccat, cc.side AS cside, ac.category AS acat,
            -- the initiator transport queue's own stage, or the connection behind it (network,
@@ -208,6 +237,10 @@ FROM (SELECT string_agg(run || ' ' || problem, '; ' ORDER BY run) AS problems FR
                      AND ccat IN ('network', 'fabric', 'transport_queue', 'target_cpu', 'host_cpu') THEN 'digest'
                 WHEN transport_or_network AND queue_shared_by_cpus THEN 'few_queues'
                 WHEN transport_or_network AND (queue_shared_by_streams OR device_shared_by_streams) THEN 'interference'
+                -- other traffic on the NVMe/TCP path's interface grew: the network time is the
+                -- link's (or the hosts' network stacks') share of it; a CPU that waited meanwhile
+                -- was busy with that traffic (checked before the CPU rules)
+                WHEN verdict <> 'faster' AND other_traffic_grew AND ccat IN ('network', 'fabric') THEN 'nic_contention'
                 -- a side whose NVMe/TCP work waited far longer for its CPU: commands wait in
                 -- the target's socket for its receive softirq (network to the clock-free stages)
                 WHEN verdict = 'slower' AND target_cpu_late
@@ -252,12 +285,21 @@ SELECT d.group_key, d.stage_set, d.verdict, d.e2e_base_ns, d.e2e_run_ns, d.e2e_l
             WHEN d.cause_id = 'digest'
                  THEN ci.meaning || ': ' || coalesce(d.base_digest, '?') || ' -> ' || d.run_digest
             WHEN d.cause_id = 'target_cpu'
-                 THEN ci.meaning || ': NVMe/TCP''s work waited longer for the target''s CPU ('
-                      || cpu_wait_text(d.base_tw, d.run_tw, d.base_trx, d.run_trx) || '), and '
-                      || coalesce(d.cstage, d.top_stage) || ' built up'
+                 THEN ci.meaning || ': NVMe/TCP''s work waited longer for the target''s CPU, '
+                      || cpu_wait_io_text(d.base_t_io, d.run_t_io, d.change_ns, d.top_stage)
+                      || coalesce('; ' || nullif(cpu_wait_text(d.base_tw, d.run_tw, d.base_trx, d.run_trx), '') || ' per run', '')
+                      || ', and ' || coalesce(d.cstage, d.top_stage) || ' built up'
             WHEN d.cause_id = 'io_cpu_contention'
-                 THEN ci.meaning || ': NVMe/TCP''s work waited longer for the initiator''s CPU ('
-                      || cpu_wait_text(d.base_iw, d.run_iw, d.base_irx, d.run_irx) || ')'
+                 THEN ci.meaning || ': NVMe/TCP''s work waited longer for the initiator''s CPU, '
+                      || cpu_wait_io_text(d.base_i_io, d.run_i_io, d.change_ns, d.top_stage)
+                      || coalesce('; ' || nullif(cpu_wait_text(d.base_iw, d.run_iw, d.base_irx, d.run_irx), '') || ' per run', '')
+            WHEN d.cause_id = 'nic_contention'
+                 THEN ci.meaning || ': TCP traffic that is not NVMe/TCP on the NVMe/TCP path ('
+                      || coalesce(d.run_other_path, '?') || ') ' || mbps_text(d.base_other_bps) || ' -> ' || mbps_text(d.run_other_bps)
+                      || ' beside NVMe/TCP''s ' || mbps_text(coalesce(d.run_nvme_bps, 0)) || ' of data'
+                      || coalesce(', most of it ' || d.run_other_top_flow, '') || ', direction '
+                      || CASE d.dir WHEN 'submission' THEN 'initiator->target' WHEN 'completion' THEN 'target->initiator'
+                                    WHEN 'both' THEN 'both ways' ELSE 'unknown (hosts traced with their own clocks)' END
             ELSE ci.meaning END AS cause,
        CASE WHEN d.verdict = 'no significant change' THEN
               printf('end_to_end mean %.0f us -> %.0f us (LAD %.2f, 95%% CI %.2f-%.2f): within noise',
@@ -283,12 +325,21 @@ SELECT d.group_key, d.stage_set, d.verdict, d.e2e_base_ns, d.e2e_run_ns, d.e2e_l
                      coalesce(d.base_ahead, 0), coalesce(d.run_ahead, 0), coalesce(d.device_bytes_growth, 0) / 1024, coalesce(d.base_queues, 0), coalesce(d.run_queues, 0)) ELSE '' END
               || CASE WHEN d.ccat = 'target_device' THEN printf('; the target''s own I/O on the device %.0f -> %.0f requests/s',
                      coalesce(li2.base_local_per_s, 0), coalesce(li2.run_local_per_s, 0)) ELSE '' END
-              || coalesce('; target CPU wait: ' || nullif(cpu_wait_text(d.base_tw, d.run_tw, d.base_trx, d.run_trx), ''), '')
-              || coalesce('; initiator CPU wait: ' || nullif(cpu_wait_text(d.base_iw, d.run_iw, d.base_irx, d.run_irx), ''), '')
+              || CASE WHEN d.ccat IN ('network', 'fabric') AND d.base_other_bps IS NOT NULL AND d.run_other_bps IS NOT NULL
+                      THEN '; other TCP traffic on the NVMe/TCP path ' || mbps_text(d.base_other_bps) || ' -> ' || mbps_text(d.run_other_bps)
+                           || ' (NVMe/TCP data ' || mbps_text(coalesce(d.run_nvme_bps, 0)) || ')'
+                           || coalesce(', largest flow ' || d.run_other_top_flow, '') ELSE '' END
+              || coalesce('; target CPU wait: ' || nullif(concat_ws(', ', nullif(cpu_wait_io_text(d.base_t_io, d.run_t_io, d.change_ns, d.top_stage), ''),
+                                                                     nullif(cpu_wait_text(d.base_tw, d.run_tw, d.base_trx, d.run_trx) || ' per run', ' per run')), ''), '')
+              || coalesce('; initiator CPU wait: ' || nullif(concat_ws(', ', nullif(cpu_wait_io_text(d.base_i_io, d.run_i_io, d.change_ns, d.top_stage), ''),
+                                                                        nullif(cpu_wait_text(d.base_iw, d.run_iw, d.base_irx, d.run_irx) || ' per run', ' per run')), ''), '')
        END AS evidence,
        d.cause_id,
        d.dir AS direction,
-       d.reps_base, d.reps_run
+       d.reps_base, d.reps_run,
+       d.base_t_io AS target_cpu_wait_base_ns, d.run_t_io AS target_cpu_wait_run_ns,
+       d.base_i_io AS initiator_cpu_wait_base_ns, d.run_i_io AS initiator_cpu_wait_run_ns,
+       d.base_other_bps AS other_traffic_base_bytes_per_s, d.run_other_bps AS other_traffic_run_bytes_per_s
 FROM d LEFT JOIN cause_ids ci USING (cause_id)
 LEFT JOIN (SELECT max(target_local_io_per_s) FILTER (WHERE run = 'run') AS run_local_per_s,
                   max(target_local_io_per_s) FILTER (WHERE run = 'base') AS base_local_per_s

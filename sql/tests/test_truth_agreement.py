@@ -95,3 +95,29 @@ def test_truth_stage_of_a_faster_verdict_is_one_that_grew(verdict, grew, problem
         assert problems == []
     else:
         assert len(problems) == 1 and problems[0].startswith(problem), problems
+
+
+@pytest.mark.parametrize("verdict,cause_id,none_ok,ok", [
+    ("no significant change", "none", True, True),       # too mild to stand out: nothing named, right
+    ("no significant change", "none", False, False),
+    ("slower", "slow_network", True, False),              # slower: the shared link must be named
+    ("slower", "nic_contention", True, True),
+    ("no significant change", "slow_network", True, False),   # a wrong name is wrong at any size
+])
+def test_none_ok_accepts_only_a_verdict_that_names_nothing(tmp_path, verdict, cause_id, none_ok, ok):
+    # check_diagnosis compare --none-ok (the mild live NIC-contention check): a compare.json with
+    # one verdict row, the truth.json of the recorded mild stream
+    import argparse
+    import shutil
+    rule = check_diagnosis()
+    run = tmp_path / "run"
+    (run / "report").mkdir(parents=True)
+    shutil.copy(os.path.join(REPO, "fixtures", "lab-6.1-patched-nic-flows-mild", "truth.json"), run / "truth.json")
+    v = {"group_key": "type=read, size=4096", "verdict": verdict, "cause_id": cause_id,
+         "direction": "unknown" if cause_id != "none" else None, "bottleneck_stage": "network_transmission",
+         "detail_stage": None, "amplified_stage": None}
+    with open(run / "report" / "compare.json", "w") as f:
+        json.dump({"stage_set": "ntprof", "verdicts": [v], "lad": []}, f)
+    a = argparse.Namespace(run_dir=str(run), group=None, verdicts="slower,no significant change", none_ok=none_ok,
+                           stage=None, change_us=None, within="0.7,1.3", amplified=None, min_lad=2.0)
+    assert rule.check_compare(a)[0] is ok
