@@ -472,6 +472,26 @@ expect "probes: a stock target takes its probes" 0 "result: pass (stock, 17 even
 	"note probe exec_file_dsm NOT PLACED (nvmet_file_execute_dsm)" "ok   probe queue_response (nvmet_tcp_queue_response): nvmet_tcp_queue_response" \
 	"ok   stages from this host's probes: ntprof:nvmet_tcp_submission ntprof:nvmet_tcp_cmd_recv ntprof:nvmet_tcp_r2t_wait ntprof:target_subsystem ntprof:nvmet_tcp_completion" \
 	@ "$r" role=target run=x check=1
+# a 6.12 kernel: it resolves BTF-named arguments itself (its README lists the syntax), and the
+# functions around the target's tracepoints are not inlined: their entries, no socket send
+r=$(probe_tree probes-612 target stock)
+printf '\t  <argname>[->field[->field|.field...]],\n' >"$r/sys/kernel/tracing/README"
+cat >>"$r/proc/kallsyms" <<KS
+ffffffffc0300a00 t nvmet_setup_response_pdu	[nvmet_tcp]
+ffffffffc0300b00 t nvmet_try_send_r2t	[nvmet_tcp]
+ffffffffc0300c00 t nvmet_try_send_data_pdu	[nvmet_tcp]
+KS
+expect "probes: a 6.12 target: BTF-named arguments, the PDU functions' entries" 0 "result: pass (stock, 17 events, 8 probes)" \
+	"ok   probes: this kernel resolves BTF-named probe arguments itself" \
+	"ok   probe setup_response (nvmet_setup_response_pdu): nvmet_tcp_setup_response_pdu" \
+	"ok   probe setup_r2t (nvmet_try_send_r2t): nvmet_tcp_setup_r2t_pdu" "ok   probe setup_c2h (nvmet_try_send_data_pdu): nvmet_tcp_setup_c2h_data_pdu" \
+	@ "$r" role=target run=x check=1
+expect_not "probes: no socket-send probe when the PDU functions have entries" "probe send ("
+if grep -qF "p:ntscope_nvmet_tcp/recv_cmd nvmet_req_init cid=req->cmd->common.command_id:u16 opcode=req->cmd->common.opcode:u8 qid=sq->qid:u16 cntlid=sq->ctrl->cntlid:u16 trtype=ops->type:u32" "$r/sys/kernel/tracing/kprobe_events" &&
+	grep -qF "p:ntscope_nvmet_tcp/setup_r2t nvmet_try_send_r2t cid=cmd->req.cmd->common.command_id:u16" "$r/sys/kernel/tracing/kprobe_events"; then
+	result ok "probes: BTF-named arguments in the definitions where the kernel takes them"
+else result FAIL "6.12 definitions: $(cat "$r/sys/kernel/tracing/kprobe_events")"; fi
+
 # what is missing, and the fix
 r=$(probe_tree probes-nokprobe initiator stock)
 rm "$r/sys/kernel/tracing/kprobe_events"
