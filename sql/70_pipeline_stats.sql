@@ -62,13 +62,14 @@ co AS (
            'NVMe/TCP header / data digests of this host''s connections (host.json, capture key digest=): CRC32C over every PDU header / data on both hosts'
     FROM hosts WHERE digest IS NOT NULL
     UNION ALL
-    -- where each host's NVMe/TCP milestones come from (host_milestones)
+    -- where each host's NVMe/TCP milestones come from (host_milestones); a stock run (no host has
+    -- any) says so in its mode row alone
     SELECT 15, 'milestones:' || host, 'info', to_json(source),
            CASE source WHEN 'tracepoint' THEN 'NVMe/TCP milestones from the patched events'
                        WHEN 'probe' THEN 'NVMe/TCP milestones from the capture''s probes (host.json probes)'
                        ELSE 'no NVMe/TCP milestones: stock events only' END
            || CASE WHEN tracepoints AND probes THEN ' (both recorded; --milestones ' || asked || ')' ELSE '' END
-    FROM host_milestones
+    FROM host_milestones WHERE EXISTS (SELECT 1 FROM host_milestones WHERE source <> 'none')
     UNION ALL
     SELECT 16, 'probe_misses:' || host, CASE WHEN probe_misses > 0 THEN 'warning' ELSE 'info' END,
            to_json(probe_misses),

@@ -10,11 +10,15 @@
       max(REL x the patched duration, ABS_US). The share within the issue's max(5%, 5 us) is
       printed beside it: under the lab's emulation the tracepoint recorded first delays its
       probe by its own cost (2-10 us), which native hardware does in 0.1-0.3 us.
-  check_probes.py means PATCHED[,PATCHED2...] PROBED[,PROBED2...] [--rel 0.10] [--abs-us 20] [--stages a,b]
+  check_probes.py means PATCHED[,PATCHED2...] PROBED[,PROBED2...] [--rel 0.10] [--abs-us 20]
+                    [--spread-factor 2] [--stages a,b]
       The same scenario on the patched kernel and on a stock kernel with probes (repeats of each
       comma-separated): for every ntprof stage both measure, the means agree within
-      max(REL x the patched mean, ABS_US, the spread of either side's repeats): under the lab's
-      emulation on a shared host separate runs of one scenario differ by far more than 10%.
+      max(REL x the patched mean, ABS_US, SPREAD_FACTOR x the larger difference between one
+      side's own repeats): under the lab's emulation on a shared host, runs of one scenario on
+      one kernel differ by far more than 10% in the network and queueing stages (a vCPU waits
+      milliseconds for the host), so there a difference counts only beyond what the lab shows
+      between its own repeats; the quiet stages are held to max(REL, ABS_US).
 
 Prints one line per stage and a last line "ok ..." or "FAIL ..."; exit 0 when the check holds,
 1 when not, 2 when a run cannot be read. The durations come from the analysis' own io_stages
@@ -80,10 +84,10 @@ def agreement(a):
 
 
 def means(a):
-    """Stage means of repeats of one scenario, patched vs probed: each side's runs pooled per
-    run, the sides' means compared within max(REL x patched mean, ABS_US, the run-to-run spread
-    of either side's own repeats): the probes need not agree better than the lab agrees with
-    itself."""
+    """Stage means of repeats of one scenario, patched vs probed: a mean per run, a side's mean
+    the mean of its runs, the sides compared within max(REL x patched mean, ABS_US,
+    SPREAD_FACTOR x the larger run-to-run spread of either side's own repeats): the probes need
+    not agree better than the lab agrees with itself."""
     sides = {}
     for side, runs, want in (("patched", a.patched, "tracepoint"), ("probed", a.probed, "probe")):
         per_run = []
@@ -112,18 +116,18 @@ def means(a):
             continue
         ma, mb = sum(m for m, _ in pa) / len(pa), sum(m for m, _ in pr) / len(pr)
         spread = max(max(m for m, _ in pa) - min(m for m, _ in pa), max(m for m, _ in pr) - min(m for m, _ in pr))
-        tol = max(a.rel * abs(ma), a.abs_us, spread)
+        tol = max(a.rel * abs(ma), a.abs_us, a.spread_factor * spread)
         ok = abs(mb - ma) <= tol
         print(f"{'ok  ' if ok else 'FAIL'} {stage}: mean {ma:.1f} us patched ({', '.join(f'{m:.1f}' for m, _ in pa)}), "
               f"{mb:.1f} us probed ({', '.join(f'{m:.1f}' for m, _ in pr)}); |difference| {abs(mb - ma):.1f} us, "
-              f"allowed {tol:.1f} us (max of {a.rel * 100:.0f}%, {a.abs_us:g} us, the repeats' spread {spread:.1f} us)")
+              f"allowed {tol:.1f} us (max of {a.rel * 100:.0f}%, {a.abs_us:g} us, {a.spread_factor:g} x the repeats' spread {spread:.1f} us)")
         if not ok:
             bad.append(stage)
     name = f"{os.path.basename(a.patched.split(',')[0])} vs {os.path.basename(a.probed.split(',')[0])}"
     if bad:
         print(f"FAIL means {name}: {', '.join(bad)}")
         return 1
-    print(f"ok means {name}: {len(wanted)} stages within max({a.rel * 100:.0f}%, {a.abs_us:g} us, the repeats' spread)")
+    print(f"ok means {name}: {len(wanted)} stages within max({a.rel * 100:.0f}%, {a.abs_us:g} us, {a.spread_factor:g} x the repeats' spread)")
     return 0
 
 
@@ -146,6 +150,7 @@ def main(argv):
     mn.add_argument("probed")
     mn.add_argument("--rel", type=float, default=0.10)
     mn.add_argument("--abs-us", type=float, default=20.0)
+    mn.add_argument("--spread-factor", type=float, default=2.0)
     mn.add_argument("--stages", default=None)
     a = ap.parse_args(argv)
     try:
