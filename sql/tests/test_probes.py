@@ -14,6 +14,8 @@ from ntscope.sql import views
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 AGREEMENT = ("lab-6.1-patched-probes-agreement", "lab-6.12-patched-probes-agreement")
+# runs of the stock lab kernels with probes=on (their compare cases: sql/compare/tests/cases/probes_*)
+PROBED = sorted(n for n in os.listdir(os.path.join(REPO, "fixtures")) if "-stock-probes-" in n)
 
 
 def check_probes():
@@ -115,3 +117,33 @@ def test_mixed_run_probed_initiator_stock_target(fresh_run, drop_systems):
     finally:
         con.close()
     assert n > 500 and all(v >= n - 2 for v in measured.values()), (n, measured)
+
+
+def test_probed_fixtures_are_there():
+    """A base and a slow network on both stock kernels, few queues on 6.1 (the compare cases' runs)."""
+    for kernel in ("6.1", "6.12"):
+        for scenario in ("base-randread", "cmp-slow-net-delay-target"):
+            assert f"lab-{kernel}-stock-probes-{scenario}" in PROBED, (kernel, scenario)
+    assert {"lab-6.1-stock-probes-few-queues", "lab-6.1-stock-probes-few-queues-1job"} <= set(PROBED)
+
+
+@pytest.mark.parametrize("name", PROBED)
+def test_a_probed_stock_run_gives_every_ntprof_stage(name, fixture_run):
+    """A stock kernel's run recorded with probes=on: mode probes from both hosts' probes, no hit
+    lost, every I/O matched and every ntprof stage measured for it, the stages summing to
+    end_to_end (top-level) and to their parents; the verdicts are the compare cases'."""
+    con = views.connect(fixture_run(name))
+    try:
+        assert one(con, "SELECT mode FROM analysis_mode") == [("probes",)]
+        assert sorted(one(con, "SELECT host, source FROM host_milestones")) == [("initiator", "probe"), ("target", "probe")]
+        assert one(con, "SELECT sum(probe_misses) FROM hosts") == [(0,)]
+        assert one(con, "SELECT count(*) FROM stage_coverage WHERE NOT measurable") == [(0,)]
+        n, matched = one(con, "SELECT count(*), count(*) FILTER (WHERE match_state = 'matched') FROM io")[0]
+        assert n > 100 and matched == n, (n, matched)
+        unmeasured = one(con, """SELECT stage, count(*) FROM io_stages WHERE stage_set = 'ntprof' AND dur IS NULL
+                                 GROUP BY stage""")
+        assert unmeasured == [], unmeasured
+        bad = one(con, "SELECT stage_set, reason FROM io_stage_check WHERE stage_set = 'ntprof' AND NOT ok LIMIT 3")
+        assert bad == [], bad
+    finally:
+        con.close()
