@@ -84,6 +84,34 @@ def fresh_run(tmp_path, ntscope_bin):
     return make
 
 
+def drop_systems(run, host, *systems):
+    """A converted run as a host without these trace systems records it: their Parquet files
+    and the converter's list of them gone (and host.json's probes, for the probe groups
+    ntscope_*), e.g. a patched capture made stock."""
+    for s in systems:
+        shutil.rmtree(os.path.join(run, host, "parquet", s), ignore_errors=True)
+    meta = os.path.join(run, host, "parquet", "metadata.json")
+    with open(meta) as f:
+        m = json.load(f)
+    m["events"] = [e for e in m["events"] if e["system"] not in systems]
+    with open(meta, "w") as f:
+        json.dump(m, f)
+    if any(s.startswith("ntscope_") for s in systems):
+        hj = os.path.join(run, host, "host.json")
+        with open(hj) as f:
+            h = json.load(f)
+        h["probes"] = {"requested": "off", "active": False, "why_off": "probes=off"}
+        with open(hj, "w") as f:
+            json.dump(h, f)
+    return run
+
+
+@pytest.fixture(name="drop_systems")
+def drop_systems_fixture():
+    """drop_systems(run, host, *systems) -> run, those systems removed (see drop_systems)."""
+    return drop_systems
+
+
 @pytest.fixture(scope="session")
 def ntscope_cli(ntscope_bin):
     """ntscope_cli(*args, cwd=None, env=None) runs `python -m ntscope ARGS` as users do."""

@@ -93,10 +93,11 @@ def cmd_analyze(a):
     with OutputLock(out), Progress(ANALYZE_STEPS, enabled=show_progress(a)) as p:
         p.step("converting hosts not converted yet")
         runs.convert_missing(run, progress=p, quiet=a.quiet, verify=a.verify)
-        keep_side = not a.no_interference and not a.no_cache
+        # a later compare reads the side with the default milestones: keep only that one
+        keep_side = not a.no_interference and not a.no_cache and a.milestones in (None, "auto")
         run_key = side_cache.key(run) if keep_side else None   # before the views read the files
         con = views.connect(run, memory_limit=a.memory_limit, temp_dir=a.temp_dir,
-                            interference=not a.no_interference, progress=p)
+                            interference=not a.no_interference, progress=p, milestones=a.milestones)
         p.step("report model (groups, stage statistics, histograms; the timeline's order)", con)
         selection.apply(con, spec)
         slo.load(con, spec.slos)
@@ -261,14 +262,15 @@ def cmd_sql(a):
     runs.convert_missing(run, quiet=True, verify=a.verify)
     if a.script:
         target = script_target(a.script)
-        text = SCRIPT_HEADER + f" of {printable(run)!r}; load it in DuckDB, e.g. duckdb -init FILE\n" + views.build_script(run)
+        text = SCRIPT_HEADER + f" of {printable(run)!r}; load it in DuckDB, e.g. duckdb -init FILE\n" + views.build_script(run, milestones=a.milestones)
         if target is None:
             sys.stdout.write(text)
         else:
             from .output import write_text
             write_text(target, text)
         return EXIT_OK
-    con = views.connect(run, memory_limit=a.memory_limit, temp_dir=a.temp_dir, interference=True)
+    con = views.connect(run, memory_limit=a.memory_limit, temp_dir=a.temp_dir, interference=True,
+                        milestones=a.milestones)
     if a.command is not None:
         return views.run_script(con, a.command)
     return views.shell(con)
@@ -316,6 +318,7 @@ def add_analyze_flags(p):
     p.add_argument("--no-cache", action="store_true",
                    help="keep nothing in RUN/.ntscope/ (by default analyze keeps the run's compare input "
                         "there: a later compare of the run reads it instead of building the views again)")
+    add_milestones_flag(p)
 
 
 def add_verify_flag(p):
@@ -330,6 +333,14 @@ def add_common(p, memory=True):
     p.add_argument("--no-progress", action="store_true", help="no progress line even on a terminal")
     if memory:
         add_memory_flags(p)
+
+
+def add_milestones_flag(p):
+    """--milestones: where a host that recorded both the patched events and the capture's probes
+    takes its NVMe/TCP milestones from (sql/20_events.sql, host_milestones)."""
+    p.add_argument("--milestones", default=None, choices=("auto", "tracepoint", "probe"),
+                   help="NVMe/TCP milestones of a host that recorded both: auto (default: the patched events), "
+                        "tracepoint, or probe (the capture's probes; the lab's agreement check)")
 
 
 def add_memory_flags(p):
@@ -387,6 +398,7 @@ def parser():
     sq.add_argument("-c", "--command", help="run these SQL statements, print results as CSV, exit 2 on error")
     sq.add_argument("--script", metavar="FILE", help="write the whole view script to FILE instead (- for stdout): a new "
                     "file or one an earlier --script wrote, never a file of a run")
+    add_milestones_flag(sq)
     add_memory_flags(sq)
     add_verify_flag(sq)
     sq.set_defaults(fn=cmd_sql)

@@ -34,6 +34,18 @@ SELECT * FROM (VALUES
     ('nvmet_tcp', 'cid', 'BIGINT'), ('nvmet_tcp', 'opcode', 'BIGINT'), ('nvmet_tcp', 'is_write', 'BIGINT'),
     ('nvmet_tcp', 'data_len', 'BIGINT'), ('nvmet_tcp', 'status', 'BIGINT'),
     ('nvmet_tcp', 'resp_list_len', 'BIGINT'), ('nvmet_tcp', 'send_list_len', 'BIGINT'),
+    -- probe events the capture places (capture key probes=; capture/ntscope-capture, probe_catalogue):
+    -- group ntscope_nvme_tcp on an initiator, ntscope_nvmet_tcp on a target; every probe reads a
+    -- part of these (the command's identity, and a socket send's state)
+    ('ntscope_nvme_tcp', 'cid', 'BIGINT'), ('ntscope_nvme_tcp', 'genctr', 'BIGINT'), ('ntscope_nvme_tcp', 'tag', 'BIGINT'),
+    ('ntscope_nvme_tcp', 'hctx_queue_num', 'BIGINT'), ('ntscope_nvme_tcp', 'queuedata', 'UBIGINT'),
+    ('ntscope_nvme_tcp', 'ctrl_instance', 'BIGINT'), ('ntscope_nvme_tcp', 'cntlid', 'BIGINT'),
+    ('ntscope_nvme_tcp', 'send_state', 'BIGINT'), ('ntscope_nvme_tcp', 'send_offset', 'UBIGINT'),
+    ('ntscope_nvmet_tcp', 'cid', 'BIGINT'), ('ntscope_nvmet_tcp', 'opcode', 'BIGINT'), ('ntscope_nvmet_tcp', 'qid', 'BIGINT'),
+    ('ntscope_nvmet_tcp', 'cntlid', 'BIGINT'), ('ntscope_nvmet_tcp', 'trtype', 'BIGINT'),
+    ('ntscope_nvmet_tcp', 'send_state', 'BIGINT'), ('ntscope_nvmet_tcp', 'send_offset', 'UBIGINT'),
+    ('ntscope_nvmet_tcp', 'state_c2h', 'BIGINT'), ('ntscope_nvmet_tcp', 'state_r2t', 'BIGINT'),
+    ('ntscope_nvmet_tcp', 'state_response', 'BIGINT'),
     -- workqueue: the capture keeps only the NVMe/TCP io_work (capture key cpu_wait);
     -- field_cpu is the pool's CPU of workqueue_queue_work (the event's own CPU is cpu)
     ('workqueue', 'work', 'UBIGINT'), ('workqueue', 'function', 'UBIGINT'),

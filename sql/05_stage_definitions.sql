@@ -155,3 +155,123 @@ SELECT * FROM (VALUES
      'block layer completion')
 ) AS t(stage_set, stage, seq, parent, side, from_ms, to_ms, minus_from_ms, minus_to_ms, direction,
         category, aliases, meaning);
+
+-- evidence_kinds: one row per kind of evidence a milestone can come from (the closed
+-- vocabulary of milestone_evidence.evidence and stage_evidence.evidence).
+--   evidence   id
+--   meaning    which events
+CREATE OR REPLACE TABLE evidence_kinds AS
+SELECT * FROM (VALUES
+    ('stock', 'stock events, on every kernel: nvme / nvmet / block tracepoints'),
+    ('tracepoint', 'the patched nvme_tcp / nvmet_tcp tracepoints (kernel-patches/)'),
+    ('probe', 'probe events the capture places on the nvme-tcp / nvmet-tcp functions around those tracepoints (capture key probes=), on a kernel without the patches')
+) AS t(evidence, meaning);
+
+-- probe_events: one row per probe event the capture places (capture/ntscope-capture,
+-- probe_catalogue: the same names) and the patched tracepoint whose milestone its hits give.
+-- The probes sit at the same moment as the tracepoint or next to it, on the same command.
+--   system      the probe group: 'ntscope_nvme_tcp' (initiator), 'ntscope_nvmet_tcp' (target)
+--   event       the probe; 'exec_%' (a LIKE pattern) is every namespace execute handler
+--               probed (exec_bdev_rw, exec_file_flush ...)
+--   stands_for  the patched event (kernel-patches/EVENTS.md) whose milestone it gives
+--   hit_is      which of the probe's hits give it: NULL every hit; 'write' / 'read' by the
+--               command's opcode (nvme_is_write: opcode bit 0); 'c2h' / 'r2t' / 'response' a
+--               socket send's state (send_state equal to the state_c2h / state_r2t /
+--               state_response the hit carries, from the kernel's BTF)
+--   point       where the probe sits, and how that moment relates to the tracepoint's
+CREATE OR REPLACE TABLE probe_events AS
+SELECT * FROM (VALUES
+    ('ntscope_nvme_tcp', 'queue_rq', 'nvme_tcp_queue_rq', NULL,
+     'entry of blk_mq_start_request called from nvme_tcp_queue_rq (the command id is built): right after the tracepoint, before block_rq_issue'),
+    ('ntscope_nvme_tcp', 'try_send', 'nvme_tcp_try_send', NULL,
+     'the command PDU''s first socket send (entry of nvme_tcp_try_send_cmd_pdu, or of kernel_sendpage / sock_sendmsg called from the send path while the request is at offset 0 of its command PDU): right after the tracepoint'),
+    ('ntscope_nvme_tcp', 'cqe', 'nvme_tcp_process_nvme_cqe', NULL,
+     'entry of nvme_tcp_data_in_short, which nvme_tcp_process_nvme_cqe calls before completing the request: right after the tracepoint'),
+    ('ntscope_nvmet_tcp', 'recv_cmd', 'nvmet_tcp_done_recv_pdu', NULL,
+     'entry of nvmet_req_init (tcp transport): the command PDU was read, right after the tracepoint'),
+    ('ntscope_nvmet_tcp', 'exec_%', 'nvmet_tcp_exec_write_req', 'write',
+     'entry of the namespace''s execute handler (bdev or file: rw, flush, write zeroes, dsm), tcp transport: right after the tracepoint'),
+    ('ntscope_nvmet_tcp', 'exec_%', 'nvmet_tcp_exec_read_req', 'read',
+     'entry of the namespace''s execute handler (bdev or file: rw, flush, write zeroes, dsm), tcp transport: right after the tracepoint'),
+    ('ntscope_nvmet_tcp', 'queue_response', 'nvmet_tcp_queue_response', NULL,
+     'entry of nvmet_tcp_queue_response: right before the tracepoint (which a response still waiting for in-capsule data skips)'),
+    ('ntscope_nvmet_tcp', 'setup_c2h', 'nvmet_tcp_setup_c2h_data_pdu', NULL,
+     'entry of nvmet_setup_c2h_data_pdu (where the tracepoint sits), or of nvmet_try_send_data_pdu at offset 0 (the PDU''s first send, right after)'),
+    ('ntscope_nvmet_tcp', 'setup_r2t', 'nvmet_tcp_setup_r2t_pdu', NULL,
+     'entry of nvmet_setup_r2t_pdu (where the tracepoint sits), or of nvmet_try_send_r2t at offset 0 (the PDU''s first send, right after)'),
+    ('ntscope_nvmet_tcp', 'setup_response', 'nvmet_tcp_setup_response_pdu', NULL,
+     'entry of nvmet_setup_response_pdu (where the tracepoint sits), or of nvmet_try_send_response at offset 0 (the PDU''s first send, right after)'),
+    ('ntscope_nvmet_tcp', 'send', 'nvmet_tcp_setup_c2h_data_pdu', 'c2h',
+     'where the functions above are inlined: the C2HData PDU''s first socket send (kernel_sendpage / sock_sendmsg called from the send path in state DATA_PDU at offset 0): right after the PDU was built'),
+    ('ntscope_nvmet_tcp', 'send', 'nvmet_tcp_setup_r2t_pdu', 'r2t',
+     'the R2T PDU''s first socket send (state R2T, offset 0): right after the PDU was built'),
+    ('ntscope_nvmet_tcp', 'send', 'nvmet_tcp_setup_response_pdu', 'response',
+     'the CapsuleResp PDU''s first socket send (state RESPONSE, offset 0): right after the PDU was built')
+) AS t(system, event, stands_for, hit_is, point);
+
+-- milestone_evidence: one row per (milestone a stage definition uses, evidence kind that can
+-- give it). A view over the stage table and probe_events.
+--   milestone   as stage_definitions writes it, without '#last'
+--   evidence    evidence_kinds.evidence
+--   events      the events it is made of ('system:event'; the probes of probe_events)
+CREATE OR REPLACE VIEW milestone_evidence AS
+WITH used AS (
+    SELECT DISTINCT regexp_replace(m, '#last$', '') AS milestone
+    FROM (SELECT unnest([from_ms, to_ms, minus_from_ms, minus_to_ms]) AS m FROM stage_definitions)
+    WHERE m IS NOT NULL
+), parts AS (
+    -- the patched events a milestone is made of: the two the target's events make
+    -- (sql/50_stages.sql) need the events named here, every other one is its own event
+    SELECT milestone, unnest(CASE milestone
+        WHEN 't:nvmet_tcp_exec_req' THEN ['nvmet_tcp_exec_read_req', 'nvmet_tcp_exec_write_req']
+        WHEN 't:nvmet_tcp_r2t_wait_start' THEN ['nvmet_tcp_setup_r2t_pdu', 'nvmet_tcp_exec_read_req', 'nvmet_tcp_exec_write_req']
+        ELSE [substr(milestone, 3)] END) AS part
+    FROM used
+), kinds AS (
+    SELECT p.milestone, p.part,
+           CASE WHEN p.part LIKE 'nvme_tcp_%' THEN 'nvme_tcp' WHEN p.part LIKE 'nvmet_tcp_%' THEN 'nvmet_tcp' END AS tcp_system
+    FROM parts p
+)
+SELECT milestone, 'stock' AS evidence,
+       list(CASE WHEN milestone LIKE 'i:block%' OR milestone LIKE 't:block%' THEN 'block' WHEN milestone LIKE 'i:%' THEN 'nvme' ELSE 'nvmet' END
+            || ':' || part ORDER BY part) AS events
+FROM kinds WHERE tcp_system IS NULL GROUP BY milestone
+UNION ALL
+SELECT milestone, 'tracepoint', list(tcp_system || ':' || part ORDER BY part)
+FROM kinds WHERE tcp_system IS NOT NULL GROUP BY milestone
+UNION ALL
+-- a probe gives the milestone when it gives each part; read or write is enough for execution
+SELECT k.milestone, 'probe', list(DISTINCT pe.system || ':' || pe.event ORDER BY pe.system || ':' || pe.event)
+FROM kinds k LEFT JOIN probe_events pe ON pe.stands_for = k.part
+WHERE k.tcp_system IS NOT NULL
+GROUP BY k.milestone
+HAVING count(*) FILTER (WHERE pe.stands_for IS NULL AND k.part NOT IN ('nvmet_tcp_exec_read_req', 'nvmet_tcp_exec_write_req')) = 0
+   AND count(pe.stands_for) > 0;
+
+-- stage_evidence: one row per stage definition: which evidence can give it. A stage cut only at
+-- stock events has 'stock' (every kernel); one that needs NVMe/TCP milestones has the kinds
+-- that give every one of them ('tracepoint', 'probe'). A view.
+--   stage_set, stage
+--   evidence   list of evidence_kinds.evidence
+CREATE OR REPLACE VIEW stage_evidence AS
+WITH ms AS (
+    SELECT d.stage_set, d.stage, regexp_replace(m, '#last$', '') AS milestone
+    FROM (SELECT stage_set, stage, unnest([from_ms, to_ms, minus_from_ms, minus_to_ms]) AS m FROM stage_definitions) d
+    WHERE m IS NOT NULL
+), per AS (
+    SELECT ms.stage_set, ms.stage, ms.milestone,
+           bool_or(e.evidence = 'stock') AS stock,
+           bool_or(e.evidence = 'tracepoint') AS tracepoint, bool_or(e.evidence = 'probe') AS probe
+    FROM ms LEFT JOIN milestone_evidence e USING (milestone)
+    GROUP BY ALL
+), agg AS (
+    SELECT stage_set, stage, bool_and(coalesce(stock, false)) AS all_stock,
+           bool_and(coalesce(stock OR tracepoint, false)) AS tracepoint,
+           bool_and(coalesce(stock OR probe, false)) AS probe
+    FROM per GROUP BY ALL
+)
+SELECT stage_set, stage,
+       CASE WHEN all_stock THEN ['stock']
+            ELSE list_filter(['tracepoint', 'probe'], lambda k: (k = 'tracepoint' AND tracepoint) OR (k = 'probe' AND probe)) END
+           AS evidence
+FROM agg;

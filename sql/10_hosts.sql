@@ -8,9 +8,22 @@ WITH u AS (
     UNION ALL SELECT host, 'block', event, ts FROM raw_block
     UNION ALL SELECT host, 'nvme_tcp', event, ts FROM raw_nvme_tcp
     UNION ALL SELECT host, 'nvmet_tcp', event, ts FROM raw_nvmet_tcp
+    UNION ALL SELECT host, 'ntscope_nvme_tcp', event, ts FROM raw_ntscope_nvme_tcp
+    UNION ALL SELECT host, 'ntscope_nvmet_tcp', event, ts FROM raw_ntscope_nvmet_tcp
 )
 SELECT host, system, event, count(*)::BIGINT AS events, min(ts) AS first_ts, max(ts) AS last_ts
 FROM u GROUP BY ALL;
+
+-- host_event_types: one row per (host, system, event) the host's trace can hold: every event
+-- type it recorded (metadata.json lists them, those that never fired included), else those with
+-- events. A table.
+--   host, system, event
+CREATE OR REPLACE TABLE host_event_types AS
+SELECT host, e->>'system' AS system, e->>'event' AS event
+FROM (SELECT host, unnest(from_json(metadata_json->'events', '["JSON"]')) AS e FROM run_hosts)
+WHERE e->>'system' IS NOT NULL
+UNION
+SELECT host, system, event FROM host_event_counts;
 
 -- hosts: one row per host of the run.
 --   host         host directory name
@@ -21,16 +34,20 @@ FROM u GROUP BY ALL;
 --   first_ts, last_ts  trace window (ns, this host's clock)
 --   trace_clock  trace clock from metadata.json or host.json (NULL if neither says)
 --   lost_events  events lost (metadata.json lost_events_per_cpu summed over CPUs, else
---                host.json overrun + commit_overrun + dropped; NULL if neither says)
+--                host.json overrun + commit_overrun + dropped; NULL if neither says), plus
+--                probe_misses
 --   digest       NVMe/TCP digests of this host's connections: 'none', 'header', 'data' or
 --                'header,data' (host.json nvme_tcp_digest, from the capture key digest=;
 --                no kernel shows them in sysfs); NULL when not recorded
+--   probe_misses hits of the capture's probes the kernel did not record (host.json
+--                probes.misses, from kprobe_profile: a probe that fired while another probe's
+--                handler ran on that CPU); NULL without probes
 CREATE OR REPLACE TABLE hosts AS
 WITH c AS (
     SELECT host,
            sum(events)::BIGINT AS events, min(first_ts) AS first_ts, max(last_ts) AS last_ts,
-           bool_or(system IN ('nvme', 'nvme_tcp')) AS has_host_nvme,
-           bool_or(system IN ('nvmet', 'nvmet_tcp')) AS has_target_nvme
+           bool_or(system IN ('nvme', 'nvme_tcp', 'ntscope_nvme_tcp')) AS has_host_nvme,
+           bool_or(system IN ('nvmet', 'nvmet_tcp', 'ntscope_nvmet_tcp')) AS has_target_nvme
     FROM host_event_counts GROUP BY host
 ), lost AS (
     -- metadata.json (convert): lost_events_per_cpu {"<cpu>": {"lost_events": n, ...}}
@@ -41,7 +58,8 @@ WITH c AS (
                -- host.json (capture): {"overrun", "commit_overrun", "dropped"} from trace-cmd --stat
                TRY_CAST(host_json->>'$.lost_events.overrun' AS BIGINT)
                + TRY_CAST(host_json->>'$.lost_events.commit_overrun' AS BIGINT)
-               + TRY_CAST(host_json->>'$.lost_events.dropped' AS BIGINT)) AS lost_events
+               + TRY_CAST(host_json->>'$.lost_events.dropped' AS BIGINT)) AS ring_lost,
+           TRY_CAST(host_json->>'$.probes.misses' AS BIGINT) AS probe_misses
     FROM run_hosts
 )
 SELECT r.host,
@@ -51,12 +69,14 @@ SELECT r.host,
        CASE WHEN r.host_json->>'role' IS NOT NULL THEN 'host.json' ELSE 'inferred' END AS role_source,
        coalesce(c.events, 0) AS events, c.first_ts, c.last_ts,
        coalesce(r.metadata_json->>'trace_clock', r.host_json->>'trace_clock') AS trace_clock,
-       lost.lost_events::BIGINT AS lost_events,
+       CASE WHEN lost.ring_lost IS NOT NULL OR lost.probe_misses IS NOT NULL
+            THEN coalesce(lost.ring_lost, 0) + coalesce(lost.probe_misses, 0) END::BIGINT AS lost_events,
        CASE WHEN json_type(r.host_json, '$.nvme_tcp_digest') = 'OBJECT' THEN
             coalesce(nullif(concat_ws(',',
                 CASE WHEN TRY_CAST(r.host_json->>'$.nvme_tcp_digest.header' AS BOOLEAN) THEN 'header' END,
                 CASE WHEN TRY_CAST(r.host_json->>'$.nvme_tcp_digest.data' AS BOOLEAN) THEN 'data' END), ''), 'none')
-       END AS digest
+       END AS digest,
+       lost.probe_misses::BIGINT AS probe_misses
 FROM run_hosts r LEFT JOIN c USING (host) LEFT JOIN lost USING (host);
 
 -- converter_losses: one row per kind of record the converter could not turn into event rows,

@@ -163,10 +163,17 @@ WHERE list_contains(exec_event_nos, ms_no) GROUP BY io_n
 UNION ALL
 -- where the R2T round trip of a large write starts (R2T built); commands without one
 -- (reads, in-capsule writes) start it at execution, a zero-length wait
+-- only on targets whose events can show an R2T (the patched events, or a probe placed for it:
+-- host_milestone_events): without one the round trip of a large write would sit unseen in
+-- nvmet_tcp_cmd_recv
 SELECT io_n, any_value(r2t_no),
        coalesce(min(ts) FILTER (WHERE ms_no = setup_r2t_no),
                 min(ts) FILTER (WHERE list_contains(exec_event_nos, ms_no))), NULL
-FROM ttcp, synthetic GROUP BY io_n;
+FROM ttcp, synthetic
+WHERE io_n IN (SELECT io_n FROM io WHERE target_host IN
+               (SELECT host FROM host_milestones WHERE source = 'tracepoint'
+                UNION SELECT host FROM host_milestone_events WHERE event = 'nvmet_tcp_setup_r2t_pdu'))
+GROUP BY io_n;
 
 -- tcp_milestones: one row per NVMe/TCP milestone some io has, by name: the names
 -- io_tcp_milestone_ts holds, where in io_tcp_milestone_spans each one's times are. A table.
@@ -227,14 +234,19 @@ WITH present AS (
 used AS (
     SELECT stage_set, unnest([from_ms, to_ms, minus_from_ms, minus_to_ms]) AS ms FROM stage_definitions
 )
--- a set is reported when the trace has every initiator milestone it uses (patched sets
--- need nvme_tcp events); its target stages stay NULL (missing) without a target trace
+-- a set is reported when it needs only stock events, or when the trace has one of the NVMe/TCP
+-- milestones it uses (patched events or the capture's probes: a stock run drops the detailed
+-- sets); a stage of it that no host of the run can give stays NULL (missing), and
+-- stage_coverage says which milestone it lacks and why
 SELECT row_number() OVER (ORDER BY d.stage_set, d.stage) AS def_no,
        d.stage_set, d.stage, d.seq, d.parent, d.side, d.from_ms, d.to_ms, d.minus_from_ms,
        d.minus_to_ms, d.direction, d.category
 FROM stage_definitions d
-WHERE d.stage_set NOT IN (SELECT stage_set FROM used
-                          WHERE ms LIKE 'i:%' AND ms NOT IN (SELECT milestone FROM present));
+WHERE d.stage_set NOT IN (SELECT stage_set FROM used u
+                          WHERE u.ms IS NOT NULL AND NOT EXISTS (SELECT 1 FROM milestone_evidence e
+                                            WHERE e.milestone = regexp_replace(u.ms, '#last$', '') AND e.evidence = 'stock')
+                          GROUP BY stage_set
+                          HAVING count(*) FILTER (WHERE ms IN (SELECT milestone FROM present)) = 0);
 
 -- io_stage_durations: one row per (io, io_stage_definitions row): io_stages keyed by two
 -- integers, what the reports group and join on (strings cost: building the rows on the
@@ -363,3 +375,83 @@ FROM s JOIN io i USING (io_n);
 CREATE OR REPLACE VIEW primary_stage_set AS
 SELECT s.stage_set FROM (SELECT DISTINCT stage_set FROM io_stage_definitions) p JOIN stage_sets s USING (stage_set)
 ORDER BY s.preference LIMIT 1;
+
+-- stage_coverage: one row per stage io_stages reports: for how many I/Os it was measured, and
+-- whether the run's hosts can give every milestone it is cut at; when not, which one and why
+-- (a probe that could not be placed, a host with stock events only, no trace of that side).
+-- A stage is never measured between other points than its own: without its milestones it is
+-- NULL (missing) for every I/O. A view.
+--   stage_set, stage, seq
+--   evidence     what can give it on any kernel (stage_evidence.evidence)
+--   ios          I/Os of the run (io rows)
+--   measured     I/Os with a duration
+--   measurable   false when a milestone it needs comes from no host of its side
+--   missing      that milestone ('i:' initiator, 't:' target, without '#last'); NULL when measurable
+--   reason       why, and how to record it; NULL when measurable
+CREATE OR REPLACE VIEW stage_coverage AS
+WITH defs AS (
+    SELECT def_no, stage_set, stage, seq, regexp_replace(ms, '#last$', '') AS milestone, pos
+    FROM (SELECT def_no, stage_set, stage, seq, unnest([from_ms, to_ms, minus_from_ms, minus_to_ms]) AS ms,
+                 unnest([1, 2, 3, 4]) AS pos
+          FROM io_stage_definitions)
+    WHERE ms IS NOT NULL
+), parts AS (
+    -- the events a milestone is made of (milestone_evidence; read or write is enough for execution)
+    SELECT d.*, unnest(CASE d.milestone
+        WHEN 't:nvmet_tcp_exec_req' THEN ['nvmet_tcp_exec_*']
+        WHEN 't:nvmet_tcp_r2t_wait_start' THEN ['nvmet_tcp_setup_r2t_pdu', 'nvmet_tcp_exec_*']
+        ELSE [substr(d.milestone, 3)] END) AS part,
+        CASE WHEN d.milestone LIKE 'i:%' THEN 'initiator' ELSE 'target' END AS side
+    FROM defs d
+), side_hosts AS (
+    -- the run's hosts of each side that have I/O
+    SELECT DISTINCT 'initiator' AS side, initiator_host AS host FROM io
+    UNION SELECT DISTINCT 'target', target_host FROM io WHERE target_host IS NOT NULL
+), gives AS (
+    -- (host, part) pairs the host can give: a stock event type it recorded, or a patched event
+    -- its milestone source gives: every one for the patched events (the series is one), those
+    -- of the placed probes (host_milestone_events)
+    SELECT host, event AS part FROM host_event_types WHERE system IN ('nvme', 'nvmet', 'block')
+    UNION SELECT host, event FROM host_milestone_events
+    UNION SELECT host, 'nvmet_tcp_exec_*' FROM host_milestone_events WHERE event IN ('nvmet_tcp_exec_read_req', 'nvmet_tcp_exec_write_req')
+    UNION SELECT m.host, p.part FROM host_milestones m, (SELECT DISTINCT part FROM parts) p
+    WHERE m.source = 'tracepoint' AND (p.part LIKE 'nvme_tcp%' OR p.part LIKE 'nvmet_tcp%')
+), checked AS (
+    SELECT p.def_no, p.milestone, p.pos, p.part, p.side,
+           count(sh.host) AS hosts,
+           count(g.host) AS hosts_giving,
+           min(sh.host) AS first_host
+    FROM parts p LEFT JOIN side_hosts sh ON sh.side = p.side
+    LEFT JOIN gives g ON g.host = sh.host AND g.part = p.part
+    GROUP BY ALL
+), first_gap AS (
+    SELECT c.*, hm.source,
+           (SELECT n->>'reason' FROM (SELECT unnest(from_json(r.host_json->'probes'->'not_placed', '["JSON"]')) AS n
+                                      FROM run_hosts r WHERE r.host = c.first_host)
+            WHERE list_contains(from_json(n->'milestones', '["VARCHAR"]'),
+                                CASE WHEN c.part = 'nvmet_tcp_exec_*' THEN 'nvmet_tcp_exec_req' ELSE c.part END)
+              AND NOT coalesce(TRY_CAST(n->>'another_placed' AS BOOLEAN), false)
+            LIMIT 1) AS probe_reason
+    FROM checked c LEFT JOIN host_milestones hm ON hm.host = c.first_host
+    WHERE c.hosts_giving = 0
+    QUALIFY row_number() OVER (PARTITION BY c.def_no ORDER BY c.pos, c.part) = 1
+), measured AS (
+    SELECT def_no, count(*) AS ios, count(dur) AS measured FROM io_stage_durations GROUP BY def_no
+)
+SELECT d.stage_set, d.stage, d.seq, e.evidence,
+       coalesce(m.ios, 0) AS ios, coalesce(m.measured, 0) AS measured,
+       g.def_no IS NULL AS measurable,
+       g.milestone AS missing,
+       CASE WHEN g.def_no IS NULL THEN NULL
+            WHEN g.hosts = 0 THEN 'the run has no ' || g.side || ' trace'
+            WHEN g.part NOT LIKE 'nvme_tcp%' AND g.part NOT LIKE 'nvmet_tcp%'
+              THEN g.first_host || ' did not record ' || g.part || ' (record it: block=all)'
+            WHEN g.source = 'none' OR g.source IS NULL
+              THEN g.first_host || ' recorded stock events only: record it with probes=on (a kernel with probe events and BTF) or the patched modules'
+            WHEN g.source = 'probe'
+              THEN g.first_host || ': no probe gives ' || g.part || coalesce(' (' || g.probe_reason || ')', '')
+            ELSE g.first_host || ': its patched events lack ' || g.part || ' (an older patch series: rebuild the modules)' END AS reason
+FROM io_stage_definitions d
+LEFT JOIN first_gap g USING (def_no)
+LEFT JOIN measured m USING (def_no)
+LEFT JOIN stage_evidence e USING (stage_set, stage);

@@ -1,10 +1,12 @@
--- analysis_mode: one row: 'patched' when the trace has nvme_tcp or nvmet_tcp events,
--- else 'stock'.
---   mode   'patched' or 'stock'
+-- analysis_mode: one row: where the run's NVMe/TCP milestones come from (host_milestones).
+--   mode   'patched' (the patched nvme_tcp / nvmet_tcp events), 'probes' (the capture's
+--          probes), 'patched+probes' (hosts differ: a patched initiator, a probed target ...)
+--          or 'stock' (nvme / nvmet / block events only: coarser stages)
 CREATE OR REPLACE VIEW analysis_mode AS
-SELECT CASE WHEN count(*) FILTER (WHERE system IN ('nvme_tcp', 'nvmet_tcp')) > 0
-            THEN 'patched' ELSE 'stock' END AS mode
-FROM host_event_counts;
+SELECT CASE WHEN bool_or(source = 'tracepoint') AND bool_or(source = 'probe') THEN 'patched+probes'
+            WHEN bool_or(source = 'tracepoint') THEN 'patched'
+            WHEN bool_or(source = 'probe') THEN 'probes' ELSE 'stock' END AS mode
+FROM host_milestones;
 
 -- pipeline_stats: one row per fact about the analysis itself, printed first in every
 -- report: what was read, what was lost, what was matched, what is odd. Nothing is
@@ -30,7 +32,7 @@ co AS (
            (SELECT count(*) FROM io WHERE match_state = 'matched') AS matched_commands
 ), rows AS (
     SELECT 1 AS seq, 'mode' AS name, 'info' AS severity, to_json((SELECT mode FROM analysis_mode)) AS value,
-           'stock: nvme/nvmet/block events only (coarser stages); patched: nvme_tcp/nvmet_tcp events present' AS meaning
+           'stock: nvme/nvmet/block events only (coarser stages); patched: nvme_tcp/nvmet_tcp events present; probes: the capture''s probes give the same milestones; patched+probes: hosts differ' AS meaning
     UNION ALL
     SELECT 10, 'role:' || host, CASE WHEN role_source = 'inferred' THEN 'warning' ELSE 'info' END,
            to_json(role),
@@ -74,6 +76,27 @@ co AS (
     SELECT 14, 'digest:' || host, 'info', to_json(digest),
            'NVMe/TCP header / data digests of this host''s connections (host.json, capture key digest=): CRC32C over every PDU header / data on both hosts'
     FROM hosts WHERE digest IS NOT NULL
+    UNION ALL
+    -- where each host's NVMe/TCP milestones come from (host_milestones); a stock run (no host has
+    -- any) says so in its mode row alone
+    SELECT 15, 'milestones:' || host, 'info', to_json(source),
+           CASE source WHEN 'tracepoint' THEN 'NVMe/TCP milestones from the patched events'
+                       WHEN 'probe' THEN 'NVMe/TCP milestones from the capture''s probes (host.json probes)'
+                       ELSE 'no NVMe/TCP milestones: stock events only' END
+           || CASE WHEN tracepoints AND probes THEN ' (both recorded; --milestones ' || asked || ')' ELSE '' END
+    FROM host_milestones WHERE EXISTS (SELECT 1 FROM host_milestones WHERE source <> 'none')
+    UNION ALL
+    SELECT 16, 'probe_misses:' || host, CASE WHEN probe_misses > 0 THEN 'warning' ELSE 'info' END,
+           to_json(probe_misses),
+           CASE WHEN probe_misses > 0
+                THEN 'probe hits the kernel did not record (kprobe_profile: fired while another probe ran on that CPU); counted in lost_events: the commands they belong to miss a milestone'
+                ELSE 'no probe hit lost' END
+    FROM hosts WHERE probe_misses IS NOT NULL
+    UNION ALL
+    SELECT 17, 'stage_not_measurable:' || stage_set || ':' || stage,
+           CASE WHEN reason LIKE 'the run has no % trace' THEN 'info' ELSE 'warning' END, to_json(missing),
+           'no host of the run gives this milestone: ' || reason || '; the stage is left out (never measured between other points)'
+    FROM stage_coverage WHERE NOT measurable
     UNION ALL
     SELECT 20, 'initiator_commands', 'info', to_json(initiator_commands),
            'I/O commands (qid > 0) seen on the initiator (nvme_setup_cmd or nvme_complete_rq)' FROM counts

@@ -26,7 +26,8 @@ SQL_DIR = os.path.dirname(os.path.abspath(__file__))
 INTERFERENCE_SQL = os.path.join(SQL_DIR, "interference")
 SELECTION_SQL = os.path.join(SQL_DIR, "selection")
 STAGE_TABLE_SQL = os.path.join(SQL_DIR, "05_stage_definitions.sql")
-SYSTEMS = ("nvme", "nvmet", "block", "nvme_tcp", "nvmet_tcp", "workqueue", "irq", "tcp")
+SYSTEMS = ("nvme", "nvmet", "block", "nvme_tcp", "nvmet_tcp", "workqueue", "irq", "tcp",
+           "ntscope_nvme_tcp", "ntscope_nvmet_tcp")
 # Which layers are tables (computed once) and which are views is declared in the SQL
 # files themselves (CREATE OR REPLACE TABLE / VIEW): re-running a file recomputes its tables.
 
@@ -241,8 +242,23 @@ def folder_files(folder):
     return sorted(os.path.join(folder, f) for f in os.listdir(folder) if f.endswith(".sql"))
 
 
-def build_parts(run_dir, con=None):
-    """The SQL script for one run, in parts: contract, raw views, run_hosts, each view file."""
+# Where a host that recorded both the patched events and the capture's probes takes its
+# NVMe/TCP milestones from (sql/20_events.sql, host_milestones): auto = the patched events.
+MILESTONE_SOURCES = ("auto", "tracepoint", "probe")
+
+
+def milestones_sql(milestones):
+    """The statement that sets the analysis' milestone source (None: auto)."""
+    m = milestones or "auto"
+    if m not in MILESTONE_SOURCES:
+        raise RunError(f"--milestones {m!r} is not one of {', '.join(MILESTONE_SOURCES)}; "
+                       "fix: auto (the patched events where a host has them, else its probes), tracepoint or probe")
+    return f"SET VARIABLE ntscope_milestones = {sql_str(m)};\n"
+
+
+def build_parts(run_dir, con=None, milestones=None):
+    """The SQL script for one run, in parts: the milestone source, contract, raw views,
+    run_hosts, each view file."""
     import duckdb
     run_dir = os.path.abspath(run_dir)
     hosts = find_hosts(run_dir)
@@ -251,7 +267,7 @@ def build_parts(run_dir, con=None):
         contract_sql = f.read()
     scratch.execute(contract_sql)
     cols = contract(scratch)
-    parts = [contract_sql]
+    parts = [milestones_sql(milestones), contract_sql]
     for system in SYSTEMS:
         parts.append(raw_view_sql(scratch, run_dir, hosts, system, cols["*"] + cols.get(system, [])))
     parts.append(run_hosts_sql(run_dir, hosts))
@@ -263,9 +279,9 @@ def build_parts(run_dir, con=None):
     return parts
 
 
-def build_script(run_dir, con=None):
+def build_script(run_dir, con=None, milestones=None):
     """The whole SQL script for one run: contract, raw views, run_hosts, view files."""
-    return "\n".join(build_parts(run_dir, con))
+    return "\n".join(build_parts(run_dir, con, milestones))
 
 
 # Memory. DuckDB's own default memory limit is 80% of the machine's RAM, and the analysis of a
@@ -500,15 +516,17 @@ def tables_by_size(con, run_dirs, memory_share, bytes_per_event=TABLE_BYTES_PER_
 
 
 def connect(run_dir, memory_limit=None, temp_dir=None, interference=False, progress=None,
-            memory_share=READ_AGAIN_SHARE):
+            memory_share=READ_AGAIN_SHARE, milestones=None):
     """A DuckDB connection with every view of the run (and the interference views), with
     ntscope's memory limit and spill folder (new_connection), its tables in memory or in a
-    file by their estimated size (tables_by_size, memory_share)."""
+    file by their estimated size (tables_by_size, memory_share); milestones: where hosts that
+    recorded both patched events and probes take their NVMe/TCP milestones from
+    (MILESTONE_SOURCES; None: auto)."""
     con = limited_connection(memory_limit, temp_dir)
     attach_tables(con, tables_by_size(con, [run_dir], memory_share))
     if progress:
         progress.step("loading the views (events, commands, join, stages)", con)
-    for part in build_parts(run_dir, con):
+    for part in build_parts(run_dir, con, milestones):
         con.execute(part)
         compress_tables(con)
     if interference:

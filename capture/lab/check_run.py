@@ -249,6 +249,31 @@ def main():
             n = sum(ev[role][0][e.split(":", 1)[1]] for e in names)
             c.check(n > 0, f"{name}: {role} {sysname} events recorded ({n} over {len(names)} event types)")
 
+    # Probes (capture key probes=, lab key probes=): placed, hit, none missed, none left behind.
+    lab = truth.get("lab") or {}
+    for role, group in (("initiator", "ntscope_nvme_tcp"), ("target", "ntscope_nvmet_tcp")):
+        h = hosts.get(role, {})
+        asked = ((truth.get("capture") or {}).get(role) or {}).get("probes") or lab.get("probes")
+        p = h.get("probes") or {}
+        if asked == "on" or p.get("active"):
+            placed = {x["event"]: x for x in p.get("placed", [])}
+            milestones = sorted({m for x in placed.values() for m in x["milestones"]})
+            c.check(p.get("active") is True and len(placed) >= 3,
+                    f"{name}: {role} probes placed: {', '.join(placed) or 'none'} ({', '.join(milestones)})")
+            hits = {e: x.get("hits") for e, x in placed.items()}
+            recorded = sum(ev[role][0][e] for e in placed)
+            c.check(recorded > 0, f"{name}: {role} probe events recorded ({recorded}; kernel hits {hits})")
+            c.check(p.get("misses") == 0 and (h.get("lost_events") or {}).get("probe_misses") == 0,
+                    f"{name}: {role} no probe hit missed (kprobe_profile: {p.get('misses')})")
+        left = f"{d}/{role}/probes-left.txt"
+        if os.path.isfile(left):
+            lines = [x for x in open(left).read().splitlines() if x.strip()]
+            c.check(not lines, f"{name}: {role} no probe left in kprobe_events after the capture ({len(lines)}: {lines[:2]})")
+    cleanup = f"{d}/initiator/probe-cleanup.txt"
+    if os.path.isfile(cleanup):
+        for line in open(cleanup).read().splitlines():
+            c.check(line.startswith("ok "), f"{name}: probe cleanup: {line}")
+
     # Write path (patched kernels): R2T per large write, none for in-capsule writes.
     wp = truth.get("write_path")
     fio_writes = 0

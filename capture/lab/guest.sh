@@ -89,6 +89,13 @@ preflight() { # preflight EXTRA_CAPTURE_KEYS
 	log "preflight: $(tail -n 1 "$rundir/$host/preflight.txt")"
 }
 
+# The capture's probes must all be gone once it ended: what is left of its groups in
+# kprobe_events goes to <host>/probes-left.txt (check_run.py wants it empty).
+probes_left() {
+	grep ':ntscope_' /sys/kernel/tracing/kprobe_events >"$rundir/$host/probes-left.txt" 2>/dev/null
+	return 0
+}
+
 # fio on the NVMe/TCP device (initiator) or the backing device (target). A job's own
 # --filename= adds a file to this global one, it does not replace it: a scenario whose jobs
 # name their files (a file system) sets fio_device= (empty) to leave the device out.
@@ -129,6 +136,12 @@ case " $connect " in *" -g "* | *" --hdr_digest "*) lab_digest=header ;; esac
 case " $connect " in *" -G "* | *" --data_digest "*) lab_digest=${lab_digest#none},data; lab_digest=${lab_digest#,} ;; esac
 initiator_capture="digest=$lab_digest $initiator_capture"
 target_capture="digest=$lab_digest $target_capture"
+# lab key probes=: both captures record with it (dynamic probes instead of, or beside, the
+# patched events: capture/README.md)
+if [ -n "${lab_probes:-}" ]; then
+	initiator_capture="probes=$lab_probes $initiator_capture"
+	target_capture="probes=$lab_probes $target_capture"
+fi
 
 # iproute2's ip and tc by full path: busybox sh prefers its own applets of those names
 ip() { /usr/sbin/ip "$@"; }
@@ -303,6 +316,7 @@ target)
 	log "recording"
 	target_main
 	rc=$?
+	probes_left
 	# 1 = events were lost (warned above): the run is still usable, the host reports it
 	[ $rc -le 1 ] || fail "ntscope-capture (target) exited with $rc"
 	echo ok >"$sync_dir/$host.status"
@@ -338,6 +352,7 @@ initiator)
 	preflight "$initiator_capture"
 	initiator_main
 	rc=$?
+	probes_left
 	touch "$sync_dir/$host.done"
 	initiator_cleanup
 	nvme disconnect-all >/dev/null 2>&1

@@ -9,7 +9,7 @@
 # Env: LAB_TEST_SCENARIOS="[name@]scenario[:param=value,...] ..." replaces the default list of
 #      structural runs, LAB_TEST_DIAGNOSIS the runs of the live diagnosis, LAB_TEST_MULTI_HOST
 #      the three-VM runs (name@scenario ...; each list: empty skips it).
-# Out: runs/lab-test-<name>/ (replaced each time); last line "N passed, N failed, N diagnosis
+# Out: runs/<prefix>-<name>/ (replaced each time; LAB_TEST_PREFIX, default lab-test); last line "N passed, N failed, N diagnosis
 #      pairs recorded twice" (LAB_TEST_RETRY=0: a live pair whose check fails is not recorded again).
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -35,7 +35,7 @@ if [ "$set_name" = extra ]; then
 	LAB_TEST_SCENARIOS=${LAB_TEST_SCENARIOS-} LAB_TEST_MULTI_HOST=${LAB_TEST_MULTI_HOST-}
 	LAB_TEST_DIAGNOSIS=${LAB_TEST_DIAGNOSIS-$extra_runs}
 fi
-scenarios=${LAB_TEST_SCENARIOS-"breakdown-randread:qd=4 write-128k capture-filters capture-overrun capture-sampled"}
+scenarios=${LAB_TEST_SCENARIOS-"breakdown-randread:qd=4 write-128k capture-filters capture-overrun capture-sampled probes-agreement"}
 # The runs the live diagnosis compares (section 3); LAB_TEST_DIAGNOSIS= (empty) skips it.
 diagnosis_runs=${LAB_TEST_DIAGNOSIS-"base@breakdown-randread slow-device:delay_us=10000 slow-net@slow-net-delay-target
 	base-synced@breakdown-randread:clock_sync=chrony slow-net-ini-synced@slow-net-delay-initiator:clock_sync=chrony
@@ -47,6 +47,7 @@ diagnosis_runs=${LAB_TEST_DIAGNOSIS-"base@breakdown-randread slow-device:delay_u
 	nic-base@nic-contention:nic=0 nic@nic-contention
 	target-cpu-base@target-cpu:hog=0 target-cpu@target-cpu
 	fs-base@fs-ext4 fs-1q@fs-ext4:queues=1 fs-local@fs-ext4:local_qd=4"}
+prefix=${LAB_TEST_PREFIX:-lab-test} # runs/<prefix>-NAME
 passed=0 failed=0
 result() { # result OK|FAIL what
 	if [ "$1" = ok ]; then passed=$((passed + 1)); echo "ok   $2"; else failed=$((failed + 1)); echo "FAIL $2"; fi
@@ -54,21 +55,22 @@ result() { # result OK|FAIL what
 
 # 1. ntscope-capture on this host without tracing (capture/tests/test_capture.sh: arguments,
 # preflight on prepared trees, the trace-cmd command, host.json with a stand-in trace-cmd).
-if [ "$set_name" = core ]; then
+if [ "$set_name" = core ] && [ "${LAB_TEST_CAPTURE_TEST:-1}" = 1 ]; then
+	# (LAB_TEST_CAPTURE_TEST=0: skipped, e.g. by lab-test-extra.sh, which runs after lab-test)
 	if out=$(bash "$capture_dir/tests/test_capture.sh" 2>&1); then result ok "test_capture.sh: $(tail -n 1 <<<"$out")"
 	else echo "$out" | grep -v '^ok' | sed 's/^/    /'; result FAIL "test_capture.sh: $(tail -n 1 <<<"$out")"; fi
 fi
 
 # 2. Lab scenarios: each run is checked by check_run.py. A spec is [NAME@]SCENARIO[:k=v,...];
-# the run is runs/lab-test-NAME (NAME defaults to the scenario).
+# the run is runs/<prefix>-NAME (NAME defaults to the scenario).
 declare -A spec_of=() # run name -> its spec, to record a diagnosis pair again
-record() { # record SPEC: capture runs/lab-test-NAME with lab.sh, then check_run.py
+record() { # record SPEC: capture runs/<prefix>-NAME with lab.sh, then check_run.py
 	local spec=$1 name sc params=() run t0 out rc
 	name=${spec%%:*} sc=${spec%%:*}
 	case "$name" in *@*) sc=${name#*@} name=${name%%@*} ;; esac
 	[ "$spec" != "${spec%%:*}" ] && IFS=, read -r -a params <<<"${spec#*:}"
 	spec_of[$name]=$spec
-	run="lab-test-$name"
+	run="$prefix-$name"
 	t0=$(date +%s)
 	if bash "$here/lab.sh" "$run" "$sc" force=1 build=1 ${lab_args[@]+"${lab_args[@]}"} ${params[@]+"${params[@]}"}; then
 		result ok "lab $run $sc ${params[*]:-} ($(( $(date +%s) - t0 )) s)"
@@ -85,6 +87,21 @@ lab_args=("$@")
 t_all=$(date +%s)
 for spec in $scenarios $diagnosis_runs; do record "$spec"; done
 
+# 2b. The capture's probes beside the patched events (scenario probes-agreement, patched kernel):
+# every I/O measured both ways, per ntprof stage the probes must give the patched events' answer
+# (check_probes.py agreement: tolerances and why in its help and capture/README.md).
+agree=$runs/$prefix-probes-agreement
+if [ -f "$agree/lab/lab.json" ]; then
+	if grep -q '"flavor": "patched"' "$agree/lab/lab.json"; then
+		out=$("${NTSCOPE_PYTHON:-python3}" "$here/check_probes.py" agreement "$agree")
+		rc=$?
+		echo "$out" | sed 's/^/    /'
+		if [ $rc = 0 ]; then result ok "probes $(tail -n 1 <<<"$out")"; else result FAIL "probes $(tail -n 1 <<<"$out")"; fi
+	else
+		echo "skip probes agreement: $agree was recorded on a stock kernel (no patched events to agree with)"
+	fi
+fi
+
 # 3. Live diagnosis: `just compare BASE RUN` must name the injected cause (and the size of
 # the change where the cause has one), the interference report must tell c1/c2/c3 apart.
 # Tolerances: from three repeated pairs of each on this machine (reports/compare/
@@ -94,7 +111,7 @@ for spec in $scenarios $diagnosis_runs; do record "$spec"; done
 repo=$(dirname "$capture_dir")
 compare_check() { # compare_check BASE RUN check_diagnosis-args...: prints the check's line;
 	# exit 1: the check failed, 2: a run is missing or compare failed (not worth a second pair)
-	local base=$runs/lab-test-$1 run=$runs/lab-test-$2
+	local base=$runs/$prefix-$1 run=$runs/$prefix-$2
 	shift 2
 	[ -d "$base" ] && [ -d "$run" ] || { echo "compare $(basename "$base") $(basename "$run"): a run is missing"; return 2; }
 	if ! (cd "$repo" && just compare "$base" "$run" >/dev/null 2>"$run.compare.err"); then
@@ -109,26 +126,32 @@ compare_check() { # compare_check BASE RUN check_diagnosis-args...: prints the c
 # several pairs (base: slow-device and slow-net) is replaced by its new recording for the
 # pairs checked after it.
 retried=0
+recorded() { # recorded NAME...: every run was recorded by this session (a subset of the list: the rest skipped)
+	local n
+	for n in "$@"; do [ -n "${spec_of[$n]:-}" ] || return 1; done
+}
 diagnose() { # diagnose BASE RUN check_diagnosis-args...
 	local b=$1 r=$2 out first rc
+	recorded "$b" "$r" || return 0
 	out=$(compare_check "$@")
 	rc=$?
-	if [ $rc = 0 ]; then result ok "diagnosis lab-test-$r: $out"; return; fi
+	if [ $rc = 0 ]; then result ok "diagnosis $prefix-$r: $out"; return; fi
 	if [ $rc = 1 ] && [ "${LAB_TEST_RETRY:-1}" != 0 ] && [ -n "${spec_of[$b]:-}" ] && [ -n "${spec_of[$r]:-}" ]; then
 		first=$out
-		echo "again lab-test-$r: the first pair gave: $first; recording lab-test-$b and lab-test-$r once more"
+		echo "again $prefix-$r: the first pair gave: $first; recording $prefix-$b and $prefix-$r once more"
 		retried=$((retried + 1))
 		record "${spec_of[$b]}"
 		record "${spec_of[$r]}"
 		out=$(compare_check "$@")
 		rc=$?
 		out="$out (second pair; the first: $first)"
-		if [ $rc = 0 ]; then result ok "diagnosis lab-test-$r: $out"; return; fi
+		if [ $rc = 0 ]; then result ok "diagnosis $prefix-$r: $out"; return; fi
 	fi
-	result FAIL "diagnosis lab-test-$r: $out"
+	result FAIL "diagnosis $prefix-$r: $out"
 }
 sizes() { # sizes RUN: the analyze report's groups by size against fio's iologs
-	local run=$runs/lab-test-$1 out
+	local run=$runs/$prefix-$1 out
+	recorded "$1" || return 0
 	if ! (cd "$repo" && just analyze "$run" >/dev/null 2>"$run.analyze.err"); then
 		result FAIL "analyze $(basename "$run") failed: $(tail -n 3 "$run.analyze.err")"
 		return
@@ -137,7 +160,8 @@ sizes() { # sizes RUN: the analyze report's groups by size against fio's iologs
 	else result FAIL "sizes $(basename "$run"): $out"; fi
 }
 interference() { # interference RUN SIZE VERDICT: the analyze report's interference section
-	local run=$runs/lab-test-$1 out
+	local run=$runs/$prefix-$1 out
+	recorded "$1" || return 0
 	[ -f "$run/report/interference.json" ] || (cd "$repo" && just interference "$run" >/dev/null 2>&1)
 	if out=$("${NTSCOPE_PYTHON:-python3}" "$here/check_diagnosis.py" interference "$run" --size "$2" --verdict "$3"); then
 		result ok "interference $(basename "$run"): $out"
@@ -258,7 +282,7 @@ fi
 # LAB_TEST_MULTI_HOST= (empty) skips it.
 multi_host_runs=${LAB_TEST_MULTI_HOST-"two-ini@two-initiators two-tgt@two-targets"}
 for spec in $multi_host_runs; do
-	name=${spec%%@*} sc=${spec#*@} run="lab-test-${spec%%@*}"
+	name=${spec%%@*} sc=${spec#*@} run="$prefix-${spec%%@*}"
 	t0=$(date +%s)
 	if ! bash "$here/lab.sh" "$run" "$sc" force=1 build=1 "$@"; then
 		result FAIL "lab $run $sc (see the error above)"

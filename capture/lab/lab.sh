@@ -34,7 +34,7 @@ case "$run" in *[!A-Za-z0-9._-]* | .*) die "run name '$run' may only use A-Z a-z
 scenario_file="$capture_dir/scenarios/$scenario.sh"
 [ -f "$scenario_file" ] || die "no scenario '$scenario' ($scenario_file); fix: pick one of: $(cd "$capture_dir/scenarios" && ls *.sh | sed 's/\.sh$//' | tr '\n' ' ')"
 
-kernel=6.1 flavor=auto accel=tcg timeout=300 force=0 mem=768 smp=2 build=0
+kernel=6.1 flavor=auto accel=tcg timeout=300 force=0 mem=768 smp=2 build=0 probes=""
 params=()
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -51,6 +51,7 @@ while [ $# -gt 0 ]; do
 	mem=*) mem=${1#mem=} ;;
 	smp=*) smp=${1#smp=} ;;
 	build=*) build=${1#build=} ;;
+	probes=*) probes=${1#probes=} ;;
 	[a-z_]*=*)
 		k=${1%%=*}
 		case "$k" in *[!a-z0-9_]*) die "parameter name '$k' must be lower-case snake_case" ;; esac
@@ -61,6 +62,7 @@ while [ $# -gt 0 ]; do
 done
 case "$kernel" in 6.1 | 6.12) ;; *) die "kernel '$kernel' is not 6.1 or 6.12" ;; esac
 case "$accel" in tcg | kvm) ;; *) die "accel '$accel' is not tcg or kvm" ;; esac
+case "$probes" in '' | auto | on | off) ;; *) die "probes '$probes' is not auto, on or off" ;; esac
 [[ "$timeout" =~ ^[0-9]+$ ]] || die "timeout '$timeout' is not a number of seconds"
 [[ "$smp" =~ ^[1-9][0-9]*$ ]] || die "smp '$smp' is not a number of CPUs"
 if [ "$accel" = kvm ] && ! [ -w /dev/kvm ]; then die "accel=kvm but /dev/kvm is not usable; fix: use accel=tcg"; fi
@@ -97,6 +99,8 @@ mkdir -p "$stage/$run/lab" "$stage/.sync"
 	echo "# lab scenario '$scenario' as run by lab.sh on $(date -u +%Y-%m-%dT%H:%M:%SZ)"
 	echo "# parameter overrides (from the lab command line):"
 	for p in ${params[@]+"${params[@]}"}; do printf '%s=%q\n' "${p%%=*}" "${p#*=}"; done
+	# lab key probes=: both VMs record with ntscope-capture probes=VALUE (guest.sh)
+	[ -z "$probes" ] || printf 'lab_probes=%q\n' "$probes"
 	echo "# --- capture/scenarios/$scenario.sh"
 	cat "$scenario_file"
 } >"$stage/$run/scenario.sh"
@@ -244,7 +248,7 @@ for line in topo.splitlines():
         hosts[f[0]] = {"role": "target", "nqn": f[2], "port": int(f[3]), "smp": int(f[4])}
     else:
         hosts[f[0]] = {"role": "initiator", "hostnqn": f[2], "smp": int(f[4])}
-lab = {"scenario": "$scenario", "run": "$run", "kernel": "$kernel", "flavor": "$flavor",
+lab = {"scenario": "$scenario", "run": "$run", "kernel": "$kernel", "flavor": "$flavor", "probes": "$probes" or None,
        "kernel_release": "$kernel_release", "accel": "$accel", "smp": $smp, "mem_mib": $mem,
        "params": dict(p.split("=", 1) for p in sys.argv[5:]),
        "initramfs": os.path.basename("$initramfs"), "wall_s": round($wall, 1),

@@ -25,7 +25,8 @@ import sys
 JIFFY_US = 10_000
 EVENT_RE = re.compile(r"\s\d+\.\d+:\s+([a-z0-9_]+):")
 RAW_RE = re.compile(r"(\d+) bytes in size \((\d+) uncompressed\)")
-MODES = ("off", "full", "sampled", "sampled-noblock")
+MODES = ("off", "full", "sampled", "sampled-noblock", "probes", "probes-sampled", "probes-sampled-noblock")
+PROBE_GROUPS = ("ntscope_nvme_tcp", "ntscope_nvmet_tcp")
 
 
 def read_cpu(path):
@@ -114,6 +115,14 @@ def load_run(d):
                 row[f"{role}_raw_bytes_per_event"] = raw / sum(ev.values()) if raw and sum(ev.values()) else None
                 hj = json.load(open(f"{hd}/host.json"))
                 row[f"{role}_enabled"] = {e.split(":", 1)[1] for e in hj.get("events", [])}
+                # the capture's probes: recorded hits are events of their group; every hit the
+                # kernel counted (kprobe_profile) ran the probe, recorded or filtered out
+                probes = {e.split(":", 1)[1] for e in hj.get("events", []) if e.split(":", 1)[0] in PROBE_GROUPS}
+                if probes:
+                    rec = sum(n for e, n in ev.items() if e in probes)
+                    hits = sum(x.get("hits") or 0 for x in (hj.get("probes") or {}).get("placed", []))
+                    row[f"{role}_probe_events_per_io"] = rec / fio["ios"]
+                    row[f"{role}_probe_filtered_per_io"] = max(hits - rec, 0) / fio["ios"]
         rows.append(row)
     return rows, calib
 
@@ -166,6 +175,7 @@ def main():
           "inline (no reader) | recorded (trace-cmd) | filtered out | native estimate ns: inline, recorded, filtered-out |")
     print("|---|---|---|---|---|---|---|---|")
     paired = collections.defaultdict(lambda: collections.defaultdict(list))
+    probe_paired = collections.defaultdict(lambda: collections.defaultdict(list))
     offs, evs = collections.defaultdict(list), collections.defaultdict(list)
     for d in a.micro + a.runs:
         d = d.rstrip("/")
@@ -190,6 +200,10 @@ def main():
             for mode in ("inline", "recorded", "filtered"):
                 if mode in r:
                     paired[kf][mode].append((r[mode][0] - r["off"][0]) / e)
+            # one probe hit per read (blk_mq_start_request), recorded or filtered out
+            for mode in ("probe-recorded", "probe-filtered"):
+                if mode in r:
+                    probe_paired[kf][mode].append(r[mode][0] - r["off"][0])
     costs = {}
 
     def quart(xs):
@@ -216,6 +230,28 @@ def main():
         nat = ", ".join(f(x * 1000 / slow) for x in costs[kf]) if slow else "-"
         print(f"| {kf[0]}-{kf[1]} | {len(offs[kf])} | {f(med(offs[kf]), 1)} | {f(med(evs[kf]), 2)} | "
               + " | ".join(cells) + f" | {nat} |")
+    probe_costs = None
+    if probe_paired:
+        print("\n### Cost per probe hit (the same microbenchmark: a probe on blk_mq_start_request, once per read, "
+              "reading what the capture's queue_rq probe reads: 5 dereferences)\n")
+        print("| kernel | reps | us per probe hit (TCG), median [quartiles]: recorded (trace-cmd) | filtered out | "
+              "native estimate ns: recorded, filtered-out |")
+        print("|---|---|---|---|---|")
+        pooled = collections.defaultdict(list)
+        for kf in sorted(probe_paired):
+            for mode, v in probe_paired[kf].items():
+                pooled[mode] += v
+            c = {m: med(v) for m, v in probe_paired[kf].items()}
+            if None in (c.get("probe-recorded"), c.get("probe-filtered")):
+                continue
+            cells = []
+            for mode in ("probe-recorded", "probe-filtered"):
+                lo, hi = quart(probe_paired[kf][mode])
+                cells.append(f"{f(c[mode], 1)} [{f(lo, 1)}, {f(hi, 1)}]")
+            nat = f"{f(c['probe-recorded'] * 1000 / slow)}, {f(max(c['probe-filtered'], 0) * 1000 / slow)}" if slow else "-"
+            print(f"| {kf[0]}-{kf[1]} | {len(probe_paired[kf]['probe-recorded'])} | " + " | ".join(cells) + f" | {nat} |")
+        if pooled.get("probe-recorded") and pooled.get("probe-filtered"):
+            probe_costs = (med(pooled["probe-recorded"]), max(med(pooled["probe-filtered"]), 0.0))
     if slow:
         gs = [s_ / m_ for m_, s_ in calibs]
         print(f"\nTCG slowdown: a busybox md5sum takes {med(gs) * 1000:.0f} ms per MiB in the guests (median of "
@@ -226,7 +262,7 @@ def main():
 
     # ---- what it means at real rates: events per I/O (exact, from the NVMe/TCP traces) x cost
     print("\n### At real rates (events per I/O from the NVMe/TCP runs x the pooled native cost per event)\n")
-    print("| kernel | mode | side | recorded + filtered-out events/IO | events recorded/s at 1 M IOPS | "
+    print("| kernel | mode | side | recorded + filtered-out events/IO (probe hits included) | events recorded/s at 1 M IOPS | "
           "trace.dat MB/s at 1 M IOPS | ring buffer MB/s at 1 M IOPS | CPU cores at 100 k IOPS: in-line, with reader | at 1 M IOPS |")
     print("|---|---|---|---|---|---|---|---|---|")
     for k in keys:
@@ -240,16 +276,22 @@ def main():
             rec = med([x.get(f"{side}_events_per_io") for x in v])
             if rec is None:
                 continue
+            # the capture's probes: recorded hits among rec, hits filtered out in the kernel apart
+            p_rec = med([x.get(f"{side}_probe_events_per_io") for x in v]) or 0.0
+            p_filt = med([x.get(f"{side}_probe_filtered_per_io") for x in v]) or 0.0
             filt = 0.0
             if mode != "full" and full and full[0].get(f"{side}_events") and v[0].get(f"{side}_enabled"):
                 en = v[0][f"{side}_enabled"]
                 fired = med([sum(n for e, n in x[f"{side}_events"].items() if e in en) / x["ios"] for x in full])
-                filt = max(fired - rec, 0.0)
+                filt = max(fired - (rec - p_rec), 0.0)
             raw = med([x.get(f"{side}_raw_bytes_per_event") for x in v])
             bpio = med([x.get(f"{side}_bytes_per_io") for x in v])
-            # in-line (I/O path) and with trace-cmd's readers (recorded)
-            inl = (rec * c_inl + filt * c_filt) / slow
-            tot = (rec * c_rec + filt * c_filt) / slow
+            # in-line (I/O path) and with trace-cmd's readers (recorded); the probes' hits at the
+            # probe's own cost (recorded or filtered out), the rest at an event's
+            pc_rec, pc_filt = probe_costs if probe_costs else (c_rec, c_filt)
+            inl = ((rec - p_rec) * c_inl + filt * c_filt + p_rec * pc_rec + p_filt * pc_filt) / slow
+            tot = ((rec - p_rec) * c_rec + filt * c_filt + p_rec * pc_rec + p_filt * pc_filt) / slow
+            filt += p_filt
             print(f"| {kern}-{flavor} | {mode} | {name} | {f(rec, 2)} + {f(filt, 2)} | {f(rec, 2)} M | "
                   f"{f(bpio, 0)} | {f(rec * raw if raw else None, 0)} | "
                   f"{inl * 0.1:.2f}, {tot * 0.1:.2f} | {inl:.1f}, {tot:.1f} |")

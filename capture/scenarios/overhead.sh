@@ -12,11 +12,14 @@
 main_trace=0 # one host folder per measurement: initiator-<tag>/, target-<tag>/ (tag r<rep>-<mode>)
 
 ovh=/share/.sync/ovh
-mode_keys() { # capture keys of a mode
+mode_keys() { # capture keys of a mode (the stock modes without probes: probes=auto would add them)
 	case "$1" in
-	full) echo "" ;;
-	sampled) echo "sample=$sample" ;;
-	sampled-noblock) echo "sample=$sample block=none" ;;
+	full) echo "probes=off" ;;
+	sampled) echo "sample=$sample probes=off" ;;
+	sampled-noblock) echo "sample=$sample block=none probes=off" ;;
+	probes) echo "probes=on" ;;
+	probes-sampled) echo "sample=$sample probes=on" ;;
+	probes-sampled-noblock) echo "sample=$sample block=none probes=on" ;;
 	*) echo "bad mode $1" >&2; return 1 ;;
 	esac
 }
@@ -63,13 +66,32 @@ ovh_target() { # ovh_target TAG (target): CPU over the initiator's fio run
 # reads of null_blk on CPU 0 (fio psync, qd 1) with block events off; enabled with no reader
 # (inline: the ring buffer overwrites itself, the cost in the I/O path alone); recorded by
 # trace-cmd (+ its reader processes, which may share CPU 0); or enabled but all filtered out
-# ('dev == 1' matches no device). The time per read grows by the events' cost. Interleaved
-# micro_reps times. Lines of target/micro.txt: rep mode ios seconds events filter_seen
+# ('dev == 1' matches no device). The time per read grows by the events' cost. With probe events
+# (probe_micro=1): a probe on blk_mq_start_request (once per read) reading what the capture's
+# queue_rq probe reads (the command id through the request's nvme_request, tag, hardware queue,
+# queuedata: 5 dereferences, offsets from this kernel's BTF), recorded by trace-cmd
+# (probe-recorded) or all filtered out (probe-filtered: the probe still fires and fetches).
+# Interleaved micro_reps times. Lines of target/micro.txt: rep mode ios seconds events filter_seen
+micro_probe_def() { # the probe of the probe modes, offsets from this kernel's BTF
+	q=/tmp/micro.q
+	printf 'size request\nmember request tag\nmember request q\nmember request mq_hctx\nmember request_queue queuedata\nmember blk_mq_hw_ctx queue_num\nmember nvme_request cmd\nmember nvme_common_command command_id\n' >$q
+	/opt/ntscope/capture/ntscope-capture __btf_query $q /sys/kernel/btf/vmlinux | awk -F' = ' '
+		{ v[$1] = $2 }
+		END { printf "p:ntscope_micro/probe blk_mq_start_request caller=$stack0:x64 cid=+%d(+%d($arg1)):u16 tag=+%d($arg1):s32 hctx_queue_num=+%d(+%d($arg1)):u32 queuedata=+%d(+%d($arg1)):x64\n",
+			v["member nvme_common_command command_id"], v["size request"] + v["member nvme_request cmd"], v["member request tag"],
+			v["member blk_mq_hw_ctx queue_num"], v["member request mq_hctx"], v["member request_queue queuedata"], v["member request q"] }'
+}
 micro() {
 	out=$rundir/target/micro.txt
 	t=/sys/kernel/tracing
+	micro_modes="off inline recorded filtered"
+	if [ "${probe_micro:-0}" = 1 ] && [ -w $t/kprobe_events ]; then
+		micro_probe_def >/tmp/micro.probe
+		echo "micro probe: $(cat /tmp/micro.probe)" >>"$rundir/target/micro-probe.txt"
+		micro_modes="$micro_modes probe-recorded probe-filtered"
+	fi
 	for rep in $(seq 1 "$micro_reps"); do
-		for mode in off inline recorded filtered; do
+		for mode in $micro_modes; do
 			job="--name=micro --filename=/dev/nullb0 --direct=1 --ioengine=psync --rw=randread --bs=4k --size=256M
 				--time_based --runtime=$micro_runtime --cpus_allowed=0 --output-format=json --output=/tmp/micro.json"
 			rm -f /tmp/micro.dat /tmp/micro.filter
@@ -88,11 +110,18 @@ micro() {
 				sh -c 'cat /sys/kernel/tracing/events/block/block_rq_issue/filter >/tmp/micro.filter; LD_PRELOAD=$0 fio "$@"' "$shim" $job >/dev/null 2>&1 ;;
 			filtered) trace-cmd record -q -e block -f 'dev == 1' -o /tmp/micro.dat \
 				sh -c 'cat /sys/kernel/tracing/events/block/block_rq_issue/filter >/tmp/micro.filter; LD_PRELOAD=$0 fio "$@"' "$shim" $job >/dev/null 2>&1 ;;
+			probe-recorded | probe-filtered)
+				cat /tmp/micro.probe >>$t/kprobe_events
+				pf=""
+				[ "$mode" = probe-filtered ] && pf="tag < -2"
+				trace-cmd record -q -e ntscope_micro/probe ${pf:+-f "$pf"} -o /tmp/micro.dat \
+					sh -c 'cat /sys/kernel/tracing/events/ntscope_micro/probe/filter >/tmp/micro.filter; LD_PRELOAD=$0 fio "$@"' "$shim" $job >/dev/null 2>&1
+				echo "-:ntscope_micro/probe" >>$t/kprobe_events ;;
 			esac
 			ios=$(awk -F'"total_ios" : ' 'NF > 1 {split($2, a, ","); s += a[1]} END {print s + 0}' /tmp/micro.json)
 			secs=$(awk -F'"job_runtime" : ' 'NF > 1 {split($2, a, ","); print a[1] / 1000; exit}' /tmp/micro.json)
 			ev=0
-			[ -s /tmp/micro.dat ] && ev=$(trace-cmd report -i /tmp/micro.dat 2>/dev/null | grep -c ' block_')
+			[ -s /tmp/micro.dat ] && ev=$(trace-cmd report -i /tmp/micro.dat 2>/dev/null | grep -c ' block_\| probe:')
 			[ "$mode" = inline ] && ev=$inline_ev
 			echo "$rep $mode $ios $secs $ev $(tr '\n ' '|_' </tmp/micro.filter 2>/dev/null)" >>"$out"
 		done

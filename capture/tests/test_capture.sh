@@ -39,6 +39,7 @@ while [ $# -gt 0 ]; do
 	-o) out=$2; shift 2 ;;
 	-e) ev=$2; shift 2 ;;
 	-f) f=$NTSCOPE_HOST_ROOT/sys/kernel/tracing/events/${ev%%:*}/${ev#*:}/filter
+		mkdir -p "${f%/filter}" # (a probe's event folder: the kernel made it when the probe was placed)
 		# as trace-cmd 3.1 on 6.1: its own pids appended; a refused filter shows the parse error
 		case " ${FAKE_TC_REFUSE:-} " in
 		*" $ev "*) printf '((%s))&&((common_pid<9||common_pid>10))\n      ^\nparse_error: Too many terms in predicate expression\n' "$2" >"$f" ;;
@@ -399,7 +400,212 @@ python3 -c 'import json,sys; sys.exit(0 if json.load(open(sys.argv[1]))["nvme_tc
 	result ok "host.json: nvme_tcp_digest none" || result FAIL "host.json nvme_tcp_digest with digest=none: $(grep '"nvme_tcp_digest"' "$hj")"
 expect "a bad digest= is refused" 2 "digest 'crc' is not none, header, data or header,data" @ "$r" role=initiator run=rec runs="$runs" digest=crc force=1 -- true
 
-# ---------------------------------------------------------------- 5. one source: EVENTS.md
+# ---------------------------------------------------------------- 5. probes (probes=)
+# The BTF reader against the compiler: probe_structs.c holds stand-ins for the kernel structures
+# the probes read; pahole turns its DWARF into BTF, whole and as base + split (module) BTF, and
+# the reader's offsets must equal offsetof() / sizeof() / the enum values gcc printed.
+btf=$T/btf
+mkdir -p "$btf"
+S=$here/probe_structs.c
+if gcc -g -c -DPART_BASE "$S" -o "$btf/base.o" && gcc -g -c -DPART_MODULE "$S" -o "$btf/mod.o" &&
+	gcc -g -c "$S" -o "$btf/all.o" && gcc -DPART_MAIN "$S" -o "$btf/answers" && "$btf/answers" >"$btf/want" &&
+	pahole --btf_encode_detached="$btf/base.btf" "$btf/base.o" &&
+	pahole --btf_base="$btf/base.btf" --btf_encode_detached="$btf/mod.btf" "$btf/mod.o" &&
+	pahole --btf_encode_detached="$btf/all.btf" "$btf/all.o"; then
+	sed 's/ = .*//' "$btf/want" >"$btf/queries"
+	echo "member request nosuch" >>"$btf/queries"
+	for form in "all.btf" "base.btf mod.btf"; do
+		# shellcheck disable=SC2086
+		got=$(cd "$btf" && "$cap" __btf_query queries $form)
+		if [ "$got" = "$(cat "$btf/want"; echo "member request nosuch = ?")" ]; then
+			result ok "BTF reader ($form): $(grep -c . "$btf/want") offsets, sizes and enum values as gcc has them; an absent member is ?"
+		else result FAIL "BTF reader ($form) differs from gcc: $(diff <(echo "$got") "$btf/want")"; fi
+	done
+	# mawk has no bit operations: the reader must not need them (busybox awk is what the lab runs)
+	if command -v mawk >/dev/null; then
+		mkdir -p "$T/mawk"; ln -sf "$(command -v mawk)" "$T/mawk/awk"
+		got=$(cd "$btf" && PATH="$T/mawk:$PATH" "$cap" __btf_query queries base.btf mod.btf)
+		[ "$got" = "$(cat "$btf/want"; echo "member request nosuch = ?")" ] && result ok "BTF reader under mawk" ||
+			result FAIL "BTF reader under mawk: $(diff <(echo "$got") "$btf/want")"
+	fi
+	expect "BTF reader: not a BTF file" 2 "is not a BTF file" @ "" __btf_query "$btf/queries" "$S"
+else
+	result FAIL "could not build the test BTF (gcc and pahole, from dwarves: tools/apt-packages.txt)"
+fi
+
+# probe_tree NAME ROLE FLAVOR: a tree whose kernel has probe events, BTF (the stand-ins above,
+# split for the module as Debian's /sys/kernel/btf/<module>) and kallsyms with the functions the
+# probes sit on. kprobe_events is a plain file here: the definitions written land in it.
+probe_tree() {
+	local r mod
+	r=$(tree "$1" "$2" "$3")
+	: >"$r/sys/kernel/tracing/kprobe_events"
+	: >"$r/sys/kernel/tracing/kprobe_profile"
+	: >"$r/sys/kernel/tracing/error_log"
+	mkdir -p "$r/sys/kernel/btf" "$r/proc/sys/kernel/random"
+	cp "$btf/base.btf" "$r/sys/kernel/btf/vmlinux"
+	mod=$( [ "$2" = initiator ] && echo nvme_tcp || echo nvmet_tcp )
+	cp "$btf/mod.btf" "$r/sys/kernel/btf/$mod"
+	echo 0e4c51d8-0000-4000-8000-$(printf '%012d' $$) >"$r/proc/sys/kernel/random/boot_id"
+	echo 1 >"$r/proc/sys/kernel/kptr_restrict"
+	cat >"$r/proc/kallsyms" <<KS
+ffffffff81100000 T blk_mq_start_request
+ffffffff81100200 T blk_mq_complete_request
+ffffffff81200000 T kernel_sendpage
+ffffffff81200100 T sock_sendmsg
+ffffffff81300000 T nvmet_req_init
+ffffffff81300400 T nvmet_req_complete
+ffffffffc0100000 t nvme_tcp_try_send	[nvme_tcp]
+ffffffffc0100800 t nvme_tcp_queue_rq	[nvme_tcp]
+ffffffffc0100c00 t nvme_tcp_data_in_short	[nvme_tcp]
+ffffffffc0100d00 t nvme_tcp_io_work	[nvme_tcp]
+ffffffffc0100f00 d nvme_tcp_mq_ops	[nvme_tcp]
+ffffffffc0200000 t nvmet_bdev_execute_rw	[nvmet]
+ffffffffc0200100 t nvmet_bdev_execute_flush	[nvmet]
+ffffffffc0200200 t nvmet_file_execute_rw	[nvmet]
+ffffffffc0300000 t nvmet_tcp_queue_response	[nvmet_tcp]
+ffffffffc0300300 t nvmet_tcp_io_work	[nvmet_tcp]
+ffffffffc0300900 t nvmet_tcp_try_recv_pdu	[nvmet_tcp]
+KS
+	echo "$r"
+}
+want_off() { sed -n "s/^$1 = //p" "$btf/want"; } # want_off QUERY: gcc's answer
+r=$(probe_tree probes-ini initiator stock)
+export TMPDIR=$T/tmp && mkdir -p "$TMPDIR"
+expect "probes: a stock initiator with probe events and BTF takes them (auto)" 0 "result: pass (stock, 18 events, 3 probes)" \
+	"ok   probe queue_rq (blk_mq_start_request, called from nvme_tcp_queue_rq): nvme_tcp_queue_rq" \
+	"ok   probe try_send (kernel_sendpage, called from nvme_tcp_try_send): nvme_tcp_try_send" \
+	"note probe try_send: not on nvme_tcp_try_send_cmd_pdu (no function nvme_tcp_try_send_cmd_pdu in /proc/kallsyms" \
+	"ok   probe cqe (nvme_tcp_data_in_short): nvme_tcp_process_nvme_cqe" \
+	"ok   stages from this host's probes: ntprof:blk_submission ntprof:nvme_tcp_submission ntprof:nvme_tcp_completion" \
+	"ok   stages with the target's NVMe/TCP milestones too (its probes or patched events): ntprof:network_transmission ntprof:nstack_submission ntprof:nstack_completion" \
+	@ "$r" role=initiator run=x check=1
+# each definition went to kprobe_events (then was taken back: the kernel's side, not emulated here)
+sz=$(want_off "size request") cmd=$(want_off "member nvme_request cmd") cid=$(want_off "member nvme_common_command command_id")
+tag=$(want_off "member request tag") uq=$(want_off "member sock sk_user_data") sk=$(want_off "member socket sk")
+qr=$(want_off "member nvme_tcp_queue request") st=$(want_off "member nvme_tcp_request state")
+if grep -qF "p:ntscope_nvme_tcp/queue_rq blk_mq_start_request caller=\$stack0:x64 cid=+$cid(+$((sz + cmd))(\$arg1)):u16" "$r/sys/kernel/tracing/kprobe_events" &&
+	grep -qF "tag=-$((sz - tag))(+$qr(+$uq(+$sk(\$arg1)))):s32" "$r/sys/kernel/tracing/kprobe_events" &&
+	grep -qF "send_state=+$st(+$qr(+$uq(+$sk(\$arg1)))):u32" "$r/sys/kernel/tracing/kprobe_events"; then
+	result ok "probes: definitions with the BTF offsets (the command id through the request, the sent request through the socket)"
+else result FAIL "probe definitions: $(cat "$r/sys/kernel/tracing/kprobe_events")"; fi
+: >"$r/sys/kernel/tracing/kprobe_events"
+expect "probes=off: none placed" 0 "note probes: off (probes=off)" @ "$r" role=initiator run=x check=1 probes=off
+[ ! -s "$r/sys/kernel/tracing/kprobe_events" ] && result ok "probes=off writes nothing to kprobe_events" ||
+	result FAIL "probes=off wrote: $(cat "$r/sys/kernel/tracing/kprobe_events")"
+# a function inlined away: the probe that needs it is named, with the stages it costs
+sed -i '/nvme_tcp_data_in_short/d' "$r/proc/kallsyms"
+expect "probes: an inlined function is named with the stages it costs" 0 \
+	"note probe cqe NOT PLACED (nvme_tcp_data_in_short): no function nvme_tcp_data_in_short in /proc/kallsyms" \
+	"note stage ntprof:nvme_tcp_completion not measurable: no probe gives i:nvme_tcp_process_nvme_cqe" "result: pass (stock, 18 events, 2 probes)" \
+	@ "$r" role=initiator run=x check=1
+r=$(probe_tree probes-callers initiator stock)
+sed -i '/nvme_tcp_try_send\|nvme_tcp_queue_rq/d' "$r/proc/kallsyms"
+expect "probes: callers inlined away" 0 "note probe queue_rq NOT PLACED (blk_mq_start_request): none of its callers (nvme_tcp_queue_rq) is a function of this kernel (inlined)" \
+	@ "$r" role=initiator run=x check=1
+r=$(probe_tree probes-tgt target stock)
+expect "probes: a stock target takes its probes" 0 "result: pass (stock, 17 events, 6 probes)" \
+	"ok   probe recv_cmd (nvmet_req_init): nvmet_tcp_done_recv_pdu" "ok   probe exec_bdev_rw (nvmet_bdev_execute_rw): nvmet_tcp_exec_req" \
+	"ok   probe send (kernel_sendpage, called from nvmet_tcp_io_work): nvmet_tcp_setup_c2h_data_pdu nvmet_tcp_setup_r2t_pdu nvmet_tcp_setup_response_pdu" \
+	"note probe exec_file_dsm NOT PLACED (nvmet_file_execute_dsm)" "ok   probe queue_response (nvmet_tcp_queue_response): nvmet_tcp_queue_response" \
+	"ok   stages from this host's probes: ntprof:nvmet_tcp_submission ntprof:nvmet_tcp_cmd_recv ntprof:nvmet_tcp_r2t_wait ntprof:target_subsystem ntprof:nvmet_tcp_completion" \
+	@ "$r" role=target run=x check=1
+# a 6.12 kernel: it resolves BTF-named arguments itself (its README lists the syntax), and the
+# functions around the target's tracepoints are not inlined: their entries, no socket send
+r=$(probe_tree probes-612 target stock)
+printf '\t  <argname>[->field[->field|.field...]],\n' >"$r/sys/kernel/tracing/README"
+cat >>"$r/proc/kallsyms" <<KS
+ffffffffc0300a00 t nvmet_setup_response_pdu	[nvmet_tcp]
+ffffffffc0300b00 t nvmet_try_send_r2t	[nvmet_tcp]
+ffffffffc0300c00 t nvmet_try_send_data_pdu	[nvmet_tcp]
+KS
+expect "probes: a 6.12 target: BTF-named arguments, the PDU functions' entries" 0 "result: pass (stock, 17 events, 8 probes)" \
+	"ok   probes: this kernel resolves BTF-named probe arguments itself" \
+	"ok   probe setup_response (nvmet_setup_response_pdu): nvmet_tcp_setup_response_pdu" \
+	"ok   probe setup_r2t (nvmet_try_send_r2t): nvmet_tcp_setup_r2t_pdu" "ok   probe setup_c2h (nvmet_try_send_data_pdu): nvmet_tcp_setup_c2h_data_pdu" \
+	@ "$r" role=target run=x check=1
+expect_not "probes: no socket-send probe when the PDU functions have entries" "probe send ("
+if grep -qF "p:ntscope_nvmet_tcp/recv_cmd nvmet_req_init cid=req->cmd->common.command_id:u16 opcode=req->cmd->common.opcode:u8 qid=sq->qid:u16 cntlid=sq->ctrl->cntlid:u16 trtype=ops->type:u32" "$r/sys/kernel/tracing/kprobe_events" &&
+	grep -qF "p:ntscope_nvmet_tcp/setup_r2t nvmet_try_send_r2t cid=cmd->req.cmd->common.command_id:u16" "$r/sys/kernel/tracing/kprobe_events"; then
+	result ok "probes: BTF-named arguments in the definitions where the kernel takes them"
+else result FAIL "6.12 definitions: $(cat "$r/sys/kernel/tracing/kprobe_events")"; fi
+
+# what is missing, and the fix
+r=$(probe_tree probes-nokprobe initiator stock)
+rm "$r/sys/kernel/tracing/kprobe_events"
+expect "probes=auto without probe events: a note, stock" 0 "note probes: off: this kernel has no probe events" "CONFIG_KPROBE_EVENTS=y" "result: pass (stock, 18 events)" @ "$r" role=initiator run=x check=1
+expect "probes=on without probe events: refused" 2 "probes=on: this kernel has no probe events" "fix: a kernel built with CONFIG_KPROBES=y and CONFIG_KPROBE_EVENTS=y" @ "$r" role=initiator run=x check=1 probes=on
+r=$(probe_tree probes-nobtf initiator stock)
+rm "$r/sys/kernel/btf/vmlinux"
+expect "probes=on without BTF: refused" 2 "probes=on: no kernel BTF" "CONFIG_DEBUG_INFO_BTF=y" @ "$r" role=initiator run=x check=1 probes=on
+r=$(probe_tree probes-nomodbtf initiator stock)
+rm "$r/sys/kernel/btf/nvme_tcp"
+expect "probes=on with a module without BTF: refused" 2 "probes=on: module nvme_tcp has no BTF" "CONFIG_DEBUG_INFO_BTF_MODULES=y" @ "$r" role=initiator run=x check=1 probes=on
+r=$(probe_tree probes-kptr initiator stock)
+sed -i 's/^ffffffff[0-9a-f]*/0000000000000000/' "$r/proc/kallsyms"; echo 2 >"$r/proc/sys/kernel/kptr_restrict"
+expect "probes=on with kallsyms hidden: refused" 2 "probes=on: /proc/kallsyms shows no addresses (kernel.kptr_restrict=2)" "sysctl kernel.kptr_restrict=1" @ "$r" role=initiator run=x check=1 probes=on
+r=$(probe_tree probes-nonroot initiator stock)
+chmod 0644 "$r/sys/kernel/tracing/kprobe_events"; chown 0:0 "$r/sys/kernel/tracing/kprobe_events"
+sed -i 's/^Uid:.*/Uid:\t1000\t1000\t1000\t1000/; s/^Gid:.*/Gid:\t1000\t1000\t1000\t1000/; s/^Groups:.*/Groups:\t1000/; s/^CapEff:.*/CapEff:\t0000000000000000/' "$r/proc/self/status"
+chmod 0666 "$r"/sys/kernel/tracing/{tracing_on,trace_clock,buffer_size_kb,events/enable,per_cpu/cpu0/trace_pipe_raw}
+expect "probes=on not root: refused" 2 "probes=on: /sys/kernel/tracing/kprobe_events is not writable (uid 1000)" "run as root" @ "$r" role=initiator run=x check=1 probes=on
+r=$(probe_tree probes-patched initiator patched)
+expect "probes=auto on a patched kernel: off" 0 "note probes: off (the patched nvme_tcp events give the detailed stages" "result: pass (patched, 29 events)" @ "$r" role=initiator run=x check=1
+expect "probes=on on a patched kernel: both" 0 "result: pass (patched, 29 events, 3 probes)" @ "$r" role=initiator run=x check=1 probes=on
+
+# a leftover of a capture that was killed is removed before placing (here: the group cannot be
+# removed, the kernel side is not emulated: the capture stops and says how); a live one refuses
+r=$(probe_tree probes-leftover initiator stock)
+mkdir -p "$r/sys/kernel/tracing/events/ntscope_nvme_tcp/queue_rq"
+echo 0 >"$r/sys/kernel/tracing/events/ntscope_nvme_tcp/enable"
+echo "p:ntscope_nvme_tcp/queue_rq blk_mq_start_request" >"$r/sys/kernel/tracing/kprobe_events"
+echo 999999999 >"$TMPDIR/ntscope-capture.ntscope_nvme_tcp.pid"
+expect "probes: a leftover group that cannot be removed stops the capture" 2 \
+	"the probes of ntscope_nvme_tcp an earlier capture (pid 999999999) left behind cannot be removed" @ "$r" role=initiator run=x check=1
+if grep -qx -- "-:ntscope_nvme_tcp/queue_rq" "$r/sys/kernel/tracing/kprobe_events" && [ "$(cat "$r/sys/kernel/tracing/events/ntscope_nvme_tcp/enable")" = 0 ]; then
+	result ok "probes: the leftover was disabled and its removal written (-:ntscope_nvme_tcp/queue_rq)"
+else result FAIL "leftover removal: $(cat "$r/sys/kernel/tracing/kprobe_events")"; fi
+(exec -a ntscope-capture sleep 30) & live=$!
+echo "$live" >"$TMPDIR/ntscope-capture.ntscope_nvme_tcp.pid"
+expect "probes: a running capture's group is not touched" 2 "another ntscope-capture (pid $live) is recording with the probes of ntscope_nvme_tcp" "kill $live" @ "$r" role=initiator run=x check=1
+kill "$live" 2>/dev/null
+
+# a recording: the probe events are recorded with their filters (sample=8: the command id, or the
+# generation counter where a probe reads the request), host.json says what was placed and why not
+r=$(probe_tree probes-rec initiator stock)
+NTSCOPE_TEST_TRACE_CMD=$T/bin/trace-cmd expect "probes: recording" 0 "probes: 3 in ntscope_nvme_tcp (queue_rq try_send cqe)" \
+	@ "$r" role=initiator run=prec runs="$runs" sample=8 force=1 -- true
+f=$r/sys/kernel/tracing/events/ntscope_nvme_tcp
+if grep -qF "!(cid & 28672)" "$f/queue_rq/filter" 2>/dev/null && grep -qF "send_state == 0 && send_offset == 0 && !(genctr & 7)" "$f/try_send/filter" 2>/dev/null &&
+	grep -qF "(caller >= 0xffffffffc0100800 && caller < 0xffffffffc0100c00)" "$f/queue_rq/filter"; then
+	result ok "probes: kernel filters: callers' address ranges, the send state, sample=8 on the cid / generation counter"
+else result FAIL "probe filters: $(cat "$f"/*/filter 2>&1)"; fi
+hj=$runs/prec/initiator/host.json
+if python3 - "$hj" <<'PY'
+import json, sys
+h = json.load(open(sys.argv[1]))
+p = h["probes"]
+assert p["active"] is True and p["group"] == "ntscope_nvme_tcp", p
+assert [b["file"] for b in p["btf"]] == ["/sys/kernel/btf/vmlinux", "/sys/kernel/btf/nvme_tcp"], p["btf"]
+assert [(x["event"], x["milestones"]) for x in p["placed"]] == [("queue_rq", ["nvme_tcp_queue_rq"]), ("try_send", ["nvme_tcp_try_send"]), ("cqe", ["nvme_tcp_process_nvme_cqe"])], p["placed"]
+assert all(x["definition"].startswith("p:ntscope_nvme_tcp/") and x["filter"] for x in p["placed"])
+np = {(x["event"], x["function"]): x for x in p["not_placed"]}
+assert np[("try_send", "nvme_tcp_try_send_cmd_pdu")]["another_placed"] is True
+assert "ntscope_nvme_tcp:queue_rq" in h["events"] and "ntscope_nvme_tcp:queue_rq" in h["sample"]["filtered_events"]
+assert h["lost_events"]["probe_misses"] == 0 and p["misses"] == 0
+PY
+then result ok "host.json: probes placed (definitions, filters, milestones, BTF files), not placed with why, no misses"
+else result FAIL "host.json probes: $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("probes"))' "$hj")"; fi
+# the kernel counted misses: a warning, exit 1, lost events in host.json
+r=$(probe_tree probes-miss initiator stock)
+printf '  queue_rq      120      0\n  try_send      100      7\n  cqe      120      0\n' >"$r/sys/kernel/tracing/kprobe_profile"
+NTSCOPE_TEST_TRACE_CMD=$T/bin/trace-cmd expect "probes: missed hits are lost events" 1 "warning: probe hits were LOST" "7 missed (kprobe_profile" \
+	@ "$r" role=initiator run=pmiss runs="$runs" force=1 -- true
+python3 -c 'import json,sys; h=json.load(open(sys.argv[1])); sys.exit(0 if h["lost_events"]["probe_misses"] == 7 and [x["misses"] for x in h["probes"]["placed"]] == [0, 7, 0] else 1)' "$runs/pmiss/initiator/host.json" &&
+	result ok "host.json: probe misses per probe and in lost_events" || result FAIL "probe misses in host.json: $(grep -o '"lost_events":[^}]*}' "$runs/pmiss/initiator/host.json")"
+unset TMPDIR
+
+# ---------------------------------------------------------------- 6. one source: EVENTS.md
 events_md=$(python3 - "$repo/kernel-patches/EVENTS.md" <<'EOF'
 import re, sys
 t = open(sys.argv[1]).read()

@@ -67,6 +67,9 @@ def build(con, spec):
     defs = rows(con, "SELECT stage_set, stage, seq, parent, side, from_ms, to_ms, minus_from_ms, minus_to_ms, "
                      "direction, meaning FROM stage_definitions ORDER BY stage_set, seq")
     sampling = rows(con, "SELECT sampled, sample_n, rule, consistent, scale, scale_source, meaning FROM sampling_run")[0]
+    coverage = rows(con, "SELECT stage_set, stage, evidence, ios, measured, measurable, missing, reason "
+                         "FROM stage_coverage ORDER BY stage_set, seq")
+    milestones = rows(con, "SELECT host, source, tracepoints, probes FROM host_milestones ORDER BY host")
     slo = {"objectives": rows(con, "SELECT * FROM slo_results ORDER BY slo_id"),
            "per_second": rows(con, "SELECT * FROM slo_per_second ORDER BY slo_id, second"),
            "worst_ios": rows(con, "SELECT * FROM slo_worst_ios ORDER BY slo_id, rank")}
@@ -88,4 +91,6 @@ def build(con, spec):
         "stage_definitions": [d for d in defs if d["stage_set"] in stage_sets],
         "slo": slo,
         "sampling": sampling,
+        "milestones": milestones,
+        "stage_coverage": [c for c in coverage if c["stage_set"] in stage_sets],
     }

@@ -86,6 +86,15 @@ def cpu_wait(cw):
 
 def render(doc, run_dir):
     L = [f"ntscope report: {run_dir}", f"mode: {doc['mode']}   stage sets: {', '.join(doc['stage_sets']) or '-'}", ""]
+    if any(m["source"] == "probe" for m in doc.get("milestones", [])):
+        L += ["NVMe/TCP milestones from the capture's probes on "
+              + ", ".join(m["host"] for m in doc["milestones"] if m["source"] == "probe")
+              + " (host.json probes: where each probe sits)", ""]
+    gaps = [c for c in doc.get("stage_coverage", []) if not c["measurable"]]
+    if gaps:
+        L.append("Stages not measurable on this run (left out, never measured between other points):")
+        L += [f"  {c['stage_set']}:{c['stage']}: no {c['missing']}: {c['reason']}" for c in gaps]
+        L.append("")
     if doc["sampling"]["sampled"]:
         L += [f"SAMPLED: {doc['sampling']['meaning']}", ""]
     for s in doc["pipeline_stats"]:

@@ -3,6 +3,8 @@ writes them) from a readable text file of events, for hand-checkable SQL tests.
 
 Line format (whitespace separated, '#' starts a comment line):
     host event ts cpu pid comm key=value ...
+The event's system is its name's prefix (nvme_setup_cmd: nvme), or given: system:event (the
+capture's probes: ntscope_nvme_tcp:queue_rq).
 dev=MAJOR,MINOR becomes dev_t (major << 20 | minor); slba=/nlb= become the 24-byte cdw10
 of nvme_setup_cmd / nvmet_req_init; every other value is an integer if it parses as
 one, else a string. Rows keep the file's order (not sorted by ts), like per-CPU data."""
@@ -17,6 +19,8 @@ SYSTEM_PREFIXES = ("nvmet_tcp", "nvme_tcp", "nvmet", "nvme", "block")
 
 
 def system_of(event):
+    if ":" in event:
+        return event.split(":", 1)[0]
     for p in SYSTEM_PREFIXES:
         if event.startswith(p + "_"):
             return p
@@ -74,7 +78,7 @@ def write_run(text_path, run_dir):
             cols += [k for k in r if k not in cols]
         table = pa.table({c: (pa.array([r[c] for r in rs], pa.int32()) if c in ("cpu", "pid")
                               else column([r.get(c) for r in rs])) for c in cols})
-        pq.write_table(table, os.path.join(d, event + ".parquet"))
+        pq.write_table(table, os.path.join(d, event.split(":")[-1] + ".parquet"))
     for host in os.listdir(run_dir):
         meta = os.path.join(run_dir, host, "parquet", "metadata.json")
         if not os.path.exists(meta):

@@ -26,3 +26,24 @@ def test_r2t_wait_splits_the_target_transport_stage(fixture_run):
     for (t, size), (n, sums, waited, _, _) in by.items():
         if t == "read":
             assert sums == n and waited == 0
+
+
+def test_stock_join_pairs_a_completion_that_reports_the_transfer_tag(fresh_run, drop_systems):
+    """On 6.1 nvme_complete_rq of a write that needed R2T reads the H2CData header's transfer
+    tag where the command id was: the fixture made stock (its nvme_tcp / nvmet_tcp events
+    dropped) still pairs every such completion with its submit, through the block request,
+    and matches every write with the target's command."""
+    run = fresh_run("lab-6.1-patched-write-128k")
+    drop_systems(run, "initiator", "nvme_tcp")
+    drop_systems(run, "target", "nvmet_tcp")
+    con = views.connect(run)
+    try:
+        assert con.execute("SELECT mode FROM analysis_mode").fetchall() == [("stock",)]
+        cmds = con.execute("""
+            SELECT pairing, state, complete_cid <> cid AS transfer_tag, count(*) FROM nvme_commands
+            WHERE role = 'initiator' AND kind = 'io' AND io_type = 'write' GROUP BY ALL""").fetchall()
+        ios = con.execute("SELECT io_type, size_bytes, match_state, count(*) FROM io GROUP BY ALL").fetchall()
+    finally:
+        con.close()
+    assert len(cmds) == 1 and cmds[0][:3] == ("block", "complete", True) and cmds[0][3] > 100, cmds
+    assert ios == [("write", 131072, "matched", cmds[0][3])], ios

@@ -1,0 +1,1 @@
+SELECT host, tracepoints, probes, source, asked FROM host_milestones ORDER BY host

@@ -1,0 +1,1 @@
+SELECT milestone, ts FROM io_milestones ORDER BY ts, milestone

@@ -1,0 +1,1 @@
+SELECT mode FROM analysis_mode
