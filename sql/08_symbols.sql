@@ -32,6 +32,7 @@ CREATE OR REPLACE MACRO ksym(h, addr) AS (
     WHERE r.host = h AND r.address <= addr
       AND (addr < r.next_address OR (r.next_address IS NULL AND addr = r.address))
 );
+-- ksym_offset(host, address): bytes from the start of the symbol the address lies in (NULL if none).
 CREATE OR REPLACE MACRO ksym_offset(h, addr) AS (
     SELECT addr - r.address FROM kallsyms_ranges r
     WHERE r.host = h AND r.address <= addr

@@ -86,6 +86,7 @@ SELECT i.host, i.role, i.dev, i.sector, i.nr_sector, i.bytes, i.rwbs,
 FROM issued i
 ASOF LEFT JOIN bios b ON b.blk_key = i.blk_key AND b.ts <= i.issue_ts
 ASOF LEFT JOIN getrqs g ON g.blk_key = i.blk_key AND g.ts <= i.issue_ts;
+-- block_requests: block_request_rows with its string key req_key (req_key_of) first.
 CREATE OR REPLACE VIEW block_requests AS
 SELECT req_key_of(host, dev, sector, coalesce(issue_ts, complete_ts)) AS req_key, * FROM block_request_rows;
 
@@ -299,6 +300,7 @@ SELECT host, role, ctrl_id, qid, cid, opcode, fctype,
        slba, nlb, disk, submit_ts, complete_ts, complete_ts - submit_ts AS dur,
        submit_cpu, submit_pid, submit_comm, complete_cpu, status, complete_cid, pairing, state
 FROM lifetimes;
+-- nvme_commands: nvme_command_rows with its string key cmd_key (cmd_key_of) first.
 CREATE OR REPLACE VIEW nvme_commands AS
 SELECT cmd_key_of(host, ctrl_id, qid, cid, submit_ts, complete_ts) AS cmd_key, * FROM nvme_command_rows;
 
@@ -334,6 +336,8 @@ FROM cbt c JOIN b
   ON b.host = c.host AND b.sb = c.sb AND b.tb = c.tb
  AND b.sector >= c.sector_start AND b.sector < c.sector_end
  AND coalesce(b.queue_ts, b.issue_ts) >= c.submit_ts AND b.complete_ts <= c.complete_ts;
+-- target_device_link: target_device_link_rows by string keys: one row per (target command
+-- cmd_key, backing-device request req_key).
 CREATE OR REPLACE VIEW target_device_link AS
 SELECT cmd_key_of(c.host, c.ctrl_id, c.qid, c.cid, c.submit_ts, c.complete_ts) AS cmd_key,
        req_key_of(b.host, b.dev, b.sector, coalesce(b.issue_ts, b.complete_ts)) AS req_key
@@ -355,6 +359,8 @@ SELECT cmd_n, count(*) AS requests, min(queue_ts) AS queue_ts, min(issue_ts) AS 
        max(complete_ts) AS complete_ts, sum(bytes)::BIGINT AS bytes
 FROM target_device_link_rows
 GROUP BY cmd_n;
+-- target_device: target_device_rows with the target command's string key cmd_key in place of
+-- its row number.
 CREATE OR REPLACE VIEW target_device AS
 SELECT cmd_key_of(c.host, c.ctrl_id, c.qid, c.cid, c.submit_ts, c.complete_ts) AS cmd_key,
        d.* EXCLUDE (cmd_n)

@@ -226,6 +226,9 @@ FROM i JOIN t
  AND t.opcode = i.opcode AND t.b = i.b
  AND (i.slba IS NULL OR t.slba IS NULL OR (i.slba = t.slba AND i.nlb = t.nlb))
 WHERE t.complete_ts - i.complete_ts <= t.submit_ts - i.submit_ts;
+-- clock_candidates: clock_candidate_rows by string keys: one row per (initiator command
+-- i_cmd, target command t_cmd) that could be the same command, with the offset bounds it
+-- allows (lo_ns, hi_ns).
 CREATE OR REPLACE VIEW clock_candidates AS
 SELECT cc.initiator_host, cc.target_host,
        cmd_key_of(i.host, i.ctrl_id, i.qid, i.cid, i.submit_ts, i.complete_ts) AS i_cmd,
@@ -397,6 +400,8 @@ WITH c AS (
 )
 SELECT i_cmd_n, t_cmd_n, offset_at_ns, uncertainty_ns FROM ok
 QUALIFY row_number() OVER (PARTITION BY t_cmd_n ORDER BY miss, i_cmd_n) = 1;
+-- command_match: command_match_rows by string keys: one row per initiator command
+-- (i_cmd) and the target command (t_cmd) it is, with the offset used and its uncertainty.
 CREATE OR REPLACE VIEW command_match AS
 SELECT cmd_key_of(i.host, i.ctrl_id, i.qid, i.cid, i.submit_ts, i.complete_ts) AS i_cmd,
        cmd_key_of(t.host, t.ctrl_id, t.qid, t.cid, t.submit_ts, t.complete_ts) AS t_cmd,
@@ -482,6 +487,9 @@ SELECT rowid AS cmd_n, cmd_key_of(host, ctrl_id, qid, cid, submit_ts, complete_t
        host, ctrl_id, qid, cid, io_type, nlb, disk, slba, submit_ts, complete_ts,
        submit_cpu, submit_pid, submit_comm, status, state
 FROM nvme_command_rows WHERE role = 'initiator' AND kind = 'io';
+-- io_joined: one row per initiator I/O command with its matched target command, block
+-- request and target device requests, every milestone on the initiator's clock (ns); the
+-- rows of io, before their order (io_rows).
 CREATE OR REPLACE TABLE io_joined AS
 WITH tw AS (
     -- each target's trace window (a join, not a correlated subquery: DuckDB copies the whole
@@ -534,6 +542,7 @@ LEFT JOIN clock_offset o ON o.initiator_host = i.host AND o.target_host = m.targ
 LEFT JOIN (SELECT host, coalesce(shift_ns, 0) AS s FROM initiator_clock) sh ON sh.host = i.host
 LEFT JOIN tw ON tw.host = m.target_host;
 DROP TABLE io_initiator_commands;
+-- io_rows: io_joined in the order of io (initiator host, first milestone, queue, cid).
 CREATE OR REPLACE TABLE io_rows AS
 FROM io_joined ORDER BY initiator_host, coalesce(i_setup_ts, i_complete_rq_ts), ctrl_id, qid, cid;
 DROP TABLE io_joined;

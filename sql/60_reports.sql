@@ -127,6 +127,7 @@ SELECT a.group_key, a.stage_set, a.stage, d.seq, d.parent, d.direction, a.count,
        CASE WHEN a.count >= 10000 THEN a.p9999_ns END AS p9999_ns
 FROM a JOIN stage_definitions d USING (stage_set, stage);
 
+-- report_stage_stats: stage_stats_over the report's selected stage values (report_stage_values).
 CREATE OR REPLACE VIEW report_stage_stats AS FROM stage_stats_over('report_stage_values');
 
 -- report_stage_histogram: one row per (group, stage set, stage, log2 bucket), bcc style.
@@ -150,6 +151,7 @@ SELECT b.group_key, b.stage_set, b.stage, d.seq, b.bucket,
        b.count
 FROM b JOIN stage_definitions d USING (stage_set, stage);
 
+-- report_stage_histogram: stage_histogram_over the report's selected stage values.
 CREATE OR REPLACE VIEW report_stage_histogram AS FROM stage_histogram_over('report_stage_values');
 
 -- report_stage_cdf: one row per (group, stage set, stage, percent 1..100): the points of
@@ -169,6 +171,7 @@ WITH p AS (
 SELECT p.group_key, p.stage_set, p.stage, d.seq, p.pct, p.dur AS dur_ns
 FROM p JOIN stage_definitions d USING (stage_set, stage);
 
+-- report_stage_cdf: stage_cdf_over the report's selected stage values.
 CREATE OR REPLACE VIEW report_stage_cdf AS FROM stage_cdf_over('report_stage_values');
 
 -- inflight_bins(VIEW): the in-flight time per (resource, time bin) of the intervals in VIEW,

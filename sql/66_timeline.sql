@@ -296,6 +296,7 @@ UNION ALL
 SELECT e.uuid, w.start_ts + e.bin * 10000000, NULL, coalesce(b.bytes, 0) * 1e3 / 10000000
 FROM part_bins e LEFT JOIN bins b USING (uuid, bin), report_window w;
 
+-- timeline_counters: timeline_counters_part over the whole run (every counter sample).
 CREATE OR REPLACE VIEW timeline_counters AS
 FROM timeline_counters_part(-9223372036854775808, NULL);
 
@@ -374,6 +375,7 @@ WITH ios AS (
 )
 SELECT i.io_n, i.n, least(i.root_s, t.s) AS start_ts FROM ios i LEFT JOIN target_starts t USING (io_n);
 
+-- timeline_io_order: timeline_io_order_part over the whole run (every I/O's place).
 CREATE OR REPLACE VIEW timeline_io_order AS
 FROM timeline_io_order_part(-9223372036854775808, NULL, 0);
 
@@ -403,6 +405,7 @@ SELECT o.start_ts, o.n, i.root_s AS s, i.root_e AS e,
 FROM query_table(order_rel) o JOIN timeline_ios i USING (io_n)
 JOIN timeline_names c ON c.kind = 'category' AND c.name = coalesce(i.io_type, 'unknown');
 
+-- timeline_io_rows: timeline_io_rows_of every I/O in timeline_io_order.
 CREATE OR REPLACE VIEW timeline_io_rows AS
 FROM timeline_io_rows_of('timeline_io_order');
 
@@ -423,6 +426,7 @@ JOIN io_stage_definitions d ON d.def_no = st.def_no
 JOIN timeline_slots l ON l.stage = d.stage AND l.depth > 0
 WHERE st.from_ts IS NOT NULL AND st.to_ts IS NOT NULL;
 
+-- timeline_spans: timeline_spans_of every I/O in timeline_io_order.
 CREATE OR REPLACE VIEW timeline_spans AS
 FROM timeline_spans_of('timeline_io_order');
 

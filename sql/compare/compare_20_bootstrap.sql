@@ -160,6 +160,8 @@ SELECT p.part_id,
 FROM cmp_sample_parts p, cmp_params c
 WHERE p.part_id = p.cut_part_id;
 
+-- cmp_bootstrap_batch(b): the bootstrap draws of batch b (cmp_sample_parts cut into
+-- batches of bootstrap_batch_draws draws so one batch fits in memory).
 CREATE OR REPLACE MACRO cmp_bootstrap_batch(b) AS TABLE
 WITH parts AS (
     SELECT p.* FROM cmp_sample_parts p JOIN cmp_bootstrap_batches USING (part_id) WHERE batch = b

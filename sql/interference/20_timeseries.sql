@@ -1,12 +1,5 @@
--- intf_timeseries: one row per (resource, time bin): queue depth and throughput over time,
--- per transport queue and per device, so saturation (throughput flat while latency climbs)
--- shows. 100 bins over the run (first submit .. last completion on the initiator).
---   resource_kind   'queue' or 'device';  resource  queue_key or device_key (see intf_io)
---   bin             0..99;  bin_start_ns  offset of the bin from the first submit (ns);  bin_ns  width (ns)
---   inflight_avg    time-averaged commands in flight (nvme_setup_cmd .. nvme_complete_rq)
---   completions     I/Os completing in the bin;  mb_s  their bytes per second (10^6 bytes/s)
---   wait_mean_ns    mean wait_ns of those completions (ns; NULL when none)
--- Busy time per bin: inflight_bins (sql/60_reports.sql), the sweep report_timeseries uses too;
+-- Interference over time: queue depth and throughput per transport queue and per device.
+
 -- intf_inflight_input: intf_io as its intervals, once per queue and once per device.
 CREATE OR REPLACE VIEW intf_inflight_input AS
 WITH w AS (
@@ -16,6 +9,15 @@ SELECT {'kind': 'queue', 'key': queue_key} AS resource, submit_ts AS s, done_ts 
 UNION ALL
 SELECT {'kind': 'device', 'key': device_key}, submit_ts, done_ts, w.t0, w.bin_ns FROM intf_io, w;
 
+-- intf_timeseries: one row per (resource, time bin): queue depth and throughput over time,
+-- per transport queue and per device, so saturation (throughput flat while latency climbs)
+-- shows. 100 bins over the run (first submit .. last completion on the initiator).
+--   resource_kind   'queue' or 'device';  resource  queue_key or device_key (see intf_io)
+--   bin             0..99;  bin_start_ns  offset of the bin from the first submit (ns);  bin_ns  width (ns)
+--   inflight_avg    time-averaged commands in flight (nvme_setup_cmd .. nvme_complete_rq)
+--   completions     I/Os completing in the bin;  mb_s  their bytes per second (10^6 bytes/s)
+--   wait_mean_ns    mean wait_ns of those completions (ns; NULL when none)
+-- Busy time per bin: inflight_bins (sql/60_reports.sql), which the sweep's report_timeseries uses too.
 CREATE OR REPLACE VIEW intf_timeseries AS
 WITH w AS (
     SELECT min(submit_ts) AS t0, greatest((max(done_ts) - min(submit_ts) + 99) // 100, 1) AS bin_ns FROM intf_io
