@@ -162,12 +162,14 @@ SPLIT = re.compile(r"\|\||&&|\||;|\(|\)|\bthen\b|\bdo\b|\belse\b|\bif\b|\bwhile\
 CASE_PATTERN = re.compile(r"(^|;;|\bin\b)[ \t]*\(?[\w*.\-\"'$| \t]*\)", re.M)
 ARRAY_LITERAL = re.compile(r"=\([^()]*\)")
 FOR_HEAD = re.compile(r"\bfor\s+\w+\s+in\b[^;\n]*")
+# ${NAME-default} and the like are one word (SPLIT cuts at braces)
+PARAM_EXPANSION = re.compile(r"\$\{[^{}()\n]*\}")   # not one holding a $(command)
 
 
 def shell_commands(text, functions=()):
     """(line number, command) for words in command position."""
     functions = set(functions) | set(re.findall(r"^\s*(?:function\s+)?([A-Za-z_][\w-]*)\s*\(\)", text, re.M))
-    sk = FOR_HEAD.sub("", CASE_PATTERN.sub(r"\1 ", ARRAY_LITERAL.sub("=", skeleton(text))))
+    sk = FOR_HEAD.sub("", CASE_PATTERN.sub(r"\1 ", ARRAY_LITERAL.sub("=", PARAM_EXPANSION.sub("$P", skeleton(text)))))
     for n, line in enumerate(sk.splitlines(), 1):
         for part in SPLIT.split(line):
             words = part.split()

@@ -32,7 +32,8 @@ extra_runs="
 	fq-qd4-base@few-queues:jobs=1,qd=4 fq-qd4@few-queues:qd=4
 	intf-c0@interference-c0 intf-c2-bqd16@interference-c2:b_qd=16 intf-c3-bqd16@interference-c3:b_qd=16"
 if [ "$set_name" = extra ]; then
-	LAB_TEST_SCENARIOS=${LAB_TEST_SCENARIOS-} LAB_TEST_MULTI_HOST=${LAB_TEST_MULTI_HOST-}
+	LAB_TEST_SCENARIOS=${LAB_TEST_SCENARIOS-}
+	LAB_TEST_MULTI_HOST=${LAB_TEST_MULTI_HOST-}
 	LAB_TEST_DIAGNOSIS=${LAB_TEST_DIAGNOSIS-$extra_runs}
 fi
 scenarios=${LAB_TEST_SCENARIOS-"breakdown-randread:qd=4 write-128k capture-filters capture-overrun capture-sampled probes-agreement"}

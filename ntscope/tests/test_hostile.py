@@ -971,7 +971,7 @@ def test_odd_input_files_get_the_right_message(fresh, ntscope_cli, case):
     (("nvme_setup_cmd", "u8 flags;", "u8 event;"), "field_event", None),         # raw_nvme's event column kept
     (("nvme_setup_cmd", "bool metadata;", "bool filename;"), "filename", None),  # not read_parquet's filename
     (("nvme_setup_cmd", "offset:52;\tsize:2;", "offset:52;\tsize:0;"), None,
-     "nvme_setup_cmd.parquet: column cid is BLOB, but ntscope reads cid as BIGINT"),
+     "nvme_setup_cmd.parquet: column cid is USMALLINT[], but ntscope reads cid as BIGINT"),   # a size-0 u16: an array
 ])
 def test_odd_trace_field_names_and_sizes(fresh, ntscope_cli, edit, column, message):
     run = fresh(SMALL, convert=False)

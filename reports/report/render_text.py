@@ -86,6 +86,12 @@ def cpu_wait(cw):
 
 def render(doc, run_dir):
     L = [f"ntscope report: {run_dir}", f"mode: {doc['mode']}   stage sets: {', '.join(doc['stage_sets']) or '-'}", ""]
+    # what makes the numbers wrong or partial first, then what the run could not measure
+    for s in doc["pipeline_stats"]:
+        if s["name"].startswith("input_error:"):
+            L += [f"INPUT ERROR ({s['name'][len('input_error:'):]}): {s['meaning']}", ""]
+        elif s["name"].startswith("data_loss:") and s["severity"] != "info":
+            L += [f"DATA LOSS ({s['name'][len('data_loss:'):]}, {s['value']}): {s['meaning']}", ""]
     if any(m["source"] == "probe" for m in doc.get("milestones", [])):
         L += ["NVMe/TCP milestones from the capture's probes on "
               + ", ".join(m["host"] for m in doc["milestones"] if m["source"] == "probe")
@@ -97,11 +103,6 @@ def render(doc, run_dir):
         L.append("")
     if doc["sampling"]["sampled"]:
         L += [f"SAMPLED: {doc['sampling']['meaning']}", ""]
-    for s in doc["pipeline_stats"]:
-        if s["name"].startswith("input_error:"):
-            L += [f"INPUT ERROR ({s['name'][len('input_error:'):]}): {s['meaning']}", ""]
-        elif s["name"].startswith("data_loss:") and s["severity"] != "info":
-            L += [f"DATA LOSS ({s['name'][len('data_loss:'):]}, {s['value']}): {s['meaning']}", ""]
     L.append("pipeline_stats")
     for s in doc["pipeline_stats"]:
         v = s["value"]
