@@ -360,7 +360,9 @@ mod tests {
         let reader = ParquetRecordBatchReaderBuilder::try_new(File::open(dir.join("sys/ev.parquet")).unwrap()).unwrap();
         let groups: Vec<i64> = reader.metadata().row_groups().iter().map(|g| g.num_rows()).collect();
         assert_eq!(groups, vec![10, ROW_GROUP_ROWS as i64, ROW_GROUP_ROWS as i64, (n - 10 - 2 * ROW_GROUP_ROWS) as i64]);
-        assert_eq!(reader.schema().as_ref(), schema.as_ref(), "the Arrow schema is stored with the file");
+        assert_eq!(reader.schema().fields(), schema.fields(), "the Arrow schema is stored with the file");
+        assert_eq!(reader.schema().metadata().get("ntscope_version").map(String::as_str), Some(env!("CARGO_PKG_VERSION")),
+                   "the file names the ntscope version that wrote it");
         let back: Vec<RecordBatch> = reader.build().unwrap().map(|b| b.unwrap()).collect();
         let back = arrow_select::concat::concat_batches(&schema, &back).unwrap();
         assert_eq!(back, batch);
