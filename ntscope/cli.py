@@ -327,8 +327,22 @@ def add_verify_flag(p):
                         "instead of only the files whose size, times or inode changed since conversion")
 
 
-def add_common(p, memory=True):
-    p.add_argument("--quiet", action="store_true", help="do not print the text report")
+# --quiet of each command: what it leaves out (warnings, errors and the line naming what was written
+# still go to stderr)
+QUIET_HELP = {
+    "convert": "do not print which hosts were converted, nor the converter's one-line result per host "
+               "(warnings and errors still print)",
+    "analyze": "do not print report.txt on stdout (the report set is still written; its folder is named on stderr)",
+    "demo": "do not print report.txt on stdout (the report set is still written; its folder is named on stderr)",
+    "compare": "do not print compare.txt on stdout (the report set is still written; its folder is named on stderr)",
+    "interference": "do not print interference.txt on stdout (the report set is still written; its folder is named "
+                    "on stderr)",
+    "sweep": "do not print sweep.txt on stdout (the report set is still written; its folder is named on stderr)",
+}
+
+
+def add_common(p, command, memory=True):
+    p.add_argument("--quiet", action="store_true", help=QUIET_HELP[command])
     add_verify_flag(p)
     p.add_argument("--no-progress", action="store_true", help="no progress line even on a terminal")
     if memory:
@@ -362,13 +376,13 @@ def parser():
     sub = ap.add_subparsers(dest="command_name", required=True, metavar="COMMAND")
     c = sub.add_parser("convert", help="convert every host of a run not converted yet")
     c.add_argument("run", help="run name under $NTSCOPE_RUNS (default ./runs) or a path")
-    add_common(c, memory=False)
+    add_common(c, "convert", memory=False)
     c.set_defaults(fn=cmd_convert)
     an = sub.add_parser("analyze", help="where each I/O's time went: report.{txt,json,html}")
     an.add_argument("run", help="run name under $NTSCOPE_RUNS (default ./runs) or a path")
     an.add_argument("--out", help="report folder (default RUN/report)")
     add_analyze_flags(an)
-    add_common(an)
+    add_common(an, "analyze")
     an.set_defaults(fn=cmd_analyze)
     cp = sub.add_parser("compare", help="latency amplification per stage, RUN vs BASE, with a verdict")
     cp.add_argument("base", help="the base run, or repeats of it: base1,base2,base3")
@@ -378,23 +392,24 @@ def parser():
                     help="build both sides from their views and keep nothing in RUN/.ntscope/ (by default each "
                          "side is kept there and read back by the next compare of that run while its files "
                          "are unchanged)")
-    add_common(cp)
+    add_common(cp, "compare")
     cp.set_defaults(fn=cmd_compare)
     it = sub.add_parser("interference", help="streams of a run and who waited behind whom")
-    it.add_argument("run")
+    it.add_argument("run", help="run name under $NTSCOPE_RUNS (default ./runs) or a path")
     it.add_argument("--out", help="report folder (default RUN/report)")
-    add_common(it)
+    add_common(it, "interference")
     it.set_defaults(fn=cmd_interference)
     sw = sub.add_parser("sweep", help="a run series: stage means and LAD per run (the paper's Figures 6 and 7)")
-    sw.add_argument("runs", nargs="+", metavar="RUN")
+    sw.add_argument("runs", nargs="+", metavar="RUN",
+                    help="the runs of the series (names under $NTSCOPE_RUNS or paths), in the order to show them")
     sw.add_argument("--param", help="order the runs by this parameter of their truth.json (lab params, else "
                                     "the first fio job's field: qd, iodepth, jobs ...)")
     sw.add_argument("--values", help="the parameter's values, one per run in the order given (instead of truth.json)")
     sw.add_argument("--out", help="report folder (default the last run's report/)")
-    add_common(sw)
+    add_common(sw, "sweep")
     sw.set_defaults(fn=cmd_sweep)
     sq = sub.add_parser("sql", help="the views of a run in DuckDB (prompt, -c SQL, or statements on stdin)")
-    sq.add_argument("run")
+    sq.add_argument("run", help="run name under $NTSCOPE_RUNS (default ./runs) or a path")
     sq.add_argument("-c", "--command", help="run these SQL statements, print results as CSV, exit 2 on error")
     sq.add_argument("--script", metavar="FILE", help="write the whole view script to FILE instead (- for stdout): a new "
                     "file or one an earlier --script wrote, never a file of a run")
@@ -404,7 +419,7 @@ def parser():
     sq.set_defaults(fn=cmd_sql)
     dm = sub.add_parser("demo", help="a bundled real two-host capture -> runs/demo -> report")
     add_analyze_flags(dm)
-    add_common(dm)
+    add_common(dm, "demo")
     dm.set_defaults(fn=cmd_demo, out=None)
     return ap
 

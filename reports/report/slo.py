@@ -15,6 +15,8 @@ TYPES = ("read", "write", "flush", "discard", "write_zeroes", "other")
 UNITS_NS = {"ns": 1, "us": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
 FORM = re.compile(r"^\s*(?:(?P<sel>[^:<]*):)?\s*(?:(?P<stage>[A-Za-z_][\w()+\-:]*?)\s+)?"
                   r"(?P<stat>mean|avg|max|p\d+(?:\.\d+)?)\s*(?P<op><=|<)\s*(?P<limit>\d+(?:\.\d+)?)\s*(?P<unit>ns|us|ms|s)\s*$")
+# the same with any unit, or none: what a bound without a known unit looks like (its own message)
+BARE_LIMIT = re.compile(FORM.pattern.replace(r"(?P<unit>ns|us|ms|s)", r"(?P<unit>[A-Za-z]*)"))
 MAX_LIMIT_NS = 10**6 * UNITS_NS["s"]   # a bound beyond a million seconds says nothing (and leaves BIGINT)
 FIX = "fix: e.g. --slo 'read,4k: p99 <= 2ms' or --slo 'write: target_device p90 < 500us'"
 
@@ -23,6 +25,9 @@ def parse(text, slo_id, primary_set, stages):
     """One objective -> a slo_objectives row (dict). stages: {(set, stage)} known."""
     m = FORM.match(text)
     if not m:
+        bare = BARE_LIMIT.match(text)
+        if bare:
+            raise SpecError(unit_message(text, bare))
         raise SpecError(f"objective {text!r} is not '[SELECTOR:] [STAGE] STATISTIC <= LIMIT'; {FIX}")
     row = {"slo_id": slo_id, "text": text.strip(), "io_type": None, "size_lo": None, "size_hi": None,
            "comm": None, "stage_set": primary_set, "stage": "end_to_end"}
@@ -53,6 +58,16 @@ def parse(text, slo_id, primary_set, stages):
     # '< X' on integer ns is '<= X - 1'
     row["limit_ns"] = int(limit) - (1 if m.group("op") == "<" and limit == int(limit) else 0)
     return row
+
+
+def unit_message(text, m):
+    """The message for an objective whose bound has no unit, or one that is not a duration's."""
+    value, unit = m.group("limit"), m.group("unit")
+    head = text[:m.start("limit")].rstrip()
+    ms, us = f"{head} {value}ms", f"{head} {float(value) * 1000:g}us"
+    what = "has no unit" if not unit else f"has the unit {unit!r}, which is not one of ns, us, ms, s"
+    return (f"objective {text!r}: the bound {value}{unit} {what} (a latency bound needs one); "
+            f"fix: e.g. --slo '{ms.strip()}' or --slo '{us.strip()}'")
 
 
 def load(con, texts):

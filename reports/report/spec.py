@@ -104,8 +104,74 @@ def parse_window(text):
         bounds.append(v)
     lo, hi = bounds
     if lo is not None and hi is not None and lo >= hi:
-        raise SpecError(f"window '{text}' ends before it starts; {fix}")
+        what, example = ((f"starts at {lo:g} s, after its end at {hi:g} s", f"{hi:g}:{lo:g}") if lo > hi else
+                         (f"starts and ends at {lo:g} s (it holds no time)", f"{lo:g}:{lo + 1:g}"))
+        raise SpecError(f"window '{text}' {what}; the format is START:END in seconds from the first I/O, START "
+                        f"before END, either side may be empty; fix: e.g. --window {example}")
     return lo, hi
+
+
+# What a spec file may hold: table -> key -> (kind, an example). kinds: "list" a string or a list of
+# strings and integers (a string is one entry, or a comma list as the flag takes it), "names" the
+# same of strings only, "text" a string, "number" a number of seconds, "texts" a string or a list of
+# strings (a string is one entry: an objective holds commas).
+SPEC_KEYS = {
+    "filter": {"type": ("list", 'type = ["read"]'), "size": ("list", 'size = ["4k", "64k-128k"]'),
+               "device": ("list", 'device = ["nvme0n1"]'), "queue": ("list", "queue = [1, 2]"),
+               "cpu": ("list", "cpu = [0, 3]"), "process": ("list", 'process = ["fio"]'),
+               "window": ("text", 'window = "1.5:4"')},
+    "group": {"by": ("names", 'by = ["type", "size"]'), "time_bucket_s": ("number", "time_bucket_s = 0.5")},
+    "stages": {"sets": ("names", 'sets = ["ntprof"]')},
+    "slo": {"objectives": ("texts", "objectives = [\"read,4k: p99 <= 2ms\"]")},
+}
+
+
+def spec_file_values(doc, path):
+    """The spec file's tables, each key's value checked against SPEC_KEYS (SpecError naming the
+    table, key, what it holds and an example otherwise); a lone objective string becomes a list."""
+    fix = "see reports/README.md 'Spec file'"
+    out = {}
+    for table, value in doc.items():
+        if table not in SPEC_KEYS:
+            raise SpecError(f"spec file {path}: unknown table [{table}]; fix: use [filter], [group], [stages], [slo]")
+        if not isinstance(value, dict):
+            raise SpecError(f"spec file {path}: {table} is {toml_kind(value)}, not a table; fix: write it as a "
+                            f"[{table}] header with its keys below, e.g. [{table}] then "
+                            f"{next(iter(SPEC_KEYS[table].values()))[1]}")
+        known = SPEC_KEYS[table]
+        out[table] = {}
+        for key, v in value.items():
+            if key not in known:
+                raise SpecError(f"spec file {path}: [{table}] has no key {key!r}; fix: one of {', '.join(known)} "
+                                f"({fix})")
+            kind, example = known[key]
+            scalar = (str, int) if kind == "list" else (str,)   # names, texts: strings only
+            ok = (isinstance(v, str) if kind == "text" else
+                  isinstance(v, (int, float)) and not isinstance(v, bool) if kind == "number" else
+                  isinstance(v, scalar) and not isinstance(v, bool) or
+                  isinstance(v, list) and all(isinstance(x, scalar) and not isinstance(x, bool) for x in v))
+            if not ok:
+                want = {"list": "a string or a list of strings and integers", "text": "a string",
+                        "names": "a string or a list of strings",
+                        "number": "a number", "texts": "a string or a list of strings"}[kind]
+                raise SpecError(f"spec file {path}: [{table}] {key} is {toml_kind(v)}, not {want}; fix: e.g. {example}")
+            out[table][key] = [v] if kind == "texts" and isinstance(v, str) else v
+    return out
+
+
+def toml_kind(v):
+    """What a TOML value is, in the file's words (never its Python repr)."""
+    if isinstance(v, bool):
+        return "a boolean"
+    if isinstance(v, dict):
+        return "a table"
+    if isinstance(v, list):
+        return "an array holding " + (", ".join(sorted({toml_kind(x) for x in v})) if v else "nothing")
+    if isinstance(v, (int, float)):
+        return "a number"
+    if isinstance(v, str):
+        return "a string"
+    return "a date or time"
 
 
 class Spec:
@@ -135,18 +201,14 @@ class Spec:
             doc = tomllib.loads(inputs.read_text(path, "spec file", inputs.SPEC_MAX, fix))
         except tomllib.TOMLDecodeError as e:
             raise SpecError(f"spec file {path}: {e}; fix: {fix}") from None
-        flt = doc.get("filter", {})
-        grp = doc.get("group", {})
-        known = {"filter", "group", "stages", "slo"}
-        for k in doc:
-            if k not in known:
-                raise SpecError(f"spec file {path}: unknown table [{k}]; fix: use [filter], [group], [stages], [slo]")
+        checked = spec_file_values(doc, path)
+        flt, grp = checked.get("filter", {}), checked.get("group", {})
         args = dict(types=flt.get("type"), sizes=flt.get("size"), devices=flt.get("device"),
                     queues=flt.get("queue"), cpus=flt.get("cpu"), processes=flt.get("process"),
                     window=flt.get("window"), group_by=grp.get("by"),
                     time_bucket_s=grp.get("time_bucket_s", 1.0),
-                    stage_sets=doc.get("stages", {}).get("sets"),
-                    slos=doc.get("slo", {}).get("objectives"))
+                    stage_sets=checked.get("stages", {}).get("sets"),
+                    slos=checked.get("slo", {}).get("objectives"))
         args.update({k: v for k, v in overrides.items() if v})
         return cls(**args)
 
