@@ -151,7 +151,8 @@ def cmd_analyze(a):
 
 # ------------------------------------------------------------------ compare / interference
 def cmd_compare(a):
-    from ntscope.compare import model, render_html, render_text
+    from ntscope.compare import model, params as compare_params, render_html, render_text
+    params = compare_params.from_flags({k: getattr(a, k) for k in compare_params.COLUMNS})   # before any work
     # each side: one run, or repeats of one condition (comma-separated); the report goes
     # beside the first run of the RUN side
     base, run = runs.resolve_list(a.base), runs.resolve_list(a.run)
@@ -169,7 +170,7 @@ def cmd_compare(a):
         for r in base + run:
             runs.convert_missing(r, progress=p, quiet=a.quiet, verify=a.verify)
         m, plots = model.compare_documents(base, run, progress=p, plots=True, cache=not a.no_cache,
-                                           memory_limit=a.memory_limit, temp_dir=a.temp_dir)
+                                           memory_limit=a.memory_limit, temp_dir=a.temp_dir, params=params)
         text = printable(render_text.compare_text(m))
         write_three(out, "compare", text, m, render_html.compare_html(m, plots), p)
     announce_written(out, "compare", text, a.quiet)
@@ -321,6 +322,20 @@ def add_analyze_flags(p):
     add_milestones_flag(p)
 
 
+def add_compare_param_flags(p):
+    """The knobs of the comparison (compare.json's params; reports/compare/params.py bounds them)."""
+    g = p.add_argument_group("statistics (compare.json's params; defaults in sql/compare/compare_10_input.sql)")
+    g.add_argument("--resamples", metavar="N", help="bootstrap resamples per run, group and stage (default 200; "
+                   "50..100000; each end of an interval needs 5 resamples beyond it: 1000 for 99%%)")
+    g.add_argument("--confidence", metavar="LEVEL", help="confidence level of every interval, e.g. 0.99 or 99%% "
+                   "(default 0.95; 0.5..0.999)")
+    g.add_argument("--min-rel-change", metavar="FRACTION", help="a change smaller than this share of the base is "
+                   "no significant change, e.g. 0.05 or 5%% (default 0.10)")
+    g.add_argument("--min-abs-change", metavar="DURATION", help="a change of a mean smaller than this is no "
+                   "significant change, e.g. 50us (default 20us; units ns, us, ms, s)")
+    g.add_argument("--seed", metavar="N", help="the bootstrap's hash seed: same seed, same intervals (default 42)")
+
+
 def add_verify_flag(p):
     p.add_argument("--verify", action="store_true",
                    help="check every trace.dat and event file against the checksums in metadata.json (a full read) "
@@ -392,6 +407,7 @@ def parser():
                     help="build both sides from their views and keep nothing in RUN/.ntscope/ (by default each "
                          "side is kept there and read back by the next compare of that run while its files "
                          "are unchanged)")
+    add_compare_param_flags(cp)
     add_common(cp, "compare")
     cp.set_defaults(fn=cmd_compare)
     it = sub.add_parser("interference", help="streams of a run and who waited behind whom")

@@ -13,6 +13,7 @@ import duckdb
 
 from ntscope.sql import views
 
+from . import params as compare_params
 from . import side_cache
 
 COMPARE_SQL = os.path.join(os.path.dirname(os.path.abspath(views.__file__)), "compare")
@@ -99,7 +100,7 @@ def as_list(dirs):
 
 
 def compare_connection(base_dirs, run_dirs, keep_run=False, on_first_run=None, progress=None, memory_limit=None,
-                       temp_dir=None, first_run=None, cache=False):
+                       temp_dir=None, first_run=None, cache=False, params=None):
     """Both sides' per-I/O stages in one DuckDB, with the compare views on top. A side is
     a run directory or a list of repeats of one condition (rep 1, 2, ... in list order;
     io_rank is unique per rep, not across them). on_first_run(connection) -> dict: what
@@ -108,7 +109,8 @@ def compare_connection(base_dirs, run_dirs, keep_run=False, on_first_run=None, p
     connection open too (tests query it; it then holds its memory beside the comparison's;
     never from the cache). memory_limit, temp_dir: of each connection (views.new_connection;
     one run's connection is open at a time beside this one, which is small until every side
-    is loaded). cache: read each side from side_cache when fresh, keep the ones built."""
+    is loaded). cache: read each side from side_cache when fresh, keep the ones built.
+    params: {cmp_params column: value} set over the defaults (compare.params.from_flags)."""
     con = views.limited_connection(memory_limit, temp_dir)
     # the comparison's tables (sample values, rank points, bootstrap) are read again by the
     # model: in memory while they are small (views.tables_by_size; CMP_BYTES_PER_EVENT)
@@ -167,6 +169,8 @@ def compare_connection(base_dirs, run_dirs, keep_run=False, on_first_run=None, p
     for path in compare_files():
         with open(path) as f:
             con.execute(f.read())
+        if os.path.basename(path) == "compare_10_input.sql" and params:
+            compare_params.apply(con, params)   # before any view reads cmp_params
         if os.path.basename(path) == "compare_20_bootstrap.sql":
             fill_bootstrap(con)
     return (con, run_con) if keep_run else con

@@ -24,11 +24,13 @@ def compare_model(base_dir, run_dir, progress=None):
     return compare_documents(base_dir, run_dir, progress)[0]
 
 
-def compare_documents(base_dir, run_dir, progress=None, plots=False, memory_limit=None, temp_dir=None, cache=False):
+def compare_documents(base_dir, run_dir, progress=None, plots=False, memory_limit=None, temp_dir=None, cache=False,
+                      params=None):
     """(compare.json document, compare.html's plot rows or None unless plots). memory_limit,
     temp_dir: of every DuckDB connection (ntscope.sql.views.new_connection). cache: each side
     read from / kept in the run's compare input (side_cache; the documents of the RUN side are
-    then always made with its plot rows, so that a later compare can show them)."""
+    then always made with its plot rows, so that a later compare can show them). params: cmp_params
+    values over the defaults (params.from_flags)."""
     first = {}
     first_dir = load.as_list(run_dir)[0]
 
@@ -39,7 +41,7 @@ def compare_documents(base_dir, run_dir, progress=None, plots=False, memory_limi
                 "plots": interference_plots.build(rc) if plots or cache else None}
 
     con = load.compare_connection(base_dir, run_dir, on_first_run=from_first_run, first_run=first, progress=progress,
-                                  memory_limit=memory_limit, temp_dir=temp_dir, cache=cache)
+                                  memory_limit=memory_limit, temp_dir=temp_dir, cache=cache, params=params)
     first["interference"]["run_dir"] = first_dir   # a kept document names the path it was read from then
     if progress:
         progress.step("LAD, bootstrap intervals and verdict", con)

@@ -1,4 +1,4 @@
-"""compare.html: per group the verdict, the LAD per stage (log scale, 95% CI whiskers) and
+"""compare.html: per group the verdict, the LAD per stage (log scale, CI whiskers at the compare's confidence level) and
 base-vs-run CDFs per stage; the run's interference charts; the text report. Renders
 compare.json (m) and the plot rows of plot_data.build; computes nothing."""
 import json
@@ -8,6 +8,7 @@ from ntscope.plots import charts
 from ntscope.plots.page import Page, esc
 from ntscope.plots.units import not_drawn, us
 
+from . import render_text
 from .render_text import compare_text
 
 
@@ -46,7 +47,8 @@ def lad_chart(page, i, m, group_key):
         page.nodata("lad", "no stage has a base time above 0 in both runs, so no LAD")
         return
     page.how("LAD = run / base per stage (log scale; 1 = unchanged), for the mean, p50 and p99; whiskers: "
-             "95% bootstrap interval; faded: not a significant change. Stages keep their colour on every page.")
+             f"{render_text.level(m['params'])} bootstrap interval; faded: not a significant change. Stages keep their "
+             "colour on every page.")
     page.chart(f"lad-{i}", "lad", charts.lad(rows, f"LAD per stage: {group_key}"))
     undefined = {r["stage"]: {"stage": r["stage"], "status": f"base {us(r['base_ns']):g} us, run {us(r['run_ns']):g} us: LAD undefined"}
                  for r in lad if r["statistic"] == "mean" and (r["lad"] is None or r["lad"] <= 0)}

@@ -14,6 +14,11 @@ def lad(v, lo, hi):
     return f"{v:.2f} [{lo:.2f}-{hi:.2f}]" if lo is not None else f"{v:.2f}"
 
 
+def level(params):
+    """The intervals' confidence level as the report writes it: 95%, 99.9% (cmp_ci_level's form)."""
+    return f"{100 * params['confidence']:g}%"
+
+
 def compare_text(m):
     p = m["params"]
     out = [f"ntscope compare"]
@@ -25,9 +30,9 @@ def compare_text(m):
         out.append(f"  repeats: {reps[0]} base runs, {reps[1]} runs; a change of a mean counts only when it also "
                    f"clears run-to-run variation (Welch t interval on the runs' means)")
     out += [
-           f"  stage set {m['stage_set']}; LAD = T_run / T_base; 95% bootstrap CIs, {p['resamples']} resamples, "
-           f"seed {p['seed']}; a change counts when its CI excludes 0 and it is >= {100 * p['min_rel_change']:.0f}% "
-           f"and >= {p['min_abs_change_ns'] / 1e3:.0f} us", ""]
+           f"  stage set {m['stage_set']}; LAD = T_run / T_base; {level(p)} bootstrap CIs, {p['resamples']} resamples, "
+           f"seed {p['seed']}; a change counts when its CI excludes 0 and it is >= {100 * p['min_rel_change']:g}% "
+           f"and >= {p['min_abs_change_ns'] / 1e3:g} us", ""]
     for v in m["verdicts"]:
         out.append(f"== group {v['group_key']}")
         out.append(f"VERDICT: {v['verdict'].upper()}: end_to_end mean {us(v['e2e_base_ns'])} -> {us(v['e2e_run_ns'])} us, "
@@ -42,7 +47,7 @@ def compare_text(m):
         by = {}
         for r in rows:
             by.setdefault((r["seq"], r["stage"], r["parent"]), {})[r["statistic"]] = r
-        out.append(f"  {'stage':22} {'base us':>8} {'run us':>8} {'change us [95% CI]':>24}  {'LAD mean [CI]':>20} "
+        out.append(f"  {'stage':22} {'base us':>8} {'run us':>8} {f'change us [{level(p)} CI]':>24}  {'LAD mean [CI]':>20} "
                    f"{'LAD p50 [CI]':>20} {'LAD p99 [CI]':>20}")
         for (seq, stage, parent), st in sorted(by.items()):
             mn, p50, p99 = st.get("mean"), st.get("p50"), st.get("p99")

@@ -65,10 +65,19 @@
 --                   when the TCP traffic that is not NVMe/TCP on the NVMe/TCP path's interface
 --                   (run_other_traffic) grew by at least this share of all the path carried in
 --                   the run (that traffic + NVMe/TCP's data), both runs having recorded it
+--   confidence      the confidence level of every interval (the bootstrap's percentile
+--                   intervals, the run-to-run t interval of repeats): 0.95 is a 95% interval
+-- Fractions are DOUBLE (a literal 0.10 is a DECIMAL, which a JSON document would carry as text).
+-- `ntscope compare` sets resamples, seed, confidence, min_rel_change and min_abs_change_ns from
+-- its flags (--resamples, --seed, --confidence, --min-rel-change, --min-abs-change) before the
+-- views below read them.
 CREATE OR REPLACE TABLE cmp_params AS
 SELECT 200 AS resamples, 42 AS seed, 4000 AS max_draws, 4000000 AS bootstrap_batch_draws,
-       0.10 AS min_rel_change, 20000 AS min_abs_change_ns, NULL::DOUBLE AS cpu_wait_min_ratio,
-       0.5 AS cpu_wait_min_share, 0.1 AS nic_other_min_share;
+       0.10::DOUBLE AS min_rel_change, 20000::BIGINT AS min_abs_change_ns, NULL::DOUBLE AS cpu_wait_min_ratio,
+       0.5::DOUBLE AS cpu_wait_min_share, 0.1::DOUBLE AS nic_other_min_share, 0.95::DOUBLE AS confidence;
+
+-- cmp_ci_level(): the confidence level as the reports write it, e.g. '95%' or '99.9%'
+CREATE OR REPLACE MACRO cmp_ci_level() AS (SELECT printf('%g%%', 100 * confidence) FROM cmp_params);
 
 -- cmp_input_problems: one row per run whose input cannot support a verdict: an input error
 -- in its pipeline_stats (same trace for two hosts, a role its events contradict, hosts of

@@ -2,8 +2,9 @@
 
 -- cmp_lad: one row per (group, stage set, stage, statistic) present in both runs: the
 -- Latency Amplification Degree LAD = T_run / T_base and the absolute change, with
--- 95% bootstrap confidence intervals (percentile method over resamples paired by r; the two
--- runs are resampled independently; m-out-of-n resamples rescaled, see cmp_bootstrap).
+-- bootstrap confidence intervals at cmp_params.confidence (percentile method over resamples
+-- paired by r; the two runs are resampled independently; m-out-of-n resamples rescaled, see
+-- cmp_bootstrap).
 --   group_key, stage_set, stage, seq, parent, direction
 --   statistic          'mean', 'p50' or 'p99'
 --   n_base, n_run      samples in each run
@@ -14,8 +15,10 @@
 --                      min_rel_change (relative to base) and min_abs_change_ns; with
 --                      repeats on both sides (mean only) also cmp_between_runs' interval
 --   reps_base, reps_run    runs per side (1 without repeats)
---   between_change_lo_ns, between_change_hi_ns   the run-to-run 95% interval of the mean's
+--   between_change_lo_ns, between_change_hi_ns   the run-to-run interval (cmp_params.confidence) of the mean's
 --                      change (cmp_between_runs; NULL unless both sides have >= 2 runs)
+-- the interval's tail quantile, (1 - confidence) / 2: a variable, since quantile_cont takes a constant
+SET VARIABLE cmp_tail = (SELECT (1 - confidence) / 2 FROM cmp_params);
 CREATE OR REPLACE TABLE cmp_lad AS
 WITH scaled AS (
     -- m-out-of-n resamples: the full-sample statistic + sqrt(m / n) x the resample's
@@ -38,10 +41,10 @@ WITH scaled AS (
     WHERE u.base_v IS NOT NULL AND u.run_v IS NOT NULL
 ), ci AS (
     SELECT group_key, stage_set, stage, statistic,
-           quantile_cont(run_v / nullif(base_v, 0), 0.025) AS lad_lo,
-           quantile_cont(run_v / nullif(base_v, 0), 0.975) AS lad_hi,
-           quantile_cont(run_v - base_v, 0.025) AS change_lo_ns,
-           quantile_cont(run_v - base_v, 0.975) AS change_hi_ns
+           quantile_cont(run_v / nullif(base_v, 0), getvariable('cmp_tail')) AS lad_lo,
+           quantile_cont(run_v / nullif(base_v, 0), 1 - getvariable('cmp_tail')) AS lad_hi,
+           quantile_cont(run_v - base_v, getvariable('cmp_tail')) AS change_lo_ns,
+           quantile_cont(run_v - base_v, 1 - getvariable('cmp_tail')) AS change_hi_ns
     FROM boot GROUP BY ALL
 ), pt AS (
     SELECT b.group_key, b.stage_set, b.stage, b.seq, b.parent, b.direction,

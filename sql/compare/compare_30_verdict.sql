@@ -74,7 +74,7 @@ CREATE OR REPLACE MACRO mbps_text(b) AS printf('%.1f MB/s', b / 1e6);
 --                      significant ones that carry >= 5% of the end-to-end change: the queue
 --                      that built up most (the paper's LAD localization; a small stage can
 --                      amplify 30x while most added time sits elsewhere)
---   amplified_lad, amplified_lad_lo, amplified_lad_hi   its LAD of the mean and 95% CI
+--   amplified_lad, amplified_lad_lo, amplified_lad_hi   its LAD of the mean and CI (cmp_params.confidence)
 --   network_direction  kept for compatibility: direction when the verdict names a change
 --   cause              in a storage engineer's words (cause_ids.meaning + this run's specifics)
 --   evidence           one sentence: which stage, by how much, how sure
@@ -302,8 +302,8 @@ SELECT d.group_key, d.stage_set, d.verdict, d.e2e_base_ns, d.e2e_run_ns, d.e2e_l
                                     WHEN 'both' THEN 'both ways' ELSE 'unknown (hosts traced with their own clocks)' END
             ELSE ci.meaning END AS cause,
        CASE WHEN d.verdict = 'no significant change' THEN
-              printf('end_to_end mean %.0f us -> %.0f us (LAD %.2f, 95%% CI %.2f-%.2f): within noise',
-                     d.e2e_base_ns / 1e3, d.e2e_run_ns / 1e3, d.e2e_lad, d.e2e_lad_lo, d.e2e_lad_hi)
+              printf('end_to_end mean %.0f us -> %.0f us (LAD %.2f, %s CI %.2f-%.2f): within noise',
+                     d.e2e_base_ns / 1e3, d.e2e_run_ns / 1e3, d.e2e_lad, cmp_ci_level(), d.e2e_lad_lo, d.e2e_lad_hi)
               || CASE WHEN d.e2e_between_lo_ns IS NOT NULL THEN
                       printf(' (%d and %d runs per side: between runs the change is %+.0f..%+.0f us, run-to-run variation)',
                              d.reps_base, d.reps_run, d.e2e_between_lo_ns / 1e3, d.e2e_between_hi_ns / 1e3)
@@ -314,9 +314,9 @@ SELECT d.group_key, d.stage_set, d.verdict, d.e2e_base_ns, d.e2e_run_ns, d.e2e_l
                       || CASE WHEN d.transport_or_network THEN printf('; commands ahead on the same queue %.1f -> %.1f (from other CPUs %+.1f), queues used %d -> %d',
                              coalesce(d.base_ahead, 0), coalesce(d.run_ahead, 0), coalesce(d.other_cpu_growth, 0), coalesce(d.base_queues, 0), coalesce(d.run_queues, 0)) ELSE '' END
                  ELSE '' END
-            ELSE printf('%s%s mean %+.0f us (95%% CI %+.0f..%+.0f us, LAD %.2f [%.2f-%.2f]) of end_to_end %+.0f us (LAD %.2f [%.2f-%.2f]): %.0f%% of the change',
+            ELSE printf('%s%s mean %+.0f us (%s CI %+.0f..%+.0f us, LAD %.2f [%.2f-%.2f]) of end_to_end %+.0f us (LAD %.2f [%.2f-%.2f]): %.0f%% of the change',
                      d.top_stage, CASE WHEN d.child_stage IS NOT NULL THEN ' (mostly ' || d.child_stage || ')' ELSE '' END,
-                     d.change_ns / 1e3, d.change_lo_ns / 1e3, d.change_hi_ns / 1e3, coalesce(d.lad, 'NaN'::DOUBLE), coalesce(d.lad_lo, 'NaN'::DOUBLE), coalesce(d.lad_hi, 'NaN'::DOUBLE),
+                     d.change_ns / 1e3, cmp_ci_level(), d.change_lo_ns / 1e3, d.change_hi_ns / 1e3, coalesce(d.lad, 'NaN'::DOUBLE), coalesce(d.lad_lo, 'NaN'::DOUBLE), coalesce(d.lad_hi, 'NaN'::DOUBLE),
                      d.e2e_change_ns / 1e3, d.e2e_lad, d.e2e_lad_lo, d.e2e_lad_hi, 100 * d.share)
               || CASE WHEN d.amplified_stage IS NOT NULL AND d.amplified_stage <> d.top_stage
                       THEN printf('; most amplified: %s LAD %.2f [%.2f-%.2f]', d.amplified_stage, d.amplified_lad, d.amplified_lad_lo, d.amplified_lad_hi)
