@@ -51,10 +51,12 @@ def report_folder(out_arg, run):
     return out
 
 
-def announce_written(out, stem, text, quiet):
+def announce_written(out, stem, text, quiet, why=""):
+    """The text report on stdout (unless quiet), and where the set went on stderr (why: a note
+    on why there, for a default folder that is not the obvious one)."""
     if not quiet:
         sys.stdout.write(text)
-    print(f"ntscope: wrote {out}/{stem}.{{txt,json,html}}", file=sys.stderr)
+    print(f"ntscope: wrote {out}/{stem}.{{txt,json,html}}{why}", file=sys.stderr)
 
 
 # ------------------------------------------------------------------ convert
@@ -219,7 +221,9 @@ def cmd_sweep(a):
                                 memory_limit=a.memory_limit, temp_dir=a.temp_dir)
         text = printable(render_text.render(doc))
         write_three(out, "sweep", text, doc, render_html.render(doc), p)
-    announce_written(out, "sweep", text, a.quiet)
+    announce_written(out, "sweep", text, a.quiet,
+                     "" if a.out else f" (the report folder of the last run given, {os.path.basename(run_dirs[-1])}: "
+                                      "the default; --out DIR writes it elsewhere)")
     return EXIT_OK
 
 
@@ -421,7 +425,8 @@ def parser():
     sw.add_argument("--param", help="order the runs by this parameter of their truth.json (lab params, else "
                                     "the first fio job's field: qd, iodepth, jobs ...)")
     sw.add_argument("--values", help="the parameter's values, one per run in the order given (instead of truth.json)")
-    sw.add_argument("--out", help="report folder (default the last run's report/)")
+    sw.add_argument("--out", help="report folder (default the last run given's report/, named on stderr); the "
+                                  "same rule as analyze's --out: absent, empty, or a report folder ntscope wrote")
     add_common(sw, "sweep")
     sw.set_defaults(fn=cmd_sweep)
     sq = sub.add_parser("sql", help="the views of a run in DuckDB (prompt, -c SQL, or statements on stdin)")

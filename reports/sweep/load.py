@@ -50,10 +50,25 @@ def series(run_dirs, param=None, values=None):
     elif param:
         points = [(r, param_of(r, param)) for r in run_dirs]
     else:
-        return [(r, os.path.basename(r), None) for r in run_dirs]
-    points.sort(key=lambda p: p[1])
+        return distinct_labels([(r, os.path.basename(r), None) for r in run_dirs])
+    points.sort(key=lambda p: p[1])   # stable: runs of one value keep the order given
     name = param or "value"
-    return [(r, f"{name}={v:g}", v) for r, v in points]
+    return distinct_labels([(r, f"{name}={v:g}", v) for r, v in points])
+
+
+def distinct_labels(points):
+    """Each point its own label (a bar, a column, a line point of its own): a label that several
+    runs share gets the run's folder name, '<param>=0 (base)', and, if that is shared too, its
+    place in the series, ' #2'."""
+    def shared(labels):
+        return {x for x in labels if labels.count(x) > 1}
+    labels = [label for _, label, _ in points]
+    twice = shared(labels)
+    labels = [f"{label} ({os.path.basename(r)})" if label in twice and label != os.path.basename(r) else label
+              for (r, _, _), label in zip(points, labels)]
+    twice = shared(labels)
+    labels = [f"{label} #{i + 1}" if label in twice else label for i, label in enumerate(labels)]
+    return [(r, label, v) for (r, _, v), label in zip(points, labels)]
 
 
 def connection(run_dirs, param=None, values=None, progress=None, memory_limit=None, temp_dir=None):

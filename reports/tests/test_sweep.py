@@ -73,3 +73,64 @@ def test_a_sweep_needs_values_for_runs_without_truth(fixture_run, ntscope_cli, t
     assert r.returncode == 0, r.stderr
     doc = json.load(open(tmp_path / "sweep.json"))
     assert [r["label"] for r in doc["runs"]] == ["value=1", "value=8"]
+
+
+# ------------------------------------------------------------------ one value twice, long labels, where it goes
+SAME_VALUE = ["lab-6.1-stock-base-randread", "lab-6.1-stock-slow-device", "lab-6.1-stock-cmp-slow-net-delay-target"]
+
+
+def chart_specs(page):
+    """The Vega-Lite specs the page embeds."""
+    return json.loads(page.split("<script id='ntscope-specs' type='application/json'>", 1)[1].split("</script>", 1)[0])
+
+
+@pytest.fixture(scope="module")
+def same_value(fixture_run, ntscope_cli):
+    base, dev, net = (fixture_run(n) for n in SAME_VALUE)
+    r = ntscope_cli("sweep", base, dev, net, "--param", "nullblk_us", "--values", "0,300,0")
+    assert r.returncode == 0, r.stderr
+    out = os.path.join(net, "report")
+    return (base, dev, net), r, out, json.load(open(os.path.join(out, "sweep.json")))
+
+
+def test_runs_of_one_value_keep_their_own_labels_and_bars(same_value):
+    (base, dev, net), _, out, doc = same_value
+    b, n = os.path.basename(base), os.path.basename(net)
+    assert [(r["label"], r["run_dir"]) for r in doc["runs"]] == [
+        (f"nullblk_us=0 ({b})", base), (f"nullblk_us=0 ({n})", net), ("nullblk_us=300", dev)]
+    # each run its own end_to_end point: the two value-0 runs are not merged
+    e2e = {p["label"]: p["mean_ns"] for p in doc["points"] if p["stage"] == "end_to_end"}
+    assert len(e2e) == 3 and e2e[f"nullblk_us=0 ({b})"] != e2e[f"nullblk_us=0 ({n})"]
+    page = open(os.path.join(out, "sweep.html")).read()
+    spec = chart_specs(page)["breakdown-0"]
+    bars = [r for r in spec["datasets"]["bars"] if r["stage"] == "fabric_total"]
+    assert sorted(r["label"] for r in bars) == sorted(e2e)   # one fabric_total segment in each run's own bar
+    fabric = {p["label"]: p["mean_ns"] for p in doc["points"] if p["stage"] == "fabric_total"}
+    assert {r["label"]: r["value_us"] for r in bars} == pytest.approx({k: v / 1e3 for k, v in fabric.items()})
+
+
+def test_long_labels_are_printed_whole(same_value):
+    (base, _, net), _, out, doc = same_value
+    text = open(os.path.join(out, "sweep.txt")).read()
+    head = [line for line in text.splitlines() if line.lstrip().startswith("mean us")][0]
+    assert head.split()[2:] == ["nullblk_us=0", f"({os.path.basename(base)})", "nullblk_us=0",
+                                f"({os.path.basename(net)})", "nullblk_us=300"]
+    assert " llblk_us=300" not in text
+
+
+def test_where_the_sweep_went_is_said(same_value, fixture_run, ntscope_cli, tmp_path):
+    (_, _, net), r, out, _ = same_value
+    assert (f"ntscope: wrote {out}/sweep.{{txt,json,html}} (the report folder of the last run given, "
+            f"{os.path.basename(net)}: the default; --out DIR writes it elsewhere)") in r.stderr
+    # --out follows the out-folder rule of every command: never a run's inputs, never a foreign folder
+    runs = [fixture_run(n) for n in SAME_VALUE[:2]]
+    r = ntscope_cli("sweep", *runs, "--values", "0,300", "--out", os.path.join(runs[0], "initiator"), "--quiet")
+    assert r.returncode == 2 and "refusing to write into" in r.stderr and "host folder" in r.stderr
+    foreign = tmp_path / "mine"
+    foreign.mkdir()
+    (foreign / "notes.txt").write_text("keep")
+    r = ntscope_cli("sweep", *runs, "--values", "0,300", "--out", str(foreign), "--quiet")
+    assert r.returncode == 2 and "ntscope did not write it" in r.stderr
+    assert os.listdir(foreign) == ["notes.txt"]
+    r = ntscope_cli("sweep", *runs, "--values", "0,300", "--out", str(tmp_path / "new"), "--quiet")
+    assert r.returncode == 0 and f"ntscope: wrote {tmp_path / 'new'}/sweep.{{txt,json,html}}\n" in r.stderr

@@ -5,7 +5,8 @@
 -- nothing:
 --   sweep_run_info: one row per run: run_idx (0.. in series order), run (folder name),
 --     run_dir, param (the ordering parameter, NULL when none), param_value (DOUBLE or NULL),
---     label (what the axis shows: '<param>=<value>' or the run's name)
+--     label (what the axis shows, distinct per run: '<param>=<value>' or the run's name, with
+--     ' (<run folder name>)' when several runs share it; reports/sweep/load.py distinct_labels)
 --   sweep_source: one row per (run, group, stage set, stage): run_idx, group_key, stage_set,
 --     stage, seq, parent, count, mean_ns, p50_ns, p99_ns (report_stage_stats of that run,
 --     grouped by type and size), iops and mb_s of the group (report_groups)
