@@ -79,9 +79,9 @@ def spec_from_args(a):
     kw = dict(types=a.type, sizes=a.size, devices=a.device, queues=a.queue, cpus=a.cpu,
               processes=a.process, window=a.window, group_by=a.group_by,
               time_bucket_s=a.time_bucket, stage_sets=a.stage_set, slos=a.slo)
-    if a.spec:
-        return specmod.Spec.from_toml(a.spec, **{k: v for k, v in kw.items() if k != "time_bucket_s"})
-    return specmod.Spec(**kw)
+    if a.spec:   # a flag given overrides the file's value
+        return specmod.Spec.from_toml(a.spec, **kw)
+    return specmod.Spec(**{k: v for k, v in kw.items() if v is not None})
 
 
 def cmd_analyze(a):
@@ -312,7 +312,8 @@ def add_analyze_flags(p):
     p.add_argument("--process", help="process names or pids (the bio's owner)")
     p.add_argument("--window", help="START:END seconds from the first I/O, e.g. 1:4 or 2:")
     p.add_argument("--group-by", help="fields: type,size,device,queue,cpu,process,pid,host,target,time (default type,size)")
-    p.add_argument("--time-bucket", default=1.0, type=float, help="seconds per group when grouping by time")
+    p.add_argument("--time-bucket", type=float, help="seconds per group when grouping by time (default 1; "
+                   "overrides a spec file's time_bucket_s)")
     p.add_argument("--stage-set", help="stage sets to report (stock, ntprof, s_notation); default all present")
     p.add_argument("--slo", action="append", metavar="OBJECTIVE",
                    help="an objective, e.g. 'read,4k: p99 <= 2ms' or 'write: target_device p90 < 500us' "

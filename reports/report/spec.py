@@ -209,7 +209,7 @@ class Spec:
                     time_bucket_s=grp.get("time_bucket_s", 1.0),
                     stage_sets=checked.get("stages", {}).get("sets"),
                     slos=checked.get("slo", {}).get("objectives"))
-        args.update({k: v for k, v in overrides.items() if v})
+        args.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**args)
 
     def where(self):
