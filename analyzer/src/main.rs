@@ -81,7 +81,7 @@ struct ConvertArgs {
     /// Threads [default: the number of CPUs]
     #[arg(short = 'j', long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=4096))]
     threads: Option<u32>,
-    /// Do not print the one-line result (warnings are still printed)
+    /// Do not print the one-line result on stderr ("TRACE: N events -> DIR"); warnings and errors are still printed
     #[arg(short, long)]
     quiet: bool,
     /// No progress bar (it is only drawn when stderr is a terminal anyway)

@@ -36,6 +36,11 @@ fn help_works_for_every_subcommand() {
     for flag in ["--out <DIR>", "--salvage", "--strict", "--threads <N>", "-j", "--quiet", "--no-progress", "--decode-only"] {
         assert!(text(&o.stdout).contains(flag), "convert --help lacks {}", flag);
     }
+    // each flag's help says what it does for convert (not the text report of `ntscope analyze`)
+    let help = text(&o.stdout);
+    let quiet = help.lines().find(|l| l.contains("--quiet")).unwrap();
+    assert!(quiet.contains("Do not print the one-line result on stderr (\"TRACE: N events -> DIR\")"), "{}", quiet);
+    assert!(!help.contains("text report"), "{}", help);
     let o = ntscope(&["--version"]);
     assert_eq!(o.status.code(), Some(0));
     assert_eq!(text(&o.stdout).trim(), format!("ntscope-analyzer {}", env!("CARGO_PKG_VERSION")));
