@@ -71,7 +71,7 @@ def test_worst_ios_are_the_slowest_with_their_stages(judged):
 
 @pytest.mark.parametrize("bad, message", [
     ("read p99 2ms", "is not '[SELECTOR:] [STAGE] STATISTIC <= LIMIT'"),
-    ("read: p99 <= 2", "is not '[SELECTOR:] [STAGE] STATISTIC <= LIMIT'"),
+    ("read: p99 <= 2", "objective 'read: p99 <= 2': the bound 2 has no unit"),
     ("read: nvme_magic p99 <= 2ms", "no stage 'nvme_magic' in stage set 'stock'"),
     ("read: p100 <= 2ms", "percentile p100 is not between p0 and p100"),
     ("huge: p99 <= 2ms", "size 'huge' is not a size"),
