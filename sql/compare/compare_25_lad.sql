@@ -1,5 +1,8 @@
 -- Compare layer: LAD and its intervals from the bootstrap (compare_20_bootstrap.sql).
 
+-- the interval's tail quantile, (1 - confidence) / 2: a variable, since quantile_cont takes a constant
+SET VARIABLE cmp_tail = (SELECT (1 - confidence) / 2 FROM cmp_params);
+
 -- cmp_lad: one row per (group, stage set, stage, statistic) present in both runs: the
 -- Latency Amplification Degree LAD = T_run / T_base and the absolute change, with
 -- bootstrap confidence intervals at cmp_params.confidence (percentile method over resamples
@@ -17,8 +20,6 @@
 --   reps_base, reps_run    runs per side (1 without repeats)
 --   between_change_lo_ns, between_change_hi_ns   the run-to-run interval (cmp_params.confidence) of the mean's
 --                      change (cmp_between_runs; NULL unless both sides have >= 2 runs)
--- the interval's tail quantile, (1 - confidence) / 2: a variable, since quantile_cont takes a constant
-SET VARIABLE cmp_tail = (SELECT (1 - confidence) / 2 FROM cmp_params);
 CREATE OR REPLACE TABLE cmp_lad AS
 WITH scaled AS (
     -- m-out-of-n resamples: the full-sample statistic + sqrt(m / n) x the resample's
