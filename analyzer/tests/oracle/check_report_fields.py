@@ -189,6 +189,8 @@ def main(argv):
                     mismatch(f"{event} ts {ts}: {name} oracle={ov} report={rv}")
             elif ov.startswith("["):
                 pass  # a u8/s8 array that report -R printed as a string
+            elif re.fullmatch(r"[0-9a-f]*[a-f][0-9a-f]*", rv) and re.fullmatch(r"\d+", ov) and int(rv, 16) == int(ov) % 2**64:
+                pass  # a %lx field printed without 0x (a kprobe event's __probe_ip)
             elif rv != ov and re.fullmatch(r"[A-Za-z_][\w.]*", rv) and re.fullmatch(r"\d+", ov):
                 # a pointer report -R printed as its symbol
                 if "kallsyms" not in symbols:
