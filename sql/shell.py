@@ -59,8 +59,8 @@ def version(path):
 
 
 def checked_binary():
-    """binary(), refused unless its DuckDB is the duckdb Python package's version: the reports'
-    SQL binds and computes the same only on the same DuckDB."""
+    """binary() and its DuckDB version, refused unless that is the duckdb Python package's
+    version: the reports' SQL binds and computes the same only on the same DuckDB."""
     import duckdb
     path = binary()
     have = version(path)
@@ -69,7 +69,7 @@ def checked_binary():
                            f"duckdb Python package): the same SQL may bind or compute differently; fix: pip install "
                            f"{PACKAGE}=={duckdb.__version__} (bash setup.sh installs the pair constraints.txt pins), or "
                            "run statements with the reports' DuckDB: -c 'SQL' or SQL on stdin")
-    return path
+    return path, have
 
 
 def init_script(run_dir, spill, memory_limit=None, temp_dir=None, milestones=None):
@@ -119,7 +119,7 @@ def run(run_dir, memory_limit=None, temp_dir=None, milestones=None, stdin=None):
     """Opens the DuckDB shell on the run's views (stdin: the shell's standard input, None: ours)
     and returns ntscope's exit status: 0, or 2 when the shell ends in an error (a failing
     statement read from a pipe, or the views failing to load)."""
-    path = checked_binary()
+    path, shell_version = checked_binary()
     run_dir = os.path.abspath(run_dir)
     spill = views.spill_dir(temp_dir)
     try:
@@ -128,7 +128,7 @@ def run(run_dir, memory_limit=None, temp_dir=None, milestones=None, stdin=None):
         fd = os.open(init, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(fd, "w") as f:
             f.write(text)
-        sys.stderr.write(summary(run_dir, version(path), facts, spill))
+        sys.stderr.write(summary(run_dir, shell_version, facts, spill))
         sys.stderr.flush()
         # no database argument: the shell's database is in memory (the tables' one is attached
         # by the init script)

@@ -142,7 +142,7 @@ def test_the_shell_is_the_pinned_duckdb_cli_of_the_reports_duckdb():
     assert pinned["duckdb-cli"] == pinned["duckdb"] == duckdb.__version__
     path = shell.binary()
     assert shell.version(path) == pinned["duckdb-cli"]
-    assert shell.checked_binary() == path
+    assert shell.checked_binary() == (path, duckdb.__version__)
     with open(os.path.join(REPO, "pyproject.toml")) as f:
         assert re.search(r'"duckdb-cli[<>=]', f.read())   # a pip install brings the shell too
 
