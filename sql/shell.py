@@ -1,8 +1,8 @@
 """The DuckDB shell on a run's views (ntscope.sql.shell): what `ntscope sql RUN` opens.
 
 In:  a run directory, ntscope's memory limit and spill settings (views.limited_connection).
-Out: DuckDB's own command-line shell (PyPI package duckdb-cli, the same DuckDB version as the
-     duckdb Python package the reports use) on an in-memory database, started with an init
+Out: DuckDB's own command-line shell (PyPI package duckdb-cli, the DuckDB version of the duckdb
+     Python package the reports use, or the one tested with it: TESTED_PAIRS) on an in-memory database, started with an init
      script that loads every view of the run as views.connect() does: dot commands, completion,
      .mode, .output and .tables are DuckDB's. Its exit status is the shell's (0 or 2).
 
@@ -33,7 +33,7 @@ FIRST_VIEWS = ("io", "io_stages", "stage_summary", "pipeline_stats", "run_hosts"
 def binary():
     """The shell binary the installed duckdb-cli package ships, or a RunError with the fix."""
     import duckdb
-    fix = (f"install the shell of the same version: pip install {PACKAGE}=={duckdb.__version__} (bash setup.sh "
+    fix = (f"install the shell: pip install {PACKAGE}=={shell_for(duckdb.__version__)} (bash setup.sh "
            "does), or run statements without it: -c 'SQL' or SQL on stdin")
     spec = importlib.util.find_spec("duckdb_cli")
     folders = list(spec.submodule_search_locations or []) if spec else []
@@ -58,17 +58,29 @@ def version(path):
     return m.group(1)
 
 
+# duckdb (the reports' DuckDB) -> the other shell version tested with it, where PyPI has no
+# duckdb-cli of the same version (none for DuckDB 2.x): sql/tests/test_shell.py loads every view
+# in that shell and gets the Python connection's views and numbers.
+TESTED_PAIRS = {"2.0.0": "1.5.6"}
+
+
+def shell_for(duckdb_version):
+    """The shell version ntscope accepts beside the duckdb package of DUCKDB_VERSION."""
+    return TESTED_PAIRS.get(duckdb_version, duckdb_version)
+
+
 def checked_binary():
     """binary() and its DuckDB version, refused unless that is the duckdb Python package's
-    version: the reports' SQL binds and computes the same only on the same DuckDB."""
+    version or the one tested with it (TESTED_PAIRS): the reports' SQL must bind and compute
+    the same in the shell."""
     import duckdb
     path = binary()
-    have = version(path)
-    if have != duckdb.__version__:
+    have, want = version(path), shell_for(duckdb.__version__)
+    if have != want:
         raise NtscopeError(f"the DuckDB shell {path} is DuckDB {have}, the reports use DuckDB {duckdb.__version__} (the "
-                           f"duckdb Python package): the same SQL may bind or compute differently; fix: pip install "
-                           f"{PACKAGE}=={duckdb.__version__} (bash setup.sh installs the pair constraints.txt pins), or "
-                           "run statements with the reports' DuckDB: -c 'SQL' or SQL on stdin")
+                           f"duckdb Python package), whose shell is DuckDB {want}: the same SQL may bind or compute "
+                           f"differently; fix: pip install {PACKAGE}=={want} (bash setup.sh installs the pair "
+                           "constraints.txt pins), or run statements with the reports' DuckDB: -c 'SQL' or SQL on stdin")
     return path, have
 
 
@@ -107,7 +119,9 @@ def summary(run_dir, shell_version, facts, spill):
     hosts = views.find_hosts(run_dir)
     limit = facts["limit"] or "DuckDB's default (80% of RAM)"
     where = "in a file" if facts["tables"] == views.TABLES_IN_FILE else "in memory"
-    return (f"ntscope sql: DuckDB {shell_version} shell on the views of {run_dir}\n"
+    import duckdb
+    other = "" if shell_version == duckdb.__version__ else f" (the reports: DuckDB {duckdb.__version__})"
+    return (f"ntscope sql: DuckDB {shell_version} shell{other} on the views of {run_dir}\n"
             f"  hosts {', '.join(hosts)}; {facts['events']} events\n"
             f"  loading {count['VIEW']} views, {count['TABLE']} tables ({where}), {count['MACRO']} macros: "
             f"{', '.join(first)} ... (.tables lists them, DESCRIBE io shows one's columns)\n"
