@@ -8,7 +8,7 @@
                               each side's input kept in <run>/.ntscope/ for the next compare
   interference RUN            interference.{txt,json,html} in RUN/report/
   sweep RUN RUN...            a series of runs (iodepth 1, 4, 16 ...): stage means and LAD per run
-  sql RUN [-c SQL]            the views of RUN in DuckDB: a prompt, or statements from -c / stdin
+  sql RUN [-c SQL]            the views of RUN in DuckDB's shell, or statements from -c / stdin
   demo                        a bundled real capture -> runs/demo -> report
 
 Exit status: 0 ok; 1 data loss (lost events or unmatched commands) under --strict;
@@ -274,11 +274,13 @@ def cmd_sql(a):
             from .output import write_text
             write_text(target, text)
         return EXIT_OK
+    if a.shell or (a.command is None and sys.stdin.isatty()):
+        from ntscope.sql import shell
+        return shell.run(run, memory_limit=a.memory_limit, temp_dir=a.temp_dir, milestones=a.milestones)
+    # -c or statements on stdin: the reports' own DuckDB connection, results as CSV
     con = views.connect(run, memory_limit=a.memory_limit, temp_dir=a.temp_dir, interference=True,
                         milestones=a.milestones)
-    if a.command is not None:
-        return views.run_script(con, a.command)
-    return views.shell(con)
+    return views.run_script(con, a.command if a.command is not None else sys.stdin.read())
 
 
 # ------------------------------------------------------------------ demo
@@ -430,9 +432,12 @@ def parser():
                                   "same rule as analyze's --out: absent, empty, or a report folder ntscope wrote")
     add_common(sw, "sweep")
     sw.set_defaults(fn=cmd_sweep)
-    sq = sub.add_parser("sql", help="the views of a run in DuckDB (prompt, -c SQL, or statements on stdin)")
+    sq = sub.add_parser("sql", help="the views of a run in DuckDB's shell, or SQL from -c / stdin as CSV")
     sq.add_argument("run", help="run name under $NTSCOPE_RUNS (default ./runs) or a path")
-    sq.add_argument("-c", "--command", help="run these SQL statements, print results as CSV, exit 2 on error")
+    how = sq.add_mutually_exclusive_group()
+    how.add_argument("-c", "--command", help="run these SQL statements, print results as CSV, exit 2 on error")
+    how.add_argument("--shell", action="store_true", help="open DuckDB's shell even when stdin is not a terminal "
+                     "(dot commands such as .mode from a file or pipe)")
     sq.add_argument("--script", metavar="FILE", help="write the whole view script to FILE instead (- for stdout): a new "
                     "file or one an earlier --script wrote, never a file of a run")
     add_milestones_flag(sq)

@@ -433,6 +433,14 @@ class InterruptQueries:
         return False
 
 
+# The planner settings of every connection that runs the views (limited_connection, the DuckDB
+# shell's init script). An ASOF join whose left side DuckDB estimates at <= 64 rows runs as a
+# nested loop over the right side; an estimate that low for a side of millions (a DISTINCT over
+# a CTE was one) made one statement quadratic (not done after 10 minutes, 10 M events). The
+# sorted merge costs little more for a truly small side.
+PLANNER_SETTINGS = ("SET asof_loop_join_threshold = 0",)
+
+
 def limited_connection(memory_limit=None, temp_dir=None):
     """new_connection before its tables' database is attached."""
     import duckdb
@@ -440,11 +448,8 @@ def limited_connection(memory_limit=None, temp_dir=None):
     con = duckdb.connect()
     LIVE.add(con)
     con.execute("SET enable_progress_bar = false")
-    # An ASOF join whose left side DuckDB estimates at <= 64 rows runs as a nested loop over
-    # the right side; an estimate that low for a side of millions (a DISTINCT over a CTE was
-    # one) made one statement quadratic (not done after 10 minutes, 10 M events). The sorted
-    # merge costs little more for a truly small side.
-    con.execute("SET asof_loop_join_threshold = 0")
+    for statement in PLANNER_SETTINGS:
+        con.execute(statement)
     if limit is not None:
         try:
             con.execute(f"SET memory_limit = {sql_str(limit)}")
@@ -472,13 +477,19 @@ def attach_tables(con, tables):
     # evicts to the spill folder under the limit. Not compressing, each table-making statement
     # is about 30% faster, worth it while the tables are small beside the limit (tables_by_size).
     spill = con.execute("SELECT current_setting('temp_directory')").fetchall()[0][0]
+    for statement in attach_sql(spill, tables):
+        con.execute(statement)
+
+
+def attach_sql(spill, tables):
+    """The statements that attach the tables' database (attach_tables) and make it the default."""
     if tables == TABLES_IN_FILE:
-        con.execute(f"ATTACH {sql_str(os.path.join(spill, 'tables.duckdb'))} AS {DATABASE}")
+        where = sql_str(os.path.join(spill, "tables.duckdb"))
     elif tables == TABLES_IN_MEMORY:
-        con.execute(f"ATTACH ':memory:' AS {DATABASE}")
+        where = "':memory:'"
     else:
         raise ValueError(f"tables={tables!r}: not {TABLES_IN_FILE!r} or {TABLES_IN_MEMORY!r}")
-    con.execute(f"USE {DATABASE}")
+    return [f"ATTACH {where} AS {DATABASE}", f"USE {DATABASE}"]
 
 
 def run_events(con, run_dir):
@@ -536,11 +547,19 @@ def connect(run_dir, memory_limit=None, temp_dir=None, interference=False, progr
     return con
 
 
-def run_folder(con, folder):
-    """Runs a folder's SQL files in order (their tables computed now, then compressed)."""
+def folder_parts(folder):
+    """The texts of a folder's SQL files, in order."""
+    parts = []
     for path in folder_files(folder):
         with open(path) as f:
-            con.execute(f.read())
+            parts.append(f.read())
+    return parts
+
+
+def run_folder(con, folder):
+    """Runs a folder's SQL files in order (their tables computed now, then compressed)."""
+    for part in folder_parts(folder):
+        con.execute(part)
         compress_tables(con)
 
 
@@ -565,39 +584,6 @@ def tables_in_file(con):
     """True when the connection's tables live in a database file (new_connection)."""
     rows = con.execute("SELECT path FROM duckdb_databases() WHERE database_name = ?", [DATABASE]).fetchall()
     return bool(rows and rows[0][0])
-
-
-def shell(con, stdin=sys.stdin, out=sys.stdout):
-    """SQL on the loaded views. On a terminal: a prompt (line editing, .tables). From a
-    pipe or file: the statements run in order, results printed, no prompts; the first
-    failing statement stops it (exit 2). Uses the same duckdb module as the reports (a
-    duckdb CLI of another version may not bind these views)."""
-    if not stdin.isatty():
-        return run_script(con, stdin.read(), out)
-    try:
-        import readline  # noqa: F401  (line editing and history)
-    except ImportError:
-        pass
-    print("ntscope SQL shell: end statements with ';', .tables lists views, Ctrl-D quits", file=sys.stderr)
-    buf = ""
-    while True:
-        try:
-            line = input("ntscope> " if not buf else "   ...> ")
-        except EOFError:
-            print(file=sys.stderr)
-            return 0
-        if not buf and line.strip() == ".tables":
-            line = "SELECT table_name, table_type FROM information_schema.tables ORDER BY 1;"
-        buf += line + "\n"
-        if not buf.rstrip().endswith(";"):
-            continue
-        try:
-            rel = con.sql(buf)
-            if rel is not None:
-                rel.show(max_rows=100, max_width=200)
-        except Exception as e:  # noqa: BLE001 - show the error, keep the session
-            print(f"error: {e}", file=sys.stderr)
-        buf = ""
 
 
 def run_script(con, text, out=sys.stdout):
