@@ -48,6 +48,11 @@ def build(con, spec):
                      "GROUP BY group_key, stage_set, stage, seq ORDER BY group_key, stage_set, seq")):
         for r in rows(con, query):
             into.setdefault(r.pop("group_key"), []).append(r)
+    # the top-level stages a run cannot measure (a one-host run) and what they took together
+    unmeasured_of = {}
+    for r in rows(con, "SELECT group_key, stage_set, stages, label, reason, count, mean_ns, min_ns, max_ns "
+                       "FROM report_unmeasured ORDER BY group_key, stage_set"):
+        unmeasured_of.setdefault(r.pop("group_key"), []).append(r)
     groups = []
     for g in rows(con, "SELECT * FROM report_groups ORDER BY time_start_ts, count DESC, group_key"):
         stages = [s for s in stats_of.get(g["group_key"], []) if s["stage_set"] in stage_sets]
@@ -59,6 +64,7 @@ def build(con, spec):
             "iops": g["iops"], "mb_s": g["mb_s"],
             "stages": [{"stage": s["stage"], **{k: s[k] for k in ["stage_set", "parent", "direction"] + STAT_COLS}}
                        for s in stages],
+            "unmeasured": [u for u in unmeasured_of.get(g["group_key"], []) if u["stage_set"] in stage_sets],
             "histograms": [h for h in hist if h["stage_set"] in stage_sets],
             "cdf_pct_1_to_100": [c for c in cdf if c["stage_set"] in stage_sets],
         })

@@ -60,6 +60,10 @@ def breakdown(page, doc, plots, presence):
                 continue
             row = {"group": g["key_text"], "stage": s["stage"], "seq": p["seq"], "value_us": us(s["mean_ns"]), "n": s["count"]}
             (ticks if s["stage"] == "end_to_end" else rows).append(row)
+        for u in g.get("unmeasured", []):
+            if u["stage_set"] == plots["stage_set"] and u["mean_ns"] is not None:
+                rows.append({"group": g["key_text"], "stage": f"not measured ({u['label']})", "seq": 999,
+                             "value_us": us(u["mean_ns"]), "n": u["count"]})
     if not rows:
         page.nodata("breakdown", f"no group has a top-level stage of {plots['stage_set']} with durations")
         return
@@ -67,6 +71,11 @@ def breakdown(page, doc, plots, presence):
         rows, "group", "group", [g["key_text"] for g in groups], "mean per I/O (us)", ticks))
     if skipped:
         page.nodata("breakdown", not_drawn(skipped.values(), LINEAR))
+    gaps = {u["stage_set"]: u for g in groups for u in g.get("unmeasured", []) if u["stage_set"] == plots["stage_set"]}
+    for u in gaps.values():
+        page.how(f"Not measured on this run ({u['label']}): {', '.join(u['stages'])}. Their segment 'not measured' "
+                 "is end_to_end minus the measured top-level stages (mean per I/O): the stages measured here "
+                 "alone do not add up to end_to_end.")
     if len(doc["groups"]) > len(groups):
         page.how(f"{len(doc['groups']) - len(groups)} smaller groups are only in the stage tables below.")
 
@@ -163,4 +172,7 @@ def tables(page, doc):
         page.heading(3, f"group: {g['key_text']}   count {g['count']}   IOPS {g['iops']:.1f}   MB/s {g['mb_s']:.2f}")
         page.table(["stage"] + [c.replace("_ns", "") for c in TABLE_COLS],
                    [[f"{s['stage_set']} {'  ' if s['parent'] else ''}{s['stage']}"] +
-                    [str(s[c]) if c == "count" else us_text(s[c]) for c in TABLE_COLS] for s in g["stages"]])
+                    [str(s[c]) if c == "count" else us_text(s[c]) for c in TABLE_COLS] for s in g["stages"]] +
+                   [[f"{u['stage_set']} not measured ({u['label']}: {', '.join(u['stages'])}; end_to_end minus the "
+                     f"measured top-level stages)", str(u["count"]), us_text(u["mean_ns"])] + ["-"] * (len(TABLE_COLS) - 3)
+                    + [us_text(u["max_ns"])] for u in g.get("unmeasured", [])])

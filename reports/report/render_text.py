@@ -7,23 +7,45 @@ COLS = [("n", "count"), ("avg", "mean_ns"), ("p10", "p10_ns"), ("p50", "p50_ns")
 
 
 def us(ns):
+    """A duration in microseconds (objectives and others that name 'us' after the value)."""
     if ns is None:
         return "-"
     v = ns / 1000.0
-    if abs(v) >= 100000:
-        return f"{v / 1000:.0f}ms"
     return f"{v:.0f}" if abs(v) >= 100 else f"{v:.1f}"
 
 
-def stage_table(stages, stage_set):
-    title = "stage (" + stage_set + ", us)"
+def table_unit(values_ns):
+    """One unit for a whole table (every column of it), named in its header: us, or ms when its
+    largest duration is 1 s or more (7 digits of us would fill a column). -> (name, ns per unit)."""
+    big = max((abs(v) for v in values_ns if v is not None), default=0)
+    return ("ms", 1e6) if big >= 1_000_000_000 else ("us", 1e3)
+
+
+def in_unit(ns, unit):
+    if ns is None:
+        return "-"
+    v = ns / unit[1]
+    if abs(v) >= 100:
+        return f"{v:.0f}"
+    return f"{v:.1f}" if abs(v) >= 10 or unit[0] == "us" else f"{v:.2f}"
+
+
+def stage_table(stages, stage_set, unmeasured=()):
+    """The stage table of one stage set in one unit (named in its title); a run that cannot
+    measure some top-level stages (a one-host run) gets a row with what they took together."""
+    rows = [s for s in stages if s["stage_set"] == stage_set]
+    gaps = [u for u in unmeasured if u["stage_set"] == stage_set]
+    unit = table_unit([s[k] for s in rows for _, k in COLS[1:]] + [u["mean_ns"] for u in gaps])
+    title = "stage (" + stage_set + ", " + unit[0] + ")"
     out = [f"  {title:<20}" + "".join(f"{h:>7}" for h, _ in COLS)]
-    for s in stages:
-        if s["stage_set"] != stage_set:
-            continue
+    for s in rows:
         name = ("  " + s["stage"]) if s["parent"] else s["stage"]
-        cells = [str(s["count"])] + [us(s[k]) for _, k in COLS[1:]]
+        cells = [str(s["count"])] + [in_unit(s[k], unit) for _, k in COLS[1:]]
         out.append(f"  {name[:20]:<20}" + "".join(f"{c:>7}" for c in cells))
+    for u in gaps:
+        out.append(f"  {'not measured':<20}{u['count']:>7}{in_unit(u['mean_ns'], unit):>7}"
+                   f"   (on this run: {u['label']}): end_to_end minus the stages above, avg per I/O")
+        out.append(f"  {'':<20}   left out: {', '.join(u['stages'])}")
     return out
 
 
@@ -66,22 +88,44 @@ def objectives(slo):
 
 def cpu_wait(cw):
     """How long NVMe/TCP's CPU work waited for its CPU (capture key cpu_wait): per host the
-    NET_RX softirq and io_work, per queue the CPU that ran its io_work."""
+    NET_RX softirq and io_work, per queue the CPU that ran its io_work. Each table in one unit."""
     if not cw["hosts"]:
         return []
-    L = ["", "CPU wait (NVMe/TCP work queued or raised until a CPU ran it; us)",
+    hk = ["io_work_wait_mean_ns", "io_work_wait_p99_ns", "net_rx_wait_mean_ns", "net_rx_wait_p99_ns", "net_rx_wait_max_ns"]
+    hu = table_unit([h[k] for h in cw["hosts"] for k in hk])
+    L = ["", f"CPU wait (NVMe/TCP work queued or raised until a CPU ran it; times in {hu[0]})",
          f"  {'host':<14} {'io_work runs':>12} {'wait avg':>9} {'p99':>8} {'NET_RX runs':>12} {'wait avg':>9} {'p99':>8} {'max':>8}"]
     for h in cw["hosts"]:
-        L.append(f"  {h['host'][:14]:<14} {h['io_work_runs']:>12} {us(h['io_work_wait_mean_ns']):>9} "
-                 f"{us(h['io_work_wait_p99_ns']):>8} {h['net_rx_runs']:>12} {us(h['net_rx_wait_mean_ns']):>9} "
-                 f"{us(h['net_rx_wait_p99_ns']):>8} {us(h['net_rx_wait_max_ns']):>8}")
+        L.append(f"  {h['host'][:14]:<14} {h['io_work_runs']:>12} {in_unit(h['io_work_wait_mean_ns'], hu):>9} "
+                 f"{in_unit(h['io_work_wait_p99_ns'], hu):>8} {h['net_rx_runs']:>12} {in_unit(h['net_rx_wait_mean_ns'], hu):>9} "
+                 f"{in_unit(h['net_rx_wait_p99_ns'], hu):>8} {in_unit(h['net_rx_wait_max_ns'], hu):>8}")
     if cw["io_work_queues"]:
-        L.append(f"  {'io_work of queue':<28} {'cpu':>4} {'share':>6} {'runs':>6} {'wait avg':>9} {'p50':>8} {'p99':>8} {'max':>8} {'run avg':>8}")
-    for r in cw["io_work_queues"]:
-        L.append(f"  {r['queue_key'][:28]:<28} {r['cpu']:>4} {r['cpu_share']:>6.2f} {r['runs']:>6} "
-                 f"{us(r['wait_mean_ns']):>9} {us(r['wait_p50_ns']):>8} {us(r['wait_p99_ns']):>8} "
-                 f"{us(r['wait_max_ns']):>8} {us(r['run_mean_ns']):>8}")
+        qk = ["wait_mean_ns", "wait_p50_ns", "wait_p99_ns", "wait_max_ns", "run_mean_ns"]
+        qu = table_unit([r[k] for r in cw["io_work_queues"] for k in qk])
+        L.append(f"  {'io_work of queue (' + qu[0] + ')':<28} {'cpu':>4} {'share':>6} {'runs':>6} {'wait avg':>9} {'p50':>8} {'p99':>8} {'max':>8} {'run avg':>8}")
+        for r in cw["io_work_queues"]:
+            L.append(f"  {r['queue_key'][:28]:<28} {r['cpu']:>4} {r['cpu_share']:>6.2f} {r['runs']:>6} "
+                     f"{in_unit(r['wait_mean_ns'], qu):>9} {in_unit(r['wait_p50_ns'], qu):>8} {in_unit(r['wait_p99_ns'], qu):>8} "
+                     f"{in_unit(r['wait_max_ns'], qu):>8} {in_unit(r['run_mean_ns'], qu):>8}")
     return L
+
+
+def footer(doc):
+    """How to read the stage tables; where the run cannot measure every top-level stage, says so
+    instead of claiming they sum to end_to_end."""
+    gaps = {}
+    for g in doc["groups"]:
+        for u in g.get("unmeasured", []):
+            gaps.setdefault(u["stage_set"], u)
+    L = ["", "Times in the unit each table names (us: microseconds, ms: milliseconds). Indented stages "
+             "subdivide the stage above;"]
+    if not gaps:
+        return L + ["top-level stages sum to end_to_end per I/O, percentiles do not add up."]
+    for ss, u in gaps.items():
+        L.append(f"{ss}: top-level stages do NOT sum to end_to_end on this run ({u['label']}): "
+                 f"{', '.join(u['stages'])} not measured; the row 'not measured' is end_to_end minus "
+                 f"the measured top-level stages, per I/O.")
+    return L + ["Percentiles do not add up."]
 
 
 def render(doc, run_dir):
@@ -133,10 +177,9 @@ def render(doc, run_dir):
                   f"IOPS {g['iops']:.1f}   MB/s {g['mb_s']:.2f}"]
         for ss in doc["stage_sets"]:
             if any(s["stage_set"] == ss for s in g["stages"]):
-                L += stage_table(g["stages"], ss)
+                L += stage_table(g["stages"], ss, g.get("unmeasured", []))
         for ss in doc["stage_sets"]:
             L += histogram(g["histograms"], ss, "end_to_end")
             break
-    L += ["", "Times in microseconds (ms where marked). Indented stages subdivide the stage above;",
-          "top-level stages sum to end_to_end per I/O, percentiles do not add up."]
+    L += footer(doc)
     return "\n".join(L) + "\n"
