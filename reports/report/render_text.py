@@ -1,9 +1,21 @@
-"""report.txt: pipeline_stats, clock, then per group the stage table in microseconds
-(fits a 100-column terminal) and a log2 histogram of end_to_end."""
+"""report.txt: pipeline_stats (warnings and errors with their meaning), clock, then per group
+the stage table of the printed stage sets in one unit per table (about 110 columns with the
+default percentiles) and a log2 histogram of end_to_end, then a glossary of the stages."""
+import textwrap
 
-COLS = [("n", "count"), ("avg", "mean_ns"), ("p10", "p10_ns"), ("p50", "p50_ns"), ("p70", "p70_ns"),
-        ("p80", "p80_ns"), ("p90", "p90_ns"), ("p95", "p95_ns"), ("p99", "p99_ns"),
-        ("p99.9", "p999_ns"), ("max", "max_ns")]
+def pct_name(p):
+    """50.0 -> 'p50', 99.9 -> 'p99.9'."""
+    return "p" + f"{p:.4f}".rstrip("0").rstrip(".")
+
+
+def columns(rows):
+    """The stage table's columns: (header, value of a stage row): n, avg, stdev, the chosen
+    percentiles (--percentiles), max."""
+    pcts = next((r["percentiles"] for r in rows if r.get("percentiles")), [])
+    cols = [("n", lambda s: s["count"]), ("avg", lambda s: s["mean_ns"]), ("stdev", lambda s: s.get("stddev_ns"))]
+    cols += [(pct_name(p["pct"]), (lambda i: lambda s: (s.get("percentiles") or [{}] * (i + 1))[i].get("dur_ns"))(i))
+             for i, p in enumerate(pcts)]
+    return cols + [("max", lambda s: s["max_ns"])]
 
 
 def us(ns):
@@ -35,12 +47,13 @@ def stage_table(stages, stage_set, unmeasured=()):
     measure some top-level stages (a one-host run) gets a row with what they took together."""
     rows = [s for s in stages if s["stage_set"] == stage_set]
     gaps = [u for u in unmeasured if u["stage_set"] == stage_set]
-    unit = table_unit([s[k] for s in rows for _, k in COLS[1:]] + [u["mean_ns"] for u in gaps])
+    cols = columns(rows)
+    unit = table_unit([f(s) for s in rows for _, f in cols[1:]] + [u["mean_ns"] for u in gaps])
     title = "stage (" + stage_set + ", " + unit[0] + ")"
-    out = [f"  {title:<20}" + "".join(f"{h:>7}" for h, _ in COLS)]
+    out = [f"  {title:<20}" + "".join(f"{h:>7}" for h, _ in cols)]
     for s in rows:
         name = ("  " + s["stage"]) if s["parent"] else s["stage"]
-        cells = [str(s["count"])] + [in_unit(s[k], unit) for _, k in COLS[1:]]
+        cells = [str(s["count"])] + [in_unit(f(s), unit) for _, f in cols[1:]]
         out.append(f"  {name[:20]:<20}" + "".join(f"{c:>7}" for c in cells))
     for u in gaps:
         out.append(f"  {'not measured':<20}{u['count']:>7}{in_unit(u['mean_ns'], unit):>7}"
@@ -110,15 +123,42 @@ def cpu_wait(cw):
     return L
 
 
-def footer(doc):
+def wrap(text, indent, width=100):
+    return textwrap.wrap(text, width, initial_indent=indent, subsequent_indent=indent + "  ",
+                         break_on_hyphens=False) or [indent]
+
+
+def printed_sets(doc):
+    """The stage sets report.txt prints: those --stage-set named, else the primary one alone
+    (one set's numbers, not the same cuts again under other names)."""
+    if doc["spec"]["stage_sets"] or not doc["primary_stage_set"]:
+        return doc["stage_sets"]
+    return [doc["primary_stage_set"]]
+
+
+def glossary(doc, shown):
+    """What each printed stage is: the stage table's meaning column (sql/05_stage_definitions.sql)."""
+    L = ["", "Stages (" + ", ".join(shown) + "; the stage table: sql/05_stage_definitions.sql)"]
+    for d in doc["stage_definitions"]:
+        if d["stage_set"] in shown:
+            name = ("  " if d["parent"] else "") + d["stage"]
+            head = f"  {name:<22} "
+            lines = textwrap.wrap(d["meaning"], 100 - len(head), break_on_hyphens=False) or [""]
+            L.append(head + lines[0])
+            L += [" " * len(head) + x for x in lines[1:]]
+    return L
+
+
+def footer(doc, shown=None):
     """How to read the stage tables; where the run cannot measure every top-level stage, says so
     instead of claiming they sum to end_to_end."""
     gaps = {}
     for g in doc["groups"]:
         for u in g.get("unmeasured", []):
-            gaps.setdefault(u["stage_set"], u)
-    L = ["", "Times in the unit each table names (us: microseconds, ms: milliseconds). Indented stages "
-             "subdivide the stage above;"]
+            if shown is None or u["stage_set"] in shown:
+                gaps.setdefault(u["stage_set"], u)
+    L = ["", "Times in the unit each table's header names (us: microseconds, ms: milliseconds); stdev: the",
+         "standard deviation. Indented stages subdivide the stage above;"]
     if not gaps:
         return L + ["top-level stages sum to end_to_end per I/O, percentiles do not add up."]
     for ss, u in gaps.items():
@@ -129,28 +169,34 @@ def footer(doc):
 
 
 def render(doc, run_dir):
-    L = [f"ntscope report: {run_dir}", f"mode: {doc['mode']}   stage sets: {', '.join(doc['stage_sets']) or '-'}", ""]
-    # what makes the numbers wrong or partial first, then what the run could not measure
-    for s in doc["pipeline_stats"]:
-        if s["name"].startswith("input_error:"):
-            L += [f"INPUT ERROR ({s['name'][len('input_error:'):]}): {s['meaning']}", ""]
-        elif s["name"].startswith("data_loss:") and s["severity"] != "info":
-            L += [f"DATA LOSS ({s['name'][len('data_loss:'):]}, {s['value']}): {s['meaning']}", ""]
+    shown = printed_sets(doc)
+    others = [ss for ss in doc["stage_sets"] if ss not in shown]
+    L = [f"ntscope report: {run_dir}", f"mode: {doc['mode']}   stage sets: {', '.join(shown) or '-'}"
+         + (f" (also in report.json and report.html: {', '.join(others)}; print them with --stage-set all)"
+            if others else ""), ""]
     if any(m["source"] == "probe" for m in doc.get("milestones", [])):
         L += ["NVMe/TCP milestones from the capture's probes on "
               + ", ".join(m["host"] for m in doc["milestones"] if m["source"] == "probe")
               + " (host.json probes: where each probe sits)", ""]
-    gaps = [c for c in doc.get("stage_coverage", []) if not c["measurable"]]
+    gaps = [c for c in doc.get("stage_coverage", []) if not c["measurable"] and c["stage_set"] in shown]
     if gaps:
         L.append("Stages not measurable on this run (left out, never measured between other points):")
         L += [f"  {c['stage_set']}:{c['stage']}: no {c['missing']}: {c['reason']}" for c in gaps]
         L.append("")
     if doc["sampling"]["sampled"]:
         L += [f"SAMPLED: {doc['sampling']['meaning']}", ""]
-    L.append("pipeline_stats")
+    for s in doc["pipeline_stats"]:
+        if s["name"].startswith("input_error:"):
+            L += [f"INPUT ERROR ({s['name'][len('input_error:'):]}): {s['meaning']}", ""]
+        elif s["name"].startswith("data_loss:") and s["severity"] != "info":
+            L += [f"DATA LOSS ({s['name'][len('data_loss:'):]}, {s['value']}): {s['meaning']}", ""]
+    L.append("pipeline_stats (under each warning and error: what it means and whether to act; "
+             "every row's meaning: report.json, report.html)")
     for s in doc["pipeline_stats"]:
         v = s["value"]
         L.append(f"  {s['severity']:<8} {s['name'][:44]:<44} {str(v)[:40]}")
+        if s["severity"] != "info":
+            L += wrap(s["meaning"], "           ")
     c = doc["clock"]
     L += ["", "clock"]
     if c["offset_ns"] is not None:
@@ -175,11 +221,12 @@ def render(doc, run_dir):
         count = f"{g['count']} traced / {g['est_count']} est." if doc["sampling"]["sampled"] else str(g["count"])
         L += ["", f"group: {g['key_text']}   count {count} (matched {g['matched']})   "
                   f"IOPS {g['iops']:.1f}   MB/s {g['mb_s']:.2f}"]
-        for ss in doc["stage_sets"]:
+        for ss in shown:
             if any(s["stage_set"] == ss for s in g["stages"]):
                 L += stage_table(g["stages"], ss, g.get("unmeasured", []))
-        for ss in doc["stage_sets"]:
+        for ss in shown:
             L += histogram(g["histograms"], ss, "end_to_end")
             break
-    L += footer(doc)
+    L += footer(doc, shown)
+    L += glossary(doc, shown)
     return "\n".join(L) + "\n"

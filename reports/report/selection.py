@@ -51,10 +51,12 @@ def apply(con, spec: Spec):
             raise NtscopeError(f"--process {','.join(unknown)} matches no process of this run; "
                                f"fix: use a name or pid among: {listing(comms)}")
     sets = [r[0] for r in con.execute("SELECT DISTINCT stage_set FROM io_stage_definitions ORDER BY 1").fetchall()]
+    if "all" in spec.stage_sets:   # --stage-set all: every set the run has, each printed
+        spec.stage_sets = sets
     unknown = [s for s in spec.stage_sets if s not in sets]
     if unknown:
         raise NtscopeError(f"--stage-set {','.join(unknown)} is not reported for this run; "
-                           f"fix: use one of: {listing(sets)}")
+                           f"fix: use one of: {listing(sets)}, or all")
     con.execute(spec.view_sql())
     if con.execute("SELECT count(*) FROM io_selected").fetchall()[0][0] == 0:
         raise NtscopeError(f"the filters select no I/O ({spec.describe()['filter']}); "

@@ -108,9 +108,35 @@ def parse_window(text):
     return lo, hi
 
 
+DEFAULT_PERCENTILES = "10,50,70,80,90,95,99,99.9"
+
+
+def parse_percentiles(value):
+    """--percentiles 50,90,99,99.9 -> the percentiles as numbers, each > 0 and <= 100 with at
+    most four decimals (ranks are taken per million)."""
+    texts = as_list(value if value else DEFAULT_PERCENTILES)
+    fix = "fix: a comma list of percentiles above 0 and up to 100, e.g. --percentiles 50,90,99,99.9"
+    out = []
+    for t in texts:
+        try:
+            p = float(t)
+        except ValueError:
+            raise SpecError(f"percentile '{t}' is not a number; {fix}") from None
+        if not 0 < p <= 100:
+            raise SpecError(f"percentile {t} is outside (0, 100]; {fix}")
+        if abs(p * 10000 - round(p * 10000)) > 1e-6:
+            raise SpecError(f"percentile {t} has more than four decimals; {fix}")
+        if p not in out:
+            out.append(p)
+    if len(out) > 20:
+        raise SpecError(f"{len(out)} percentiles: at most 20; {fix}")
+    return sorted(out)
+
+
 class Spec:
     def __init__(self, types=None, sizes=None, devices=None, queues=None, cpus=None,
-                 processes=None, window=None, group_by=None, time_bucket_s=1.0, stage_sets=None, slos=None):
+                 processes=None, window=None, group_by=None, time_bucket_s=1.0, stage_sets=None, slos=None,
+                 percentiles=None):
         self.types = as_list(types)
         self.sizes = as_list(sizes)
         self.devices = as_list(devices)
@@ -123,6 +149,7 @@ class Spec:
         self.time_bucket_s = bucket_seconds(time_bucket_s)
         self.stage_sets = as_list(stage_sets)
         self.slos = [str(s) for s in (slos or [])]   # objectives, parsed by slo.py
+        self.percentiles = parse_percentiles(percentiles)
         for g in self.group_by:
             if g not in FIELDS:
                 raise SpecError(f"group-by field '{g}' is unknown; fix: one of {', '.join(FIELDS)}")
@@ -146,7 +173,8 @@ class Spec:
                     window=flt.get("window"), group_by=grp.get("by"),
                     time_bucket_s=grp.get("time_bucket_s", 1.0),
                     stage_sets=doc.get("stages", {}).get("sets"),
-                    slos=doc.get("slo", {}).get("objectives"))
+                    slos=doc.get("slo", {}).get("objectives"),
+                    percentiles=doc.get("stages", {}).get("percentiles"))
         args.update({k: v for k, v in overrides.items() if v})
         return cls(**args)
 
@@ -211,4 +239,8 @@ class Spec:
                            "queue": self.queues, "cpu": self.cpus, "process": self.processes,
                            "window": self.window},
                 "group_by": self.group_by, "time_bucket_s": self.time_bucket_s,
-                "stage_sets": self.stage_sets, "slo": self.slos}
+                "stage_sets": self.stage_sets, "slo": self.slos, "percentiles": self.percentiles}
+
+    def per_million(self):
+        """The percentiles as integers per million (stage_percentiles_over)."""
+        return [round(p * 10000) for p in self.percentiles]
