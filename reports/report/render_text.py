@@ -1,5 +1,5 @@
 """report.txt: pipeline_stats (warnings and errors with their meaning), clock, then per group
-the stage table of the printed stage sets in one unit per table (about 110 columns with the
+the stage table of the printed stage sets in one unit per table (106 columns with the
 default percentiles) and a log2 histogram of end_to_end, then a glossary of the stages."""
 import textwrap
 
@@ -57,8 +57,8 @@ def stage_table(stages, stage_set, unmeasured=()):
         out.append(f"  {name[:20]:<20}" + "".join(f"{c:>7}" for c in cells))
     for u in gaps:
         out.append(f"  {'not measured':<20}{u['count']:>7}{in_unit(u['mean_ns'], unit):>7}"
-                   f"   (on this run: {u['label']}): end_to_end minus the stages above, avg per I/O")
-        out.append(f"  {'':<20}   left out: {', '.join(u['stages'])}")
+                   f"   ({u['label']}: end_to_end minus the stages above, avg per I/O)")
+        out += wrap("left out: " + ", ".join(u["stages"]), " " * 25)
     return out
 
 
@@ -162,9 +162,9 @@ def footer(doc, shown=None):
     if not gaps:
         return L + ["top-level stages sum to end_to_end per I/O, percentiles do not add up."]
     for ss, u in gaps.items():
-        L.append(f"{ss}: top-level stages do NOT sum to end_to_end on this run ({u['label']}): "
-                 f"{', '.join(u['stages'])} not measured; the row 'not measured' is end_to_end minus "
-                 f"the measured top-level stages, per I/O.")
+        L += wrap(f"{ss}: top-level stages do NOT sum to end_to_end on this run ({u['label']}): "
+                  f"{', '.join(u['stages'])} not measured; the row 'not measured' is end_to_end minus "
+                  f"the measured top-level stages, per I/O.", "")
     return L + ["Percentiles do not add up."]
 
 
@@ -172,8 +172,7 @@ def render(doc, run_dir):
     shown = printed_sets(doc)
     others = [ss for ss in doc["stage_sets"] if ss not in shown]
     L = [f"ntscope report: {run_dir}", f"mode: {doc['mode']}   stage sets: {', '.join(shown) or '-'}"
-         + (f" (also in report.json and report.html: {', '.join(others)}; print them with --stage-set all)"
-            if others else ""), ""]
+         + (f" (also in report.json: {', '.join(others)}; --stage-set all)" if others else ""), ""]
     if any(m["source"] == "probe" for m in doc.get("milestones", [])):
         L += ["NVMe/TCP milestones from the capture's probes on "
               + ", ".join(m["host"] for m in doc["milestones"] if m["source"] == "probe")
@@ -190,8 +189,7 @@ def render(doc, run_dir):
             L += [f"INPUT ERROR ({s['name'][len('input_error:'):]}): {s['meaning']}", ""]
         elif s["name"].startswith("data_loss:") and s["severity"] != "info":
             L += [f"DATA LOSS ({s['name'][len('data_loss:'):]}, {s['value']}): {s['meaning']}", ""]
-    L.append("pipeline_stats (under each warning and error: what it means and whether to act; "
-             "every row's meaning: report.json, report.html)")
+    L.append("pipeline_stats (below a warning or an error: what it means, whether to act)")
     for s in doc["pipeline_stats"]:
         v = s["value"]
         L.append(f"  {s['severity']:<8} {s['name'][:44]:<44} {str(v)[:40]}")
