@@ -50,14 +50,16 @@ def stage_table(stages, stage_set, unmeasured=()):
     cols = columns(rows)
     unit = table_unit([f(s) for s in rows for _, f in cols[1:]] + [u["mean_ns"] for u in gaps])
     title = "stage (" + stage_set + ", " + unit[0] + ")"
-    out = [f"  {title:<20}" + "".join(f"{h:>7}" for h, _ in cols)]
+    # a title longer than the name column ('stage (s_notation, us)') takes room from the n column
+    first = f"  {title:<20}{cols[0][0]:>7}" if len(title) <= 20 else f"  {title} {cols[0][0]:>{max(1, 26 - len(title))}}"
+    out = [first + "".join(f"{h:>7}" for h, _ in cols[1:])]
     for s in rows:
         name = ("  " + s["stage"]) if s["parent"] else s["stage"]
         cells = [str(s["count"])] + [in_unit(f(s), unit) for _, f in cols[1:]]
         out.append(f"  {name[:20]:<20}" + "".join(f"{c:>7}" for c in cells))
     for u in gaps:
         out.append(f"  {'not measured':<20}{u['count']:>7}{in_unit(u['mean_ns'], unit):>7}"
-                   f"   ({u['label']}: end_to_end minus the stages above, avg per I/O)")
+                   f"   ({u['label']}: end_to_end minus the stages above, per I/O)")
         out += wrap("left out: " + ", ".join(u["stages"]), " " * 25)
     return out
 

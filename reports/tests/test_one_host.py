@@ -74,8 +74,8 @@ def test_the_reports_say_what_a_one_host_run_cannot_measure(runs):
     assert "top-level stages sum to end_to_end per I/O" not in txt
     assert "ntprof: top-level stages do NOT sum to end_to_end on this run (no target trace): network_transmission, " \
            "nvmet_tcp_submission, target_subsystem, nvmet_tcp_completion not measured" in " ".join(txt.split())
-    assert "  not measured            521   4089   (no target trace: end_to_end minus the stages above" in txt
-    assert "  not measured            521   4147   (no target trace: end_to_end minus the stages above" in txt
+    assert "  not measured            521   4089   (no target trace: end_to_end minus the stages above, per I/O)" in txt
+    assert "  not measured            521   4147   (no target trace: end_to_end minus the stages above, per I/O)" in txt
     assert max(len(l) for l in txt.splitlines()) <= 106
     doc = json.load(open(os.path.join(alone, "report", "report.json")))
     un = {u["stage_set"]: u for u in doc["groups"][0]["unmeasured"]}
