@@ -175,6 +175,12 @@ def render(doc, run_dir):
     others = [ss for ss in doc["stage_sets"] if ss not in shown]
     L = [f"ntscope report: {run_dir}", f"mode: {doc['mode']}   stage sets: {', '.join(shown) or '-'}"
          + (f" (also in report.json: {', '.join(others)}; --stage-set all)" if others else ""), ""]
+    # what makes the numbers wrong or incomplete first
+    for s in doc["pipeline_stats"]:
+        if s["name"].startswith("input_error:"):
+            L += [f"INPUT ERROR ({s['name'][len('input_error:'):]}): {s['meaning']}", ""]
+        elif s["name"].startswith("data_loss:") and s["severity"] != "info":
+            L += [f"DATA LOSS ({s['name'][len('data_loss:'):]}, {s['value']}): {s['meaning']}", ""]
     if any(m["source"] == "probe" for m in doc.get("milestones", [])):
         L += ["NVMe/TCP milestones from the capture's probes on "
               + ", ".join(m["host"] for m in doc["milestones"] if m["source"] == "probe")
@@ -186,11 +192,6 @@ def render(doc, run_dir):
         L.append("")
     if doc["sampling"]["sampled"]:
         L += [f"SAMPLED: {doc['sampling']['meaning']}", ""]
-    for s in doc["pipeline_stats"]:
-        if s["name"].startswith("input_error:"):
-            L += [f"INPUT ERROR ({s['name'][len('input_error:'):]}): {s['meaning']}", ""]
-        elif s["name"].startswith("data_loss:") and s["severity"] != "info":
-            L += [f"DATA LOSS ({s['name'][len('data_loss:'):]}, {s['value']}): {s['meaning']}", ""]
     L.append("pipeline_stats (below a warning or an error: what it means, whether to act)")
     for s in doc["pipeline_stats"]:
         v = s["value"]
