@@ -175,7 +175,7 @@ def render(doc, run_dir):
     others = [ss for ss in doc["stage_sets"] if ss not in shown]
     L = [f"ntscope report: {run_dir}", f"mode: {doc['mode']}   stage sets: {', '.join(shown) or '-'}"
          + (f" (also in report.json: {', '.join(others)}; --stage-set all)" if others else ""), ""]
-    # what makes the numbers wrong or incomplete first
+    # what makes the numbers wrong or partial first, then what the run could not measure
     for s in doc["pipeline_stats"]:
         if s["name"].startswith("input_error:"):
             L += [f"INPUT ERROR ({s['name'][len('input_error:'):]}): {s['meaning']}", ""]
