@@ -78,7 +78,8 @@ def spec_from_args(a):
     from ntscope.report import spec as specmod
     kw = dict(types=a.type, sizes=a.size, devices=a.device, queues=a.queue, cpus=a.cpu,
               processes=a.process, window=a.window, group_by=a.group_by,
-              time_bucket_s=a.time_bucket, stage_sets=a.stage_set, slos=a.slo)
+              time_bucket_s=a.time_bucket, stage_sets=a.stage_set, slos=a.slo,
+              percentiles=a.percentiles)
     if a.spec:   # a flag given overrides the file's value
         return specmod.Spec.from_toml(a.spec, **kw)
     return specmod.Spec(**{k: v for k, v in kw.items() if v is not None})
@@ -316,7 +317,12 @@ def add_analyze_flags(p):
     p.add_argument("--group-by", help="fields: type,size,device,queue,cpu,process,pid,host,target,time (default type,size)")
     p.add_argument("--time-bucket", type=float, help="seconds per group when grouping by time (default 1; "
                    "overrides a spec file's time_bucket_s)")
-    p.add_argument("--stage-set", help="stage sets to report (stock, ntprof, s_notation); default all present")
+    p.add_argument("--stage-set", help="stage sets to report (stock, ntprof, s_notation, or all); default: report.json and "
+                        "report.html hold every set the run has, report.txt prints the primary one "
+                        "(ntprof with NVMe/TCP events, else stock)")
+    p.add_argument("--percentiles", metavar="LIST",
+                   help="the percentiles of each stage, e.g. 50,90,99,99.9 (above 0, up to 100; default "
+                        "10,50,70,80,90,95,99,99.9): report.txt's columns and report.json's stages[].percentiles")
     p.add_argument("--slo", action="append", metavar="OBJECTIVE",
                    help="an objective, e.g. 'read,4k: p99 <= 2ms' or 'write: target_device p90 < 500us' "
                         "(repeatable): met or missed, per second, and the worst I/Os")

@@ -51,6 +51,50 @@ SELECT group_key, group_json, count, matched, bytes, time_start_ts, rate_dur_ns,
        round(count * sr.scale)::BIGINT AS est_count
 FROM g, sampling_run sr;
 
+-- report_unmeasured: one row per (group, stage set) whose top-level stages the run cannot all
+-- measure (stage_coverage.measurable false: a one-host run, a host whose events lack a
+-- milestone). Its measured top-level stages then do not sum to end_to_end; the remainder per
+-- I/O (end_to_end minus the measured top-level stages) is the time the left-out stages took
+-- together. No row when every top-level stage is measurable.
+--   group_key, stage_set
+--   stages       the top-level stages left out (list, in stage_definitions order)
+--   label        why, short: 'no target trace' (a one-host run) or 'milestones missing'
+--   reason       why, in full (stage_coverage.reason of each; distinct ones joined by '; ')
+--   count        selected io with end_to_end and every measured top-level stage known
+--   mean_ns      mean remainder per I/O (ns)
+--   min_ns, max_ns   smallest and largest remainder (ns)
+CREATE OR REPLACE VIEW report_unmeasured AS
+WITH gaps AS (
+    SELECT c.stage_set, list(c.stage ORDER BY c.seq) AS stages,
+           string_agg(DISTINCT c.reason, '; ' ORDER BY c.reason) AS reason,
+           CASE WHEN bool_and(c.reason LIKE 'the run has no % trace')
+                THEN 'no ' || string_agg(DISTINCT regexp_extract(c.reason, '^the run has no (.*) trace$', 1), ' or ')
+                     || ' trace'
+                ELSE 'milestones missing' END AS label
+    FROM stage_coverage c JOIN stage_definitions d USING (stage_set, stage)
+    WHERE NOT c.measurable AND d.parent IS NULL AND d.stage <> 'end_to_end'
+    GROUP BY c.stage_set
+), per_io AS (
+    SELECT sel.group_key, d.stage_set,
+           max(s.dur) FILTER (WHERE d.stage = 'end_to_end') AS e2e,
+           sum(s.dur) FILTER (WHERE d.parent IS NULL AND d.stage <> 'end_to_end'
+                                AND NOT list_contains(g.stages, d.stage)) AS measured_sum,
+           count(*) FILTER (WHERE d.parent IS NULL AND d.stage <> 'end_to_end'
+                              AND NOT list_contains(g.stages, d.stage) AND s.dur IS NULL) AS unknown
+    FROM io_stage_durations s JOIN io_selected sel USING (io_n)
+    JOIN io_stage_definitions d USING (def_no) JOIN gaps g USING (stage_set)
+    GROUP BY s.io_n, sel.group_key, d.stage_set
+), r AS (
+    SELECT group_key, stage_set, e2e - coalesce(measured_sum, 0) AS rest
+    FROM per_io WHERE e2e IS NOT NULL AND unknown = 0
+)
+SELECT g.group_key, s.stage_set, any_value(s.stages) AS stages, any_value(s.label) AS label,
+       any_value(s.reason) AS reason, count(r.rest) AS count,
+       round(avg(r.rest))::BIGINT AS mean_ns, min(r.rest)::BIGINT AS min_ns, max(r.rest)::BIGINT AS max_ns
+FROM (SELECT DISTINCT group_key FROM io_selected) g CROSS JOIN gaps s
+LEFT JOIN r ON r.group_key IS NOT DISTINCT FROM g.group_key AND r.stage_set = s.stage_set
+GROUP BY g.group_key, s.stage_set;
+
 -- report_stage_values: one row per (group, stage set, stage, distinct duration) over selected
 -- io whose stage duration is known: the distribution the statistics, the histogram and the
 -- CDF below read, as value counts. Percentiles come from it by rank (nearest rank: the value
@@ -104,6 +148,8 @@ JOIN io_stage_cuts c ON c.cut_def_no = r.def_no JOIN io_stage_definitions d ON d
 --   mean_ns, min_ns, max_ns
 --   p10_ns p50_ns p70_ns p80_ns p90_ns p95_ns p99_ns p999_ns   (nearest-rank, ns)
 --   p9999_ns              p99.99 when count >= 10000, else NULL
+--   stddev_ns             sample standard deviation of the durations (ns; n - 1 in the
+--                         denominator, from exact integer sums); NULL when count < 2
 -- A percentile q = k / 10000 is the smallest duration whose upto reaches ceil(q * total),
 -- i.e. upto * 10000 >= k * total: integers, no rounding of q * total.
 CREATE OR REPLACE MACRO stage_stats_over(values_rel) AS TABLE
@@ -119,16 +165,32 @@ WITH a AS (
            min(dur) FILTER (WHERE upto * 10000 >= 9500 * total) AS p95_ns,
            min(dur) FILTER (WHERE upto * 10000 >= 9900 * total) AS p99_ns,
            min(dur) FILTER (WHERE upto * 10000 >= 9990 * total) AS p999_ns,
-           min(dur) FILTER (WHERE upto * 10000 >= 9999 * total) AS p9999_ns
+           min(dur) FILTER (WHERE upto * 10000 >= 9999 * total) AS p9999_ns,
+           CASE WHEN any_value(total) > 1 THEN
+               sqrt(greatest(any_value(total) * sum(dur::HUGEINT * dur * n) - sum(dur::HUGEINT * n) ^ 2, 0)::DOUBLE
+                    / (any_value(total)::DOUBLE * (any_value(total) - 1))) END AS stddev_ns
     FROM query_table(values_rel) GROUP BY group_key, stage_set, stage
 )
 SELECT a.group_key, a.stage_set, a.stage, d.seq, d.parent, d.direction, a.count, a.mean_ns, a.min_ns,
        a.max_ns, a.p10_ns, a.p50_ns, a.p70_ns, a.p80_ns, a.p90_ns, a.p95_ns, a.p99_ns, a.p999_ns,
-       CASE WHEN a.count >= 10000 THEN a.p9999_ns END AS p9999_ns
+       CASE WHEN a.count >= 10000 THEN a.p9999_ns END AS p9999_ns, a.stddev_ns
 FROM a JOIN stage_definitions d USING (stage_set, stage);
 
 -- report_stage_stats: stage_stats_over the report's selected stage values (report_stage_values).
 CREATE OR REPLACE VIEW report_stage_stats AS FROM stage_stats_over('report_stage_values');
+
+-- stage_percentiles_over(VALUES, PER_MILLION): one row per (group, stage set, stage, chosen
+-- percentile): the report's --percentiles. VALUES is shaped like report_stage_values;
+-- PER_MILLION a list of the percentiles as integers per million (p99.9 = 999000), so that
+-- the rank test stays in integers as in stage_stats_over.
+--   group_key, stage_set, stage
+--   per_million   the percentile (per million)
+--   dur_ns        its duration (nearest rank, ns): the smallest dur with upto * 10^6 >= per_million * total
+CREATE OR REPLACE MACRO stage_percentiles_over(values_rel, per_million) AS TABLE
+SELECT v.group_key, v.stage_set, v.stage, q.k AS per_million,
+       min(v.dur) FILTER (WHERE v.upto * 1000000 >= q.k * v.total) AS dur_ns
+FROM query_table(values_rel) v CROSS JOIN (SELECT unnest(per_million)::BIGINT AS k) q
+GROUP BY ALL;
 
 -- report_stage_histogram: one row per (group, stage set, stage, log2 bucket), bcc style.
 --   group_key, stage_set, stage, seq

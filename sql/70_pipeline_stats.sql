@@ -36,7 +36,8 @@ co AS (
     UNION ALL
     SELECT 10, 'role:' || host, CASE WHEN role_source = 'inferred' THEN 'warning' ELSE 'info' END,
            to_json(role),
-           CASE WHEN role_source = 'inferred' THEN 'role inferred from the events (no host.json from capture)'
+           CASE WHEN role_source = 'inferred'
+                THEN 'role inferred from the events (no host.json: not recorded by `just capture`): nvme command events make an initiator, nvmet ones a target; act only if that is wrong (record with `just capture role=...`, which writes host.json)'
                 ELSE 'role from host.json' END
     FROM hosts
     UNION ALL
@@ -152,8 +153,8 @@ co AS (
            CASE WHEN source = 'host.json' THEN 'info' ELSE 'warning' END,
            to_json(target_host || ' cntlid ' || cntlid),
            CASE WHEN source = 'host.json' THEN 'initiator controller -> target cntlid, from host.json'
-                WHEN source = 'single controller' THEN 'inferred: one I/O controller on each side (no host.json)'
-                ELSE 'inferred: target controller sharing the most command fingerprints (' || score || ')' END
+                WHEN source = 'single controller' THEN 'initiator controller -> target cntlid, inferred (no host.json names it): each side has one I/O controller, so they are paired; right unless the target also served an initiator that was not traced: no action when matched_pct is near 100'
+                ELSE 'initiator controller -> target cntlid, inferred (no host.json names it): the target controller sharing the most command fingerprints (' || score || '); no action when matched_pct is near 100, else record with `just capture` (host.json names the controller)' END
     FROM ctrl_map
     UNION ALL
     SELECT 50, 'clock_offset_ns' || sfx, 'info', to_json(offset_ns),

@@ -6,7 +6,7 @@ from ntscope import __version__
 from ntscope.sql.views import rows_of as rows
 
 STAT_COLS = ["count", "mean_ns", "p10_ns", "p50_ns", "p70_ns", "p80_ns", "p90_ns", "p95_ns",
-             "p99_ns", "p999_ns", "p9999_ns", "min_ns", "max_ns"]
+             "p99_ns", "p999_ns", "p9999_ns", "min_ns", "max_ns", "stddev_ns"]
 
 
 def build(con, spec):
@@ -48,6 +48,18 @@ def build(con, spec):
                      "GROUP BY group_key, stage_set, stage, seq ORDER BY group_key, stage_set, seq")):
         for r in rows(con, query):
             into.setdefault(r.pop("group_key"), []).append(r)
+    # the top-level stages a run cannot measure (a one-host run) and what they took together
+    unmeasured_of = {}
+    for r in rows(con, "SELECT group_key, stage_set, stages, label, reason, count, mean_ns, min_ns, max_ns "
+                       "FROM report_unmeasured ORDER BY group_key, stage_set"):
+        unmeasured_of.setdefault(r.pop("group_key"), []).append(r)
+    # the chosen percentiles (--percentiles) of every stage, per group
+    pct_of = {}
+    per_million = ", ".join(str(int(k)) for k in spec.per_million())
+    for r in rows(con, "SELECT group_key, stage_set, stage, list({'pct': per_million / 10000, 'dur_ns': dur_ns} "
+                       "ORDER BY per_million) AS percentiles "
+                       f"FROM stage_percentiles_over('selected_stage_values', [{per_million}]) GROUP BY ALL"):
+        pct_of[(r["group_key"], r["stage_set"], r["stage"])] = r["percentiles"]
     groups = []
     for g in rows(con, "SELECT * FROM report_groups ORDER BY time_start_ts, count DESC, group_key"):
         stages = [s for s in stats_of.get(g["group_key"], []) if s["stage_set"] in stage_sets]
@@ -57,8 +69,10 @@ def build(con, spec):
             "key": json.loads(g["group_json"]), "key_text": g["group_key"],
             "count": g["count"], "est_count": g["est_count"], "matched": g["matched"], "bytes": g["bytes"],
             "iops": g["iops"], "mb_s": g["mb_s"],
-            "stages": [{"stage": s["stage"], **{k: s[k] for k in ["stage_set", "parent", "direction"] + STAT_COLS}}
+            "stages": [{"stage": s["stage"], **{k: s[k] for k in ["stage_set", "parent", "direction"] + STAT_COLS},
+                        "percentiles": pct_of.get((g["group_key"], s["stage_set"], s["stage"]), [])}
                        for s in stages],
+            "unmeasured": [u for u in unmeasured_of.get(g["group_key"], []) if u["stage_set"] in stage_sets],
             "histograms": [h for h in hist if h["stage_set"] in stage_sets],
             "cdf_pct_1_to_100": [c for c in cdf if c["stage_set"] in stage_sets],
         })

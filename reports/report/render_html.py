@@ -10,7 +10,6 @@ from ntscope.plots.units import bucket_label, not_drawn, seconds, us, us_text
 from .plot_data import BREAKDOWN_GROUPS, CHART_GROUPS
 
 LINEAR = {"ok", "not_positive"}   # what a linear axis can draw; a log axis: only "ok"
-TABLE_COLS = ["count", "mean_ns", "p10_ns", "p50_ns", "p90_ns", "p99_ns", "p999_ns", "max_ns"]
 
 
 def render(doc, plots):
@@ -40,6 +39,7 @@ def render(doc, plots):
         group_heatmap(page, i, g, plots)
     timeseries(page, plots)
     tables(page, doc)
+    glossary(page, doc)
     return page.render()
 
 
@@ -60,6 +60,10 @@ def breakdown(page, doc, plots, presence):
                 continue
             row = {"group": g["key_text"], "stage": s["stage"], "seq": p["seq"], "value_us": us(s["mean_ns"]), "n": s["count"]}
             (ticks if s["stage"] == "end_to_end" else rows).append(row)
+        for u in g.get("unmeasured", []):
+            if u["stage_set"] == plots["stage_set"] and u["mean_ns"] is not None:
+                rows.append({"group": g["key_text"], "stage": f"not measured ({u['label']})", "seq": 999,
+                             "value_us": us(u["mean_ns"]), "n": u["count"]})
     if not rows:
         page.nodata("breakdown", f"no group has a top-level stage of {plots['stage_set']} with durations")
         return
@@ -67,6 +71,11 @@ def breakdown(page, doc, plots, presence):
         rows, "group", "group", [g["key_text"] for g in groups], "mean per I/O (us)", ticks))
     if skipped:
         page.nodata("breakdown", not_drawn(skipped.values(), LINEAR))
+    gaps = {u["stage_set"]: u for g in groups for u in g.get("unmeasured", []) if u["stage_set"] == plots["stage_set"]}
+    for u in gaps.values():
+        page.how(f"Not measured on this run ({u['label']}): {', '.join(u['stages'])}. Their segment 'not measured' "
+                 "is end_to_end minus the measured top-level stages (mean per I/O): the stages measured here "
+                 "alone do not add up to end_to_end.")
     if len(doc["groups"]) > len(groups):
         page.how(f"{len(doc['groups']) - len(groups)} smaller groups are only in the stage tables below.")
 
@@ -159,8 +168,23 @@ def timeseries(page, plots):
 
 def tables(page, doc):
     page.heading(2, "Stage tables (microseconds)")
+    names = ["p" + f"{p:.4f}".rstrip("0").rstrip(".") for p in doc["spec"]["percentiles"]]
     for g in doc["groups"]:
         page.heading(3, f"group: {g['key_text']}   count {g['count']}   IOPS {g['iops']:.1f}   MB/s {g['mb_s']:.2f}")
-        page.table(["stage"] + [c.replace("_ns", "") for c in TABLE_COLS],
-                   [[f"{s['stage_set']} {'  ' if s['parent'] else ''}{s['stage']}"] +
-                    [str(s[c]) if c == "count" else us_text(s[c]) for c in TABLE_COLS] for s in g["stages"]])
+        page.table(["stage", "count", "mean", "stdev"] + names + ["max"],
+                   [[f"{s['stage_set']} {'  ' if s['parent'] else ''}{s['stage']}", str(s["count"]),
+                     us_text(s["mean_ns"]), us_text(s["stddev_ns"])] +
+                    [us_text(p["dur_ns"]) for p in s["percentiles"]] + [us_text(s["max_ns"])] for s in g["stages"]] +
+                   [[f"{u['stage_set']} not measured ({u['label']}: {', '.join(u['stages'])}; end_to_end minus the "
+                     f"measured top-level stages)", str(u["count"]), us_text(u["mean_ns"])] + ["-"] * (len(names) + 1)
+                    + [us_text(u["max_ns"])] for u in g.get("unmeasured", [])])
+
+
+def glossary(page, doc):
+    """What each stage is: the stage table's meaning column (sql/05_stage_definitions.sql)."""
+    page.heading(2, "Stages: what each one is")
+    page.how("Top-level stages of a set split end_to_end; an indented stage subdivides the one above. "
+             "The stage table: sql/05_stage_definitions.sql.")
+    page.table(["stage set", "stage", "meaning"],
+               [[d["stage_set"], ("  " if d["parent"] else "") + d["stage"], d["meaning"]] for d in doc["stage_definitions"]],
+               text_cols=(0, 1, 2))

@@ -26,7 +26,11 @@ def apply(con, spec: Spec):
     if n_io == 0:
         hosts = con.execute("SELECT string_agg(host || ' (role ' || coalesce(role, '?') || ')', ', ' ORDER BY host) "
                             "FROM hosts").fetchall()[0][0]
-        raise NtscopeError(f"the run has no initiator I/O command to report (hosts: {hosts or 'none'}); "
+        target_ios = con.execute("SELECT count(*) FROM nvme_commands WHERE role = 'target' AND kind = 'io'").fetchall()[0][0]
+        seen = (f"a target-only run measures no stage: every stage is an initiator I/O's (end_to_end starts and ends "
+                f"on the initiator, the target's stages are its part of it); the target recorded {target_ios} I/O "
+                "commands (`just sql RUN`: nvme_commands WHERE role = 'target'); " if target_ios else "")
+        raise NtscopeError(f"the run has no initiator I/O command to report (hosts: {hosts or 'none'}); {seen}"
                            "fix: the initiator's trace.dat must hold nvme:nvme_setup_cmd / nvme_complete_rq events "
                            "of I/O queues: copy it into the run as <host>/trace.dat, or record with "
                            "`just capture role=initiator ...`")
@@ -47,10 +51,12 @@ def apply(con, spec: Spec):
             raise NtscopeError(f"--process {','.join(unknown)} matches no process of this run; "
                                f"fix: use a name or pid among: {listing(comms)}")
     sets = [r[0] for r in con.execute("SELECT DISTINCT stage_set FROM io_stage_definitions ORDER BY 1").fetchall()]
+    if "all" in spec.stage_sets:   # --stage-set all: every set the run has, each printed
+        spec.stage_sets = sets
     unknown = [s for s in spec.stage_sets if s not in sets]
     if unknown:
         raise NtscopeError(f"--stage-set {','.join(unknown)} is not reported for this run; "
-                           f"fix: use one of: {listing(sets)}")
+                           f"fix: use one of: {listing(sets)}, or all")
     con.execute(spec.view_sql())
     if con.execute("SELECT count(*) FROM io_selected").fetchall()[0][0] == 0:
         raise NtscopeError(f"the filters select no I/O ({spec.describe()['filter']}); "

@@ -114,14 +114,15 @@ def parse_window(text):
 # What a spec file may hold: table -> key -> (kind, an example). kinds: "list" a string or a list of
 # strings and integers (a string is one entry, or a comma list as the flag takes it), "names" the
 # same of strings only, "text" a string, "number" a number of seconds, "texts" a string or a list of
-# strings (a string is one entry: an objective holds commas).
+# strings (a string is one entry: an objective holds commas), "numbers" a comma string or a list
+# of numbers.
 SPEC_KEYS = {
     "filter": {"type": ("list", 'type = ["read"]'), "size": ("list", 'size = ["4k", "64k-128k"]'),
                "device": ("list", 'device = ["nvme0n1"]'), "queue": ("list", "queue = [1, 2]"),
                "cpu": ("list", "cpu = [0, 3]"), "process": ("list", 'process = ["fio"]'),
                "window": ("text", 'window = "1.5:4"')},
     "group": {"by": ("names", 'by = ["type", "size"]'), "time_bucket_s": ("number", "time_bucket_s = 0.5")},
-    "stages": {"sets": ("names", 'sets = ["ntprof"]')},
+    "stages": {"sets": ("names", 'sets = ["ntprof"]'), "percentiles": ("numbers", "percentiles = [50, 99, 99.9]")},
     "slo": {"objectives": ("texts", "objectives = [\"read,4k: p99 <= 2ms\"]")},
 }
 
@@ -145,15 +146,17 @@ def spec_file_values(doc, path):
                 raise SpecError(f"spec file {path}: [{table}] has no key {key!r}; fix: one of {', '.join(known)} "
                                 f"({fix})")
             kind, example = known[key]
-            scalar = (str, int) if kind == "list" else (str,)   # names, texts: strings only
+            scalar = (str, int) if kind == "list" else (int, float) if kind == "numbers" else (str,)   # names, texts: strings only
             ok = (isinstance(v, str) if kind == "text" else
                   isinstance(v, (int, float)) and not isinstance(v, bool) if kind == "number" else
+                  kind == "numbers" and isinstance(v, str) or
                   isinstance(v, scalar) and not isinstance(v, bool) or
                   isinstance(v, list) and all(isinstance(x, scalar) and not isinstance(x, bool) for x in v))
             if not ok:
                 want = {"list": "a string or a list of strings and integers", "text": "a string",
                         "names": "a string or a list of strings",
-                        "number": "a number", "texts": "a string or a list of strings"}[kind]
+                        "number": "a number", "texts": "a string or a list of strings",
+                        "numbers": "a comma string or a list of numbers"}[kind]
                 raise SpecError(f"spec file {path}: [{table}] {key} is {toml_kind(v)}, not {want}; fix: e.g. {example}")
             out[table][key] = [v] if kind == "texts" and isinstance(v, str) else v
     return out
@@ -174,9 +177,35 @@ def toml_kind(v):
     return "a date or time"
 
 
+DEFAULT_PERCENTILES = "10,50,70,80,90,95,99,99.9"
+
+
+def parse_percentiles(value):
+    """--percentiles 50,90,99,99.9 -> the percentiles as numbers, each > 0 and <= 100 with at
+    most four decimals (ranks are taken per million)."""
+    texts = as_list(value if value else DEFAULT_PERCENTILES)
+    fix = "fix: a comma list of percentiles above 0 and up to 100, e.g. --percentiles 50,90,99,99.9"
+    out = []
+    for t in texts:
+        try:
+            p = float(t)
+        except ValueError:
+            raise SpecError(f"percentile '{t}' is not a number; {fix}") from None
+        if not 0 < p <= 100:
+            raise SpecError(f"percentile {t} is outside (0, 100]; {fix}")
+        if abs(p * 10000 - round(p * 10000)) > 1e-6:
+            raise SpecError(f"percentile {t} has more than four decimals; {fix}")
+        if p not in out:
+            out.append(p)
+    if len(out) > 20:
+        raise SpecError(f"{len(out)} percentiles: at most 20; {fix}")
+    return sorted(out)
+
+
 class Spec:
     def __init__(self, types=None, sizes=None, devices=None, queues=None, cpus=None,
-                 processes=None, window=None, group_by=None, time_bucket_s=1.0, stage_sets=None, slos=None):
+                 processes=None, window=None, group_by=None, time_bucket_s=1.0, stage_sets=None, slos=None,
+                 percentiles=None):
         self.types = as_list(types)
         self.sizes = as_list(sizes)
         self.devices = as_list(devices)
@@ -189,6 +218,7 @@ class Spec:
         self.time_bucket_s = bucket_seconds(time_bucket_s)
         self.stage_sets = as_list(stage_sets)
         self.slos = [str(s) for s in (slos or [])]   # objectives, parsed by slo.py
+        self.percentiles = parse_percentiles(percentiles)
         for g in self.group_by:
             if g not in FIELDS:
                 raise SpecError(f"group-by field '{g}' is unknown; fix: one of {', '.join(FIELDS)}")
@@ -208,7 +238,8 @@ class Spec:
                     window=flt.get("window"), group_by=grp.get("by"),
                     time_bucket_s=grp.get("time_bucket_s", 1.0),
                     stage_sets=checked.get("stages", {}).get("sets"),
-                    slos=checked.get("slo", {}).get("objectives"))
+                    slos=checked.get("slo", {}).get("objectives"),
+                    percentiles=checked.get("stages", {}).get("percentiles"))
         args.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**args)
 
@@ -273,4 +304,8 @@ class Spec:
                            "queue": self.queues, "cpu": self.cpus, "process": self.processes,
                            "window": self.window},
                 "group_by": self.group_by, "time_bucket_s": self.time_bucket_s,
-                "stage_sets": self.stage_sets, "slo": self.slos}
+                "stage_sets": self.stage_sets, "slo": self.slos, "percentiles": self.percentiles}
+
+    def per_million(self):
+        """The percentiles as integers per million (stage_percentiles_over)."""
+        return [round(p * 10000) for p in self.percentiles]

@@ -105,7 +105,15 @@ def test_report_has_the_cpu_wait_section(fresh_run, ntscope_cli):
         "SELECT count(*) FROM net_rx_runs WHERE host = 'target'").fetchone()[0]
     assert {q["queue_key"] for q in doc["cpu_wait"]["io_work_queues"]} >= {"target/cntlid1/q1", "target/cntlid1/q2"}
     text = open(os.path.join(dst, "report", "report.txt")).read()
-    assert "CPU wait (NVMe/TCP work queued or raised until a CPU ran it; us)" in text
+    unit = re.search(r"CPU wait \(NVMe/TCP work queued or raised until a CPU ran it; times in (us|ms)\)", text)
+    assert unit
+    # one unit per table, named in its header: no cell carries its own ('101ms' beside '82312' once)
+    section = text[unit.start():].split("\n\n")[0].splitlines()
+    host_row = next(l for l in section if l.split()[0] == "target")
+    assert all(re.fullmatch(r"-?\d+(\.\d+)?|-", c) for c in host_row.split()[1:]), host_row
+    assert unit.group(1) == "us"   # the longest wait, 360 ms, fits a column of us (printed '360ms' once)
+    assert host_row.split()[5] == f"{hosts['target']['net_rx_wait_mean_ns'] / 1e3:.0f}" == "12196"
+    assert host_row.split()[7] == f"{hosts['target']['net_rx_wait_max_ns'] / 1e3:.0f}" == "359803"
     # a capture without the events: empty lists, no section
     dst = fresh_run("lab-6.1-patched-base-randread")
     assert ntscope_cli("analyze", dst, "--quiet", "--no-interference").returncode == 0
