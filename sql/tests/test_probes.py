@@ -120,10 +120,12 @@ def test_mixed_run_probed_initiator_stock_target(fresh_run, drop_systems):
 
 
 def test_probed_fixtures_are_there():
-    """A base and a slow network on both stock kernels, few queues on 6.1 (the compare cases' runs)."""
+    """A base, a slow device and a slow network on both stock kernels, few queues on 6.1 (the
+    compare cases' runs, sql/compare/tests/cases/probes_*)."""
     for kernel in ("6.1", "6.12"):
         for scenario in ("base-randread", "cmp-slow-net-delay-target"):
             assert f"lab-{kernel}-stock-probes-{scenario}" in PROBED, (kernel, scenario)
+    assert {"lab-6.1-stock-probes-slow-device", "lab-6.12-stock-probes-cmp-slow-device"} <= set(PROBED)
     assert {"lab-6.1-stock-probes-few-queues", "lab-6.1-stock-probes-few-queues-1job"} <= set(PROBED)
 
 
