@@ -590,6 +590,7 @@ def run_script(con, text, out=sys.stdout):
     """Runs SQL statements in order; prints each result as CSV. Exit 0, or 2 at the first
     statement that fails (its error on stderr)."""
     import csv
+    import duckdb
     writer = csv.writer(out, lineterminator="\n")
     try:
         statements = con.extract_statements(text)
@@ -603,6 +604,8 @@ def run_script(con, text, out=sys.stdout):
                 writer.writerow([d[0] for d in cur.description])
                 for row in cur.fetchall():
                     writer.writerow(["" if v is None else v for v in row])
+        except duckdb.InterruptException:
+            raise   # Ctrl-C: the command exits 130, not as a failed statement
         except Exception as e:  # noqa: BLE001
             print(f"ntscope sql: error in statement {i}: {str(e).strip()}", file=sys.stderr)
             return 2
