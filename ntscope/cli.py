@@ -495,7 +495,8 @@ def run_command(a):
         import duckdb
         if os.environ.get("NTSCOPE_DEBUG"):   # the traceback the messages below offer
             raise
-        if isinstance(e, duckdb.InterruptException):   # Ctrl-C stopped a query (views.InterruptQueries)
+        from ntscope.sql import views
+        if views.query_interrupted(e):   # Ctrl-C stopped a query (views.InterruptQueries, or DuckDB itself)
             return interrupted()
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         if isinstance(e, duckdb.OutOfMemoryException):

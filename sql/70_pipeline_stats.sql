@@ -154,7 +154,7 @@ co AS (
            to_json(target_host || ' cntlid ' || cntlid),
            CASE WHEN source = 'host.json' THEN 'initiator controller -> target cntlid, from host.json'
                 WHEN source = 'single controller' THEN 'initiator controller -> target cntlid, inferred (no host.json names it): each side has one I/O controller, so they are paired; right unless the target also served an initiator that was not traced: no action when matched_pct is near 100'
-                ELSE 'initiator controller -> target cntlid, inferred (no host.json names it): the target controller sharing the most command fingerprints (' || score || '); no action when matched_pct is near 100, else record with `just capture` (host.json names the controller)' END
+                ELSE 'initiator controller -> target cntlid, inferred (no host.json names it): the target controller sharing the most command fingerprints (' || coalesce(CAST(score AS VARCHAR), 'none scored') || '); no action when matched_pct is near 100, else record with `just capture` (host.json names the controller)' END
     FROM ctrl_map
     UNION ALL
     SELECT 50, 'clock_offset_ns' || sfx, 'info', to_json(offset_ns),

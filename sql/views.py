@@ -586,11 +586,17 @@ def tables_in_file(con):
     return bool(rows and rows[0][0])
 
 
+def query_interrupted(e):
+    """Whether a DuckDB error is Ctrl-C stopping a query: InterruptException when InterruptQueries
+    interrupted it, RuntimeError('Query interrupted') when DuckDB saw the signal first."""
+    import duckdb
+    return isinstance(e, duckdb.InterruptException) or (type(e) is RuntimeError and str(e).strip() == "Query interrupted")
+
+
 def run_script(con, text, out=sys.stdout):
     """Runs SQL statements in order; prints each result as CSV. Exit 0, or 2 at the first
     statement that fails (its error on stderr)."""
     import csv
-    import duckdb
     writer = csv.writer(out, lineterminator="\n")
     try:
         statements = con.extract_statements(text)
@@ -604,9 +610,9 @@ def run_script(con, text, out=sys.stdout):
                 writer.writerow([d[0] for d in cur.description])
                 for row in cur.fetchall():
                     writer.writerow(["" if v is None else v for v in row])
-        except duckdb.InterruptException:
-            raise   # Ctrl-C: the command exits 130, not as a failed statement
         except Exception as e:  # noqa: BLE001
+            if query_interrupted(e):
+                raise KeyboardInterrupt from None   # Ctrl-C: the command exits 130, not a failed statement
             print(f"ntscope sql: error in statement {i}: {str(e).strip()}", file=sys.stderr)
             return 2
     return 0

@@ -197,7 +197,7 @@ def render(doc, run_dir):
         v = s["value"]
         L.append(f"  {s['severity']:<8} {s['name'][:44]:<44} {str(v)[:40]}")
         if s["severity"] != "info":
-            L += wrap(s["meaning"], "           ")
+            L += wrap(s["meaning"] or "", "           ")
     c = doc["clock"]
     L += ["", "clock"]
     if c["offset_ns"] is not None:

@@ -431,3 +431,17 @@ def test_committed_results_are_records():
             assert all(isinstance(v, (int, float)) for r in rows for k, v in r.items()
                        if k.endswith(("_s", "_mib", "_mb")) and v is not None), rec
         assert [r["date"] for r in recs] == sorted(r["date"] for r in recs), rel
+
+
+def test_every_pipeline_stats_row_says_what_it_means(fixture_run, tmp_path):
+    """A stretched copy has no host.json controller map and command fingerprints that score
+    nothing: the ctrl_map row's meaning was built from a NULL score, so it was NULL (and
+    report.txt failed on it)."""
+    run = scaled_run(fixture_run("lab-6.1-patched-base-randread"), str(tmp_path / "x1"), 1, stretch=0.02)
+    con = views.connect(run)
+    try:
+        bare = con.execute("SELECT name FROM pipeline_stats WHERE meaning IS NULL OR meaning = ''").fetchall()
+        mapped = con.execute("SELECT count(*) FROM pipeline_stats WHERE name LIKE 'ctrl_map:%'").fetchone()[0]
+    finally:
+        con.close()
+    assert mapped > 0 and bare == [], bare
