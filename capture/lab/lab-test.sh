@@ -36,7 +36,7 @@ if [ "$set_name" = extra ]; then
 	LAB_TEST_MULTI_HOST=${LAB_TEST_MULTI_HOST-}
 	LAB_TEST_DIAGNOSIS=${LAB_TEST_DIAGNOSIS-$extra_runs}
 fi
-scenarios=${LAB_TEST_SCENARIOS-"breakdown-randread:qd=4 write-128k capture-filters capture-overrun capture-sampled probes-agreement"}
+scenarios=${LAB_TEST_SCENARIOS-"breakdown-randread:qd=4 write-128k capture-filters capture-overrun capture-sampled"}
 # The runs the live diagnosis compares (section 3); LAB_TEST_DIAGNOSIS= (empty) skips it.
 diagnosis_runs=${LAB_TEST_DIAGNOSIS-"base@breakdown-randread slow-device:delay_us=10000 slow-net@slow-net-delay-target
 	base-synced@breakdown-randread:clock_sync=chrony slow-net-ini-synced@slow-net-delay-initiator:clock_sync=chrony
@@ -88,7 +88,8 @@ lab_args=("$@")
 t_all=$(date +%s)
 for spec in $scenarios $diagnosis_runs; do record "$spec"; done
 
-# 2b. The capture's probes beside the patched events (scenario probes-agreement, patched kernel):
+# 2b. The capture's probes beside the patched events (scenario probes-agreement, patched kernel;
+# recorded by lab-test-extra.sh (a), or here when LAB_TEST_SCENARIOS names it):
 # every I/O measured both ways, per ntprof stage the probes must give the patched events' answer
 # (check_probes.py agreement: tolerances and why in its help and capture/README.md).
 agree=$runs/$prefix-probes-agreement
