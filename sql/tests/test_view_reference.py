@@ -1,14 +1,8 @@
 """sql/REFERENCE.md, the view reference, is generated from the SQL files' comments and a real
-run's columns (tools/view_reference.py): it must be current, name every relation a run's
+run's columns (ntscope.sql.reference, sql/reference.py): it must be current, name every relation a run's
 database holds, and every statement of sql/ must carry its comment."""
-import os
-import sys
-
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(REPO, "tools"))
-import view_reference  # noqa: E402
-
-from ntscope.sql import views  # noqa: E402
+from ntscope.sql import reference as view_reference
+from ntscope.sql import views
 
 RUN = "lab-6.1-patched-nic-flows"   # the reference's run: patched, cpu_wait and net_flows recorded
 
@@ -40,4 +34,4 @@ def test_the_reference_is_current(fixture_run):
     text = view_reference.render(relations_of(fixture_run(RUN)))
     with open(view_reference.REFERENCE) as f:
         current = f.read()
-    assert current == text, "sql/REFERENCE.md is stale: python tools/view_reference.py RUN (a converted copy of fixtures/" + RUN + ")"
+    assert current == text, "sql/REFERENCE.md is stale: python -m ntscope.sql.reference RUN (a converted copy of fixtures/" + RUN + ")"
