@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from ntscope import converter, derived
+from ntscope.common import converter, derived
 
 REPO = os.path.dirname(os.path.abspath(__file__))
 FIXTURES = os.path.join(REPO, "fixtures")
@@ -44,7 +44,7 @@ def copy_fixture(name, dst, host_json=None):
 
 def convert_run(run, binary):
     """Every host's trace.dat converted as `ntscope convert RUN` does: the binary, then the
-    checksums of what it wrote recorded in metadata.json (ntscope.derived)."""
+    checksums of what it wrote recorded in metadata.json (ntscope.common.derived)."""
     for host in sorted(os.listdir(run)):
         trace = os.path.join(run, host, "trace.dat")
         if os.path.isfile(trace):

@@ -20,9 +20,9 @@ import os
 import stat
 import sys
 
-from . import converter, inputs, out_folder, runs
-from .errors import EXIT_DATA_LOSS, EXIT_FATAL, EXIT_OK, NtscopeError
-from .output import OutputLock, ReportSet
+from .common import converter, inputs, out_folder, runs
+from .common.errors import EXIT_DATA_LOSS, EXIT_FATAL, EXIT_OK, NtscopeError
+from .common.output import OutputLock, ReportSet
 from .progress import Progress
 from .text import EscapingStream, printable
 
@@ -75,7 +75,7 @@ ANALYZE_STEPS = ["convert", "views", "interference", "report model", "interferen
 
 
 def spec_from_args(a):
-    from ntscope.report import spec as specmod
+    from ntscope.reports.report import spec as specmod
     kw = dict(types=a.type, sizes=a.size, devices=a.device, queues=a.queue, cpus=a.cpu,
               processes=a.process, window=a.window, group_by=a.group_by,
               time_bucket_s=a.time_bucket, stage_sets=a.stage_set, slos=a.slo,
@@ -86,9 +86,11 @@ def spec_from_args(a):
 
 
 def cmd_analyze(a):
-    from ntscope.compare import load as compare_load, side_cache
-    from ntscope.interference import model as imodel, plot_data as iplot, render_html as ihtml, render_text as itext
-    from ntscope.report import export, model, plot_data, render_html, render_text, selection, slo, timeline
+    from ntscope.reports.compare import load as compare_load, side_cache
+    from ntscope.reports.interference import model as imodel, plot_data as iplot, render_html as ihtml, render_text as itext
+    from ntscope.reports.report import export, model, plot_data, render_html, render_text, selection
+    from ntscope.reports.slo import objectives as slo
+    from ntscope.reports.timeline import perfetto_trace as timeline
     from ntscope.sql import views
     run = runs.resolve(a.run)
     out = report_folder(a.out, run)
@@ -154,7 +156,7 @@ def cmd_analyze(a):
 
 # ------------------------------------------------------------------ compare / interference
 def cmd_compare(a):
-    from ntscope.compare import model, params as compare_params, render_html, render_text
+    from ntscope.reports.compare import model, params as compare_params, render_html, render_text
     params = compare_params.from_flags({k: getattr(a, k) for k in compare_params.COLUMNS})   # before any work
     # each side: one run, or repeats of one condition (comma-separated); the report goes
     # beside the first run of the RUN side
@@ -185,7 +187,7 @@ def cmd_compare(a):
 
 
 def cmd_interference(a):
-    from ntscope.interference import model, plot_data, render_html, render_text
+    from ntscope.reports.interference import model, plot_data, render_html, render_text
     from ntscope.sql import views
     run = runs.resolve(a.run)
     out = report_folder(a.out, run)
@@ -202,7 +204,7 @@ def cmd_interference(a):
 
 # ------------------------------------------------------------------ sweep
 def cmd_sweep(a):
-    from ntscope.sweep import model, render_html, render_text
+    from ntscope.reports.sweep import model, render_html, render_text
     run_dirs = [runs.resolve(r) for r in a.runs]
     runs.check_distinct(run_dirs, "sweep", "give each run of the series once")
     values = None
@@ -263,7 +265,7 @@ def script_target(path):
 
 
 def cmd_sql(a):
-    from ntscope.sql import views
+    from ntscope.sql import csv_runner, views
     run = runs.resolve(a.run)
     runs.convert_missing(run, quiet=True, verify=a.verify)
     if a.script:
@@ -272,7 +274,7 @@ def cmd_sql(a):
         if target is None:
             sys.stdout.write(text)
         else:
-            from .output import write_text
+            from .common.output import write_text
             write_text(target, text)
         return EXIT_OK
     if a.shell or (a.command is None and sys.stdin.isatty()):
@@ -281,7 +283,7 @@ def cmd_sql(a):
     # -c or statements on stdin: the reports' own DuckDB connection, results as CSV
     con = views.connect(run, memory_limit=a.memory_limit, temp_dir=a.temp_dir, interference=True,
                         milestones=a.milestones)
-    return views.run_script(con, a.command if a.command is not None else sys.stdin.read())
+    return csv_runner.run_script(con, a.command if a.command is not None else sys.stdin.read())
 
 
 # ------------------------------------------------------------------ demo
@@ -386,7 +388,7 @@ def add_milestones_flag(p):
 
 
 def add_memory_flags(p):
-    """--memory-limit / --temp-dir: DuckDB's bound and spill folder (ntscope.sql.views.new_connection)."""
+    """--memory-limit / --temp-dir: DuckDB's bound and spill folder (ntscope.sql.connection.new_connection)."""
     p.add_argument("--memory-limit", default=None,
                    help="DuckDB memory limit per connection, e.g. 3GB, 500MB; beyond it DuckDB spills to disk "
                         "(default $NTSCOPE_MEMORY_LIMIT, else 2GB or half the RAM of a smaller machine; "
@@ -480,8 +482,8 @@ def interrupted():
 
 
 def views_interrupt():
-    from ntscope.sql import views
-    return views.InterruptQueries()
+    from ntscope.sql import interrupts
+    return interrupts.InterruptQueries()
 
 
 def run_command(a):
@@ -495,14 +497,14 @@ def run_command(a):
         import duckdb
         if os.environ.get("NTSCOPE_DEBUG"):   # the traceback the messages below offer
             raise
-        from ntscope.sql import views
-        if views.query_interrupted(e):   # Ctrl-C stopped a query (views.InterruptQueries, or DuckDB itself)
+        from ntscope.sql import interrupts
+        if interrupts.query_interrupted(e):   # Ctrl-C stopped a query (interrupts.InterruptQueries, or DuckDB itself)
             return interrupted()
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         if isinstance(e, duckdb.OutOfMemoryException):
-            from ntscope.sql import views
+            from ntscope.sql import memory_policy
             return fail(f"DuckDB ran out of memory ({first}) at memory limit "
-                        f"{views.memory_limit_setting(getattr(a, 'memory_limit', None))}; fix: a larger --memory-limit "
+                        f"{memory_policy.memory_limit_setting(getattr(a, 'memory_limit', None))}; fix: a larger --memory-limit "
                         "(or NTSCOPE_MEMORY_LIMIT; below ~200MB DuckDB cannot run the views), and free space "
                         "for its spill files under --temp-dir / TMPDIR; NTSCOPE_DEBUG=1 shows where")
         if isinstance(e, duckdb.IOException) and ("No space left" in str(e) or "Disk" in first):
@@ -516,7 +518,7 @@ def run_command(a):
                         "--verify (every file checked against metadata.json, what differs converted again); else "
                         "report it with the command line (NTSCOPE_DEBUG=1 shows the traceback)")
         if isinstance(e, OSError) and e.errno is not None:
-            from .output import fail_on_os_error
+            from .common.output import fail_on_os_error
             try:
                 fail_on_os_error("cannot read or write", e.filename or "a file", e)
             except NtscopeError as err:

@@ -17,8 +17,8 @@ path or a name under runs/, as for every ntscope command; paths are taken litera
 import os
 import re
 
-from . import runs
-from .errors import NtscopeError
+from .common import runs
+from .common.errors import NtscopeError
 
 NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")   # system and event names the converter writes
 

@@ -9,7 +9,7 @@ import os
 import shutil
 import stat
 
-from .errors import NtscopeError
+from .common.errors import NtscopeError
 
 FIXTURE = "stock-randread-4k-qd8"
 MARK = ".ntscope-demo"

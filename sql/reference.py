@@ -126,7 +126,7 @@ def undocumented(relations):
 
 
 def connect_run(run):
-    from ntscope import runs
+    from ntscope.common import runs
     from ntscope.sql import views
     runs.convert_missing(run, quiet=True)
     return views.connect(run, interference=True)

@@ -1,6 +1,6 @@
 """The DuckDB shell on a run's views (ntscope.sql.shell): what `ntscope sql RUN` opens.
 
-In:  a run directory, ntscope's memory limit and spill settings (views.limited_connection).
+In:  a run directory, ntscope's memory limit and spill settings (connection.limited_connection).
 Out: DuckDB's own command-line shell (PyPI package duckdb-cli, the DuckDB version of the duckdb
      Python package the reports use, or the one tested with it: TESTED_PAIRS) on an in-memory database, started with an init
      script that loads every view of the run as views.connect() does: dot commands, completion,
@@ -8,7 +8,7 @@ Out: DuckDB's own command-line shell (PyPI package duckdb-cli, the DuckDB versio
 
 The init script is written to a private folder (the shell's spill folder, mode 0700) and
 removed with it when the shell exits. Paths from the run reach the script only as quoted SQL
-literals (views.sql_str) and the shell only as argument vectors, never a shell line.
+literals (quoting.sql_str) and the shell only as argument vectors, never a shell line.
 """
 import importlib.util
 import os
@@ -18,8 +18,9 @@ import signal
 import subprocess
 import sys
 
-from ntscope.sql import views
-from ntscope.errors import NtscopeError
+from ntscope.sql import connection, memory_policy, quoting, raw_views, views
+from ntscope.sql.spill import spill_dir
+from ntscope.common.errors import NtscopeError
 
 PACKAGE = "duckdb-cli"          # the PyPI package that ships the shell binary
 INIT_NAME = "views.sql"         # the init script, inside the shell's private spill folder
@@ -89,17 +90,17 @@ def init_script(run_dir, spill, memory_limit=None, temp_dir=None, milestones=Non
     planner settings), the tables' database (in memory or a file by the run's size, as
     views.connect), then every view part and the interference views, each file's tables
     compressed after it when they live in a file. Returns (text, summary facts)."""
-    scratch = views.limited_connection(memory_limit, temp_dir)   # checks the limit; reads the files' columns
+    scratch = connection.limited_connection(memory_limit, temp_dir)   # checks the limit; reads the files' columns
     try:
-        limit = views.memory_limit_setting(memory_limit)
-        tables = views.tables_by_size(scratch, [run_dir], views.READ_AGAIN_SHARE)
-        events = views.run_events(scratch, run_dir)
+        limit = memory_policy.memory_limit_setting(memory_limit)
+        tables = memory_policy.tables_by_size(scratch, [run_dir], memory_policy.READ_AGAIN_SHARE)
+        events = raw_views.run_events(scratch, run_dir)
         parts = views.build_parts(run_dir, scratch, milestones) + views.folder_parts(views.INTERFERENCE_SQL)
     finally:
         scratch.close()
-    settings = ([] if limit is None else [f"SET memory_limit = {views.sql_str(limit)}"]) + [
-        f"SET temp_directory = {views.sql_str(spill)}", *views.PLANNER_SETTINGS, *views.attach_sql(spill, tables)]
-    checkpoint = f"CHECKPOINT {views.DATABASE};\n" if tables == views.TABLES_IN_FILE else ""
+    settings = ([] if limit is None else [f"SET memory_limit = {quoting.sql_str(limit)}"]) + [
+        f"SET temp_directory = {quoting.sql_str(spill)}", *connection.PLANNER_SETTINGS, *connection.attach_sql(spill, tables)]
+    checkpoint = f"CHECKPOINT {connection.DATABASE};\n" if tables == memory_policy.TABLES_IN_FILE else ""
     # .bail: a statement that fails ends the shell (no prompt over half the views); .output:
     # the statements' own results (CHECKPOINT's) are not shown.
     text = ("-- ntscope: the views of one run for the DuckDB shell (ntscope sql RUN)\n"
@@ -116,9 +117,9 @@ def summary(run_dir, shell_version, facts, spill):
     created = facts["created"]
     count = {k: sum(1 for v in created.values() if v == k) for k in ("VIEW", "TABLE", "MACRO")}
     first = [n for n in FIRST_VIEWS if n in created]
-    hosts = views.find_hosts(run_dir)
+    hosts = raw_views.find_hosts(run_dir)
     limit = facts["limit"] or "DuckDB's default (80% of RAM)"
-    where = "in a file" if facts["tables"] == views.TABLES_IN_FILE else "in memory"
+    where = "in a file" if facts["tables"] == memory_policy.TABLES_IN_FILE else "in memory"
     import duckdb
     other = "" if shell_version == duckdb.__version__ else f" (the reports: DuckDB {duckdb.__version__})"
     return (f"ntscope sql: DuckDB {shell_version} shell{other} on the views of {run_dir}\n"
@@ -135,7 +136,7 @@ def run(run_dir, memory_limit=None, temp_dir=None, milestones=None, stdin=None):
     statement read from a pipe, or the views failing to load)."""
     path, shell_version = checked_binary()
     run_dir = os.path.abspath(run_dir)
-    spill = views.spill_dir(temp_dir)
+    spill = spill_dir(temp_dir)
     try:
         text, facts = init_script(run_dir, spill, memory_limit, temp_dir, milestones)
         init = os.path.join(spill, INIT_NAME)

@@ -2,7 +2,7 @@
 """Checks that the shipped example reports are what ntscope prints today: re-analyzes
 each example's fixture into a temporary run and compares the report text, and checks
 that README.md quotes the stock example and the slow-device comparison verbatim and holds
-the "Performance" table the benches' results files give (tools/bench_results.py table).
+the "Performance" table the benches' results files give (ntscope/common/bench_results.py table).
 Run by `just test-examples`. --write replaces the shipped examples with the fresh output
 (review the diff)."""
 import os
@@ -93,14 +93,13 @@ def main():
     else:
         failed += 1
         print("FAIL README.md's example comparison differs from reports/compare/examples/slow-device.compare.txt")
-    sys.path.insert(0, os.path.join(REPO, "tools"))
-    import bench_results
+    from ntscope.common import bench_results
     if bench_results.performance_table(REPO) in readme:
         print("OK   README.md's Performance table is the results files' latest figures")
     else:
         failed += 1
         print("FAIL README.md's Performance table differs from analyzer/bench/results.jsonl and "
-              "sql/bench/results.jsonl; fix: paste the output of `python3 tools/bench_results.py table` into README.md")
+              "sql/bench/results.jsonl; fix: paste the output of `python -m ntscope.common.bench_results table` into README.md")
     print(f"{len(EXAMPLES) + len(COMPARE_EXAMPLES) + 3 - failed} passed, {failed} failed")
     return 1 if failed else 0
 

@@ -20,7 +20,7 @@
 # Ends with one line per goal: met / not met, with the figures; under the per-CPU goal its
 # ceiling here (decoding alone, nothing written). Appends the run's record (date, commit,
 # machine, parameters, every figure and goal) to analyzer/bench/results.jsonl, or to
-# $BENCH_RESULTS (tools/bench_results.py).
+# $BENCH_RESULTS (ntscope/common/bench_results.py).
 set -euo pipefail
 export LC_ALL=C
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -112,12 +112,11 @@ for rep in $(seq "$reps"); do
     done < "$work/inputs"
 done
 
-python3 - "$work/inputs" "$work/runs" "$src" "$repo" "$events" "$reps" "${BENCH_LAB:-1}" "$ntscope_version" "$tracecmd_version" <<'PY'
+"${NTSCOPE_PYTHON:-python3}" - "$work/inputs" "$work/runs" "$src" "$repo" "$events" "$reps" "${BENCH_LAB:-1}" "$ntscope_version" "$tracecmd_version" <<'PY'
 import os, statistics, sys
 inputs = [l.split() for l in open(sys.argv[1])]
 repo = sys.argv[4]
-sys.path.insert(0, os.path.join(repo, "tools"))
-import bench_results
+from ntscope.common import bench_results
 rows, ratios, goal_lines = [], [], []
 def goal(line):
     print(line)

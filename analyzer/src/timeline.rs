@@ -4,7 +4,7 @@
 //! nothing of NVMe: what the packets say comes from the SQL views of sql/66_timeline.sql
 //! (`timeline_slots`, `timeline_io_rows_of`, `timeline_spans_of`, `timeline_counters_part`),
 //! each io's slices laid out from them by `timeline_slices`, and the packets before them
-//! (interned names, fixed tracks) are written by reports/report/timeline.py.
+//! (interned names, fixed tracks) are written by reports/timeline/perfetto_trace.py.
 //!
 //! Inputs, Parquet files, every column required; integers BIGINT, `double_value` DOUBLE, strings
 //! VARCHAR:

@@ -28,13 +28,11 @@ import argparse
 import os
 import sys
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, REPO)
 
 
 def stage_durations(run, milestones):
     """{(io_id, stage): dur_ns} of the ntprof set, and the run's milestone sources per host."""
-    from ntscope import runs
+    from ntscope.common import runs
     from ntscope.sql import views
     runs.convert_missing(run, quiet=True)
     con = views.connect(run, milestones=milestones)

@@ -21,8 +21,8 @@ A record seeded from figures measured before the benches wrote records also has 
 Read them with DuckDB, e.g. SELECT date, r.events, r.analyze_s FROM read_json('sql/bench/results.jsonl'),
 unnest(figures.rows) AS u(r) WHERE bench = 'bench-analyze'.
 
-Command line: `bench_results.py append BENCH DEFAULT_PATH < {"params": .., "figures": ..,
-"goals": ..}` appends a record and prints the path (for shell benches); `bench_results.py table`
+Command line: `python -m ntscope.common.bench_results append BENCH DEFAULT_PATH < {"params": .., "figures": ..,
+"goals": ..}` appends a record and prints the path (for shell benches); `python -m ntscope.common.bench_results table`
 prints README's "Performance" table from the committed results files (tools/check_examples.py
 checks that README holds it)."""
 import datetime
@@ -33,7 +33,7 @@ import platform
 import subprocess
 import sys
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))   # the checkout (ntscope/common/..)
 
 
 def machine():
@@ -203,8 +203,8 @@ def main(argv):
         print(performance_table())
         return 0
     if len(argv) != 3 or argv[0] != "append":
-        print("usage: bench_results.py append BENCH DEFAULT_PATH < {params, figures, goals} (JSON)\n"
-              "       bench_results.py table   (README's Performance table, from the results files)", file=sys.stderr)
+        print("usage: python -m ntscope.common.bench_results append BENCH DEFAULT_PATH < {params, figures, goals} (JSON)\n"
+              "       python -m ntscope.common.bench_results table   (README's Performance table, from the results files)", file=sys.stderr)
         return 2
     doc = json.load(sys.stdin)
     print(append(argv[2], argv[1], doc.get("params", {}), doc.get("figures", {}), doc.get("goals", [])))

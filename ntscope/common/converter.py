@@ -9,18 +9,15 @@ import subprocess
 import sys
 import sysconfig
 
+from .cache import cache_dir
 from .errors import NtscopeError
 
 BINARY = "ntscope-analyzer"
 
 
-def cache_dir():
-    return os.environ.get("NTSCOPE_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "ntscope")
-
-
 def checkout_root():
     """The source checkout this package runs from (it has analyzer/Cargo.toml), or None."""
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))   # ntscope/common/
     return root if os.path.isfile(os.path.join(root, "analyzer", "Cargo.toml")) else None
 
 

@@ -22,6 +22,7 @@ import sys
 
 from . import out_folder
 from .errors import NtscopeError
+from .processes import pid_alive
 
 STALE = re.compile(r"^\.(?P<name>.+)\.(tmp|old)-(?P<pid>\d+)$")
 
@@ -50,16 +51,6 @@ def write_text(path, text):
         except OSError:
             pass
         fail_on_os_error("cannot write", path, e)
-
-
-def pid_alive(pid):
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def clean_stale(folder, name, kind):

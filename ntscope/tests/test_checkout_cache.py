@@ -1,11 +1,11 @@
 """Each checkout has its own venv and cargo target: the justfile, setup.sh (through
-tools/checkout-cache.sh) and ntscope.converter name the same folder for one checkout, and
+tools/checkout-cache.sh) and ntscope.common.converter name the same folder for one checkout, and
 different folders for two checkouts, so a test of one never imports or runs the other."""
 import os
 import shutil
 import subprocess
 
-from ntscope import converter
+from ntscope.common import converter
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 

@@ -24,7 +24,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from ntscope import derived
+from ntscope.common import derived
 from ntscope.sql import views
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -407,7 +407,7 @@ def test_kill_9_in_the_middle_leaves_the_previous_set(fresh, ntscope_bin):
 
 
 def test_kill_9_while_keeping_the_compare_input_leaves_the_previous_one(fresh, ntscope_bin, tmp_path):
-    from ntscope.compare import side_cache
+    from ntscope.reports.compare import side_cache
     run = fresh(SMALL)
     env = dict(os.environ, NTSCOPE_BIN=ntscope_bin)
     subprocess.run([sys.executable, "-m", "ntscope", "analyze", run, "--quiet"], env=env, check=True, capture_output=True)
@@ -868,7 +868,7 @@ def test_input_files_that_are_not_regular_or_too_large(fresh, ntscope_cli, make,
 
 
 def converter_path():
-    from ntscope import converter
+    from ntscope.common import converter
     return converter.path()
 
 

@@ -7,7 +7,7 @@ import shutil
 import subprocess
 import sys
 
-from ntscope import converter
+from ntscope.common import converter
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 

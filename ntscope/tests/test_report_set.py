@@ -1,4 +1,4 @@
-"""ReportSet (ntscope/output.py) with a file written in the background (analyze's timeline: its
+"""ReportSet (ntscope/common/output.py) with a file written in the background (analyze's timeline: its
 encoder runs while analyze renders the report and DuckDB writes the per-I/O Parquet): the other
 files are written meanwhile,
 the set appears only once every file is complete, and a failure on either side leaves the
@@ -10,9 +10,9 @@ import sys
 
 import pytest
 
-from ntscope import out_folder
-from ntscope.errors import NtscopeError
-from ntscope.output import ReportSet
+from ntscope.common import out_folder
+from ntscope.common.errors import NtscopeError
+from ntscope.common.output import ReportSet
 
 # a real child process that writes its file after a while (the stand-in for the encoder)
 SLOW_WRITER = "import sys, time; time.sleep(float(sys.argv[2])); open(sys.argv[1], 'w').write('slow')"

@@ -10,7 +10,7 @@ import os
 import shutil
 import subprocess
 
-from ntscope import converter
+from ntscope.common import converter
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SHIM = """#!/bin/sh

@@ -11,7 +11,7 @@ import sys
 
 import duckdb
 
-from ntscope.sql import views
+from ntscope.sql import connection, memory_policy, quoting, spill, views
 
 from . import params as compare_params
 from . import side_cache
@@ -107,15 +107,15 @@ def compare_connection(base_dirs, run_dirs, keep_run=False, on_first_run=None, p
     compare shows of the first run of the RUN side (JSON documents), computed on its own
     connection before it closes; first_run (a dict) receives it. keep_run: return that
     connection open too (tests query it; it then holds its memory beside the comparison's;
-    never from the cache). memory_limit, temp_dir: of each connection (views.new_connection;
+    never from the cache). memory_limit, temp_dir: of each connection (connection.new_connection;
     one run's connection is open at a time beside this one, which is small until every side
     is loaded). cache: read each side from side_cache when fresh, keep the ones built.
     params: {cmp_params column: value} set over the defaults (compare.params.from_flags)."""
-    con = views.limited_connection(memory_limit, temp_dir)
+    con = connection.limited_connection(memory_limit, temp_dir)
     # the comparison's tables (sample values, rank points, bootstrap) are read again by the
-    # model: in memory while they are small (views.tables_by_size; CMP_BYTES_PER_EVENT)
-    views.attach_tables(con, views.tables_by_size(con, as_list(base_dirs) + as_list(run_dirs),
-                                                  views.READ_AGAIN_SHARE, CMP_BYTES_PER_EVENT))
+    # model: in memory while they are small (memory_policy.tables_by_size; CMP_BYTES_PER_EVENT)
+    connection.attach_tables(con, memory_policy.tables_by_size(con, as_list(base_dirs) + as_list(run_dirs),
+                                                  memory_policy.READ_AGAIN_SHARE, CMP_BYTES_PER_EVENT))
     run_con = None
     names = []
     # Each side's per-I/O stages go from its connection to this one through a Parquet file in
@@ -123,7 +123,7 @@ def compare_connection(base_dirs, run_dirs, keep_run=False, on_first_run=None, p
     # is gigabytes outside both DuckDB memory limits. cmp_source is a view over those files,
     # which live in this connection's spill folder (removed with it): copying them into a
     # table cost more than the compare views' scans of the columns they read.
-    stash = views.private_dir(con, "ntscope-compare-", temp_dir)
+    stash = spill.private_dir(con, "ntscope-compare-", temp_dir)
     ok = False
     try:
         parts = []
@@ -182,8 +182,8 @@ def add_side(con, name, role, rep, path, stages, ios, info, strict=False):
     and the table info_NAME from its info file; returns the side's stage row count. None when
     a file cannot be read (a damaged kept side), unless strict (a side just built: the error is
     raised)."""
-    part, ios_part, info_part = (views.sql_str(views.duckdb_literal_path(f)) for f in (stages, ios, info))
-    head = f"SELECT {views.sql_str(role)} AS run, {int(rep)} AS rep"
+    part, ios_part, info_part = (quoting.sql_str(quoting.duckdb_literal_path(f)) for f in (stages, ios, info))
+    head = f"SELECT {quoting.sql_str(role)} AS run, {int(rep)} AS rep"
     try:
         defs = stage_definitions(con, part, stages)
         con.execute(f"CREATE OR REPLACE VIEW side_{name} AS {head}, * EXCLUDE (def_no, dur), {stage_names(defs)}, "
@@ -229,7 +229,7 @@ def stage_names(defs):
     STAGE_NAME_COLUMNS, indexed by def_no (a constant lookup per row; a join with a table of
     names cost a hash probe per row on every scan of cmp_source)."""
     def literal(v):
-        return "NULL" if v is None else views.sql_str(v)
+        return "NULL" if v is None else quoting.sql_str(v)
     return ", ".join(f"([{', '.join(literal(d[k]) for d in defs)}]::{t}[])[def_no] AS {c}"
                      for k, (c, t) in enumerate(STAGE_NAME_COLUMNS))
 
@@ -245,25 +245,25 @@ def export_side(rc, folder, name):
     if [d[0] for d in defs] != list(range(1, len(defs) + 1)):
         raise views.RunError(f"io_stage_definitions numbers its rows {[d[0] for d in defs]}, not 1..{len(defs)}; "
                              f"fix: number def_no with row_number() as sql/50_stages.sql does")
-    names = views.sql_str(json.dumps([list(d[1:]) for d in defs]))
+    names = quoting.sql_str(json.dumps([list(d[1:]) for d in defs]))
     # the ios ranked once, read by both files (a table of the run's database, whose blocks can
     # spill, unlike a temporary table's; dropped after)
     rc.execute(f"CREATE OR REPLACE TABLE cmp_side_ios AS {IO_QUERY}")
     try:
-        rc.execute(f"COPY (SELECT * EXCLUDE (io_n) FROM cmp_side_ios) TO {views.sql_str(ios_file)} "
+        rc.execute(f"COPY (SELECT * EXCLUDE (io_n) FROM cmp_side_ios) TO {quoting.sql_str(ios_file)} "
                    f"(FORMAT parquet)").fetchall()
-        rc.execute(f"COPY ({STAGE_QUERY}) TO {views.sql_str(file)} "
-                   f"(FORMAT parquet, KV_METADATA {{{views.sql_str(STAGE_NAMES_KEY)}: {names}}})").fetchall()
+        rc.execute(f"COPY ({STAGE_QUERY}) TO {quoting.sql_str(file)} "
+                   f"(FORMAT parquet, KV_METADATA {{{quoting.sql_str(STAGE_NAMES_KEY)}: {names}}})").fetchall()
     finally:
         rc.execute("DROP TABLE IF EXISTS cmp_side_ios")
-    rc.execute(f"COPY ({INFO_QUERY}) TO {views.sql_str(info_file)} (FORMAT parquet)").fetchall()
+    rc.execute(f"COPY ({INFO_QUERY}) TO {quoting.sql_str(info_file)} (FORMAT parquet)").fetchall()
     return file, ios_file, info_file
 
 
 def keep_analyzed_side(con, run_dir, run_key, interference, plots):
     """What analyze has at hand for a later compare of the run (its connection with the
     interference tables, the interference document and plot rows), kept in side_cache."""
-    folder = views.private_dir(con, "ntscope-side-")
+    folder = spill.private_dir(con, "ntscope-side-")
     try:
         side_cache.store(run_dir, run_key, export_side(con, folder, "side"),
                          {"interference": interference, "plots": plots})
@@ -280,7 +280,7 @@ def build_side(path, role, rep, first, on_first_run, first_run, stash, cache, me
     the run's connection if keep_open else None). Kept in side_cache when cache."""
     run_key = side_cache.key(path) if cache else None   # before reading: a change meanwhile is not kept as fresh
     rc = views.connect(path, memory_limit=memory_limit, temp_dir=temp_dir, interference=True, progress=progress,
-                       memory_share=views.READ_ONCE_SHARE)   # read once and closed
+                       memory_share=memory_policy.READ_ONCE_SHARE)   # read once and closed
     try:
         files = export_side(rc, stash, f"{role}_{rep}")
         docs = on_first_run(rc) if first and on_first_run else None

@@ -1,9 +1,9 @@
 """The compare document (compare.json): the cmp_* views as rows, and the run's interference
 document; beside it the plot rows of compare.html (plot_data). No computation here."""
 from ntscope import __version__
-from ntscope.interference import plot_data as interference_plots
-from ntscope.interference.model import interference_model
-from ntscope.sql.views import rows_of
+from ntscope.reports.interference import plot_data as interference_plots
+from ntscope.reports.interference.model import interference_model
+from ntscope.sql.query_rows import rows_of
 
 from . import load, plot_data
 
@@ -27,7 +27,7 @@ def compare_model(base_dir, run_dir, progress=None):
 def compare_documents(base_dir, run_dir, progress=None, plots=False, memory_limit=None, temp_dir=None, cache=False,
                       params=None):
     """(compare.json document, compare.html's plot rows or None unless plots). memory_limit,
-    temp_dir: of every DuckDB connection (ntscope.sql.views.new_connection). cache: each side
+    temp_dir: of every DuckDB connection (ntscope.sql.connection.new_connection). cache: each side
     read from / kept in the run's compare input (side_cache; the documents of the RUN side are
     then always made with its plot rows, so that a later compare can show them). params: cmp_params
     values over the defaults (params.from_flags)."""

@@ -4,7 +4,7 @@ read them from cmp_params like the defaults written there."""
 import math
 import re
 
-from ntscope.errors import NtscopeError
+from ntscope.common.errors import NtscopeError
 
 # flag -> cmp_params column; only these columns are ever set (their names go into SQL text)
 COLUMNS = {"resamples": "resamples", "seed": "seed", "confidence": "confidence",

@@ -1,6 +1,6 @@
 """Rows of the compare plot views (sql/compare/compare_40_plots.sql) that compare.html draws
 next to compare.json, and the run's per-stream rows. Only SELECTs here."""
-from ntscope.sql.views import rows_of as rows
+from ntscope.sql.query_rows import rows_of as rows
 
 GROUPS = 8   # groups with charts: those with the most I/Os in the run
 

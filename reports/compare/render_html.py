@@ -3,10 +3,10 @@ base-vs-run CDFs per stage; the run's interference charts; the text report. Rend
 compare.json (m) and the plot rows of plot_data.build; computes nothing."""
 import json
 
-from ntscope.interference.render_html import interference_section
-from ntscope.plots import charts
-from ntscope.plots.page import Page, esc
-from ntscope.plots.units import not_drawn, us
+from ntscope.reports.interference.render_html import interference_section
+from ntscope.reports.plots import charts
+from ntscope.reports.plots.page import Page, esc
+from ntscope.reports.plots.units import not_drawn, us
 
 from . import render_text
 from .render_text import compare_text

@@ -44,10 +44,10 @@ import tempfile
 import duckdb
 
 import ntscope
-from ntscope import derived, inputs, out_folder
-from ntscope.output import OutputLock, ReportSet
-from ntscope.errors import NtscopeError
-from ntscope.sql import views
+from ntscope.common import derived, inputs, out_folder
+from ntscope.common.output import OutputLock, ReportSet
+from ntscope.common.errors import NtscopeError
+from ntscope.sql import raw_views, views
 
 SCHEMA = "ntscope.compare-side/5"   # 2: io_rank instead of io_id; 3: def_no instead of the stage names; 4: ios.parquet; 5: checksums and seal
 SEAL_KEY_FILE = "compare-side.key"
@@ -76,13 +76,13 @@ def code_digest():
 
 
 def inputs_digest(run_dir):
-    """What the views read: the hosts (views.find_hosts: <host>/parquet/) and every file under
+    """What the views read: the hosts (raw_views.find_hosts: <host>/parquet/) and every file under
     each host's folder, symbolic links followed as the views follow them, by relative path,
     size, inode and modification time; a file that cannot be stat'ed counts by its error.
     None when the run has no converted host."""
     run_dir = os.path.abspath(run_dir)
     try:
-        hosts = views.find_hosts(run_dir)
+        hosts = raw_views.find_hosts(run_dir)
     except (OSError, views.RunError):
         return None
     h = hashlib.sha256()
@@ -129,8 +129,8 @@ def pin(src, dst):
 def seal_key():
     """This user's secret that seals kept sides (32 random bytes, SEAL_KEY_FILE in NTSCOPE_CACHE,
     mode 0600, made by the first ntscope that needs it), or None when it cannot be had."""
-    from ntscope import converter
-    path = os.path.join(converter.cache_dir(), SEAL_KEY_FILE)
+    from ntscope.common import cache
+    path = os.path.join(cache.cache_dir(), SEAL_KEY_FILE)
     for _ in range(2):
         try:
             data = inputs.read_bytes(path, "seal key", 64, "remove it: ntscope makes another")

@@ -1,7 +1,7 @@
 """The interference document (interference.json): the intf_* views of one run as rows.
 No computation here."""
 from ntscope import __version__
-from ntscope.sql.views import rows_of
+from ntscope.sql.query_rows import rows_of
 
 ORDER = {
     "intf_streams": "stream_id",

@@ -1,6 +1,6 @@
 """Rows of the interference plot view (sql/interference/30_plots.sql) that
 interference.html draws next to interference.json. Only SELECTs here."""
-from ntscope.sql.views import rows_of as rows, top_series_rows
+from ntscope.sql.query_rows import rows_of as rows, top_series_rows
 
 STREAMS = 8   # per-stream series: the streams with the most I/Os
 

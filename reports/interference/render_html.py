@@ -1,9 +1,9 @@
 """interference.html: per-stream throughput, completions and wait over time, queue depth,
 throughput and wait over time per queue and device, and the interference text. Renders
 interference.json (m) and the per-stream rows of plot_data.build; computes nothing."""
-from ntscope.plots import charts
-from ntscope.plots.page import Page, esc
-from ntscope.plots.units import seconds, us
+from ntscope.reports.plots import charts
+from ntscope.reports.plots.page import Page, esc
+from ntscope.reports.plots.units import seconds, us
 
 from .render_text import interference_text
 

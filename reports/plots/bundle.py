@@ -22,7 +22,7 @@ def vegalite_version():
 
 
 def cache_path(vl_version):
-    from ntscope.converter import cache_dir
+    from ntscope.common.cache import cache_dir
     key = hashlib.sha256(SNIPPET.encode()).hexdigest()[:12]
     return os.path.join(cache_dir(), "plots",
                         f"vega-bundle-{importlib.metadata.version('vl-convert-python')}-{vl_version}-{key}.js")

@@ -74,7 +74,7 @@ class Page:
         self.parts.append(f"<p class='nodata' data-kind='{esc(kind)}'>no data: {esc(text)}</p>")
 
     def chart(self, chart_id, kind, built):
-        """built: (Altair chart reading named datasets, {name: rows}) from ntscope.plots.charts.
+        """built: (Altair chart reading named datasets, {name: rows}) from ntscope.reports.plots.charts.
         The chart is validated against the Vega-Lite schema here; the rows go in as they are."""
         chart, datasets = built
         if chart_id in self.specs:

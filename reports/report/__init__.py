@@ -1,2 +1,3 @@
-"""ntscope reports: render the DuckDB report views of one run as text, JSON, HTML and a
-Perfetto timeline. Metrics come from sql/ views only; this package renders."""
+"""ntscope.reports.report: render the DuckDB report views of one run as text, JSON, HTML and
+per-I/O Parquet, with the selection (filters and grouping) they share. Metrics come from sql/
+views only; this package renders."""

@@ -6,9 +6,11 @@ import os
 import shutil
 import subprocess
 
-from ntscope import __version__, converter
-from ntscope.errors import NtscopeError
-from ntscope.sql.views import private_dir, sql_ident, sql_int, sql_str
+from ntscope import __version__
+from ntscope.common import converter
+from ntscope.common.errors import NtscopeError
+from ntscope.sql.quoting import sql_ident, sql_int, sql_str
+from ntscope.sql.spill import private_dir
 
 # the file's key-value metadata names the ntscope version that wrote it
 PARQUET = (f"(FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 122880, "

@@ -3,7 +3,7 @@ Only SELECTs of sql/ views here: no arithmetic on the data."""
 import json
 
 from ntscope import __version__
-from ntscope.sql.views import rows_of as rows
+from ntscope.sql.query_rows import rows_of as rows
 
 STAT_COLS = ["count", "mean_ns", "p10_ns", "p50_ns", "p70_ns", "p80_ns", "p90_ns", "p95_ns",
              "p99_ns", "p999_ns", "p9999_ns", "min_ns", "max_ns", "stddev_ns"]

@@ -2,7 +2,7 @@
 histograms and CDFs. Only SELECTs here: no arithmetic on the data. Everything is an
 aggregate (groups x stages x bins x buckets), so a 1 M-I/O run gives a page of the same
 size as a 1 k-I/O one."""
-from ntscope.sql.views import rows_of as rows, top_series_rows
+from ntscope.sql.query_rows import rows_of as rows, top_series_rows
 
 CHART_GROUPS = 8        # per-group charts (CDF, histogram, tail, heatmap): the largest groups
 BREAKDOWN_GROUPS = 40   # bars of the stacked breakdown: the largest groups

@@ -1,11 +1,11 @@
-"""report.html: one self-contained page (ntscope.plots.page): pipeline_stats, the stacked
+"""report.html: one self-contained page (ntscope.reports.plots.page): pipeline_stats, the stacked
 stage breakdown per group, per group (the largest) the stage CDFs, log2 histograms, the
 tail view and latency over time, throughput and in-flight per queue, and the stage tables.
 Renders report.json (doc) and the plot rows of sql/65_plots.sql (plot_data.build); it
 computes nothing."""
-from ntscope.plots import charts
-from ntscope.plots.page import Page, esc
-from ntscope.plots.units import bucket_label, not_drawn, seconds, us, us_text
+from ntscope.reports.plots import charts
+from ntscope.reports.plots.page import Page, esc
+from ntscope.reports.plots.units import bucket_label, not_drawn, seconds, us, us_text
 
 from .plot_data import BREAKDOWN_GROUPS, CHART_GROUPS
 

@@ -2,7 +2,7 @@
 writing an empty report over a good one: each filter value must name something in the
 run, and the selection must hold at least one I/O. Reads views only, then has the tables of
 the selection made (sql/selection/)."""
-from ntscope.errors import NtscopeError
+from ntscope.common.errors import NtscopeError
 from ntscope.sql import views
 
 from .spec import Spec

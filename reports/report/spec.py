@@ -4,7 +4,7 @@ import math
 import re
 import tomllib
 
-from ntscope.errors import NtscopeError
+from ntscope.common.errors import NtscopeError
 
 # report field -> io column (group_json key in the report)
 FIELDS = {
@@ -225,7 +225,7 @@ class Spec:
 
     @classmethod
     def from_toml(cls, path, **overrides):
-        from ntscope import inputs
+        from ntscope.common import inputs
         fix = "see reports/README.md 'Spec file'"
         try:
             doc = tomllib.loads(inputs.read_text(path, "spec file", inputs.SPEC_MAX, fix))

@@ -3,9 +3,10 @@ type and size) copied into one DuckDB as sweep_source / sweep_run_info, then
 sql/sweep/*.sql on top. Maps files to tables; computes nothing."""
 import os
 
-from ntscope import inputs
-from ntscope.errors import NtscopeError
-from ntscope.sql import views
+from ntscope.common import inputs
+from ntscope.common.errors import NtscopeError
+from ntscope.sql import memory_policy, views
+from ntscope.sql.connection import new_connection
 
 SWEEP_SQL = os.path.join(os.path.dirname(os.path.abspath(views.__file__)), "sweep")
 
@@ -73,10 +74,10 @@ def distinct_labels(points):
 
 def connection(run_dirs, param=None, values=None, progress=None, memory_limit=None, temp_dir=None):
     """The sweep views over every run's stage statistics. memory_limit, temp_dir: of each
-    DuckDB connection (views.new_connection)."""
+    DuckDB connection (connection.new_connection)."""
     if len(run_dirs) < 2:
         raise NtscopeError("a sweep needs at least two runs; fix: python -m ntscope sweep RUN1 RUN2 ...")
-    con = views.new_connection(memory_limit, temp_dir)
+    con = new_connection(memory_limit, temp_dir)
     with open(views.STAGE_TABLE_SQL) as f:
         con.execute(f.read())
     con.execute("CREATE TABLE sweep_run_info (run_idx INTEGER, run VARCHAR, run_dir VARCHAR, param VARCHAR, "
@@ -84,7 +85,7 @@ def connection(run_dirs, param=None, values=None, progress=None, memory_limit=No
     parts = []
     for i, (run_dir, label, value) in enumerate(series(run_dirs, param, values)):
         rc = views.connect(run_dir, memory_limit=memory_limit, temp_dir=temp_dir, progress=progress,
-                           memory_share=views.READ_ONCE_SHARE)   # read once and closed
+                           memory_share=memory_policy.READ_ONCE_SHARE)   # read once and closed
         parts.append(rc.sql(SOURCE, params=[i]).to_arrow_table())
         rc.close()
         con.execute("INSERT INTO sweep_run_info VALUES (?, ?, ?, ?, ?, ?)",

@@ -1,6 +1,6 @@
 """The sweep document (sweep.json): the sweep_* views as rows. No computation here."""
 from ntscope import __version__
-from ntscope.sql.views import rows_of
+from ntscope.sql.query_rows import rows_of
 
 from . import load
 

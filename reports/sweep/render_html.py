@@ -1,9 +1,9 @@
 """sweep.html: per group, the stage breakdown at each point of the series (stacked bars,
 the paper's Figure 6) and the LAD of each stage across the series (lines, Figure 7), then
 the text report. Renders sweep.json; computes nothing."""
-from ntscope.plots import charts
-from ntscope.plots.page import Page, esc
-from ntscope.plots.units import us
+from ntscope.reports.plots import charts
+from ntscope.reports.plots.page import Page, esc
+from ntscope.reports.plots.units import us
 
 from .render_text import render as render_text
 

@@ -1,5 +1,5 @@
 """sweep.txt: per group, the stage means per run and their LAD against the first run."""
-from ntscope.plots.units import us_text
+from ntscope.reports.plots.units import us_text
 
 
 def render(doc):

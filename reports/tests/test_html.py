@@ -12,7 +12,7 @@ from collections import defaultdict
 
 import pytest
 
-from ntscope.plots.palette import stage_colour
+from ntscope.reports.plots.palette import stage_colour
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 EXAMPLES = os.path.join(REPO, "reports", "examples")
@@ -240,8 +240,8 @@ def test_an_all_zero_stage_says_no_data_instead_of_a_line(browser, patched_c3):
 def test_empty_selections_say_no_data(patched_c3):
     """The renderers given real documents whose series are empty (a run where no command has
     both nvme_setup_cmd and nvme_complete_rq): 'no data', no empty frame."""
-    from ntscope.interference import model as imodel, plot_data as iplot, render_html as ihtml
-    from ntscope.report import model, plot_data, render_html, selection, spec
+    from ntscope.reports.interference import model as imodel, plot_data as iplot, render_html as ihtml
+    from ntscope.reports.report import model, plot_data, render_html, selection, spec
     from ntscope.sql import views
     con = views.connect(patched_c3, interference=True)
     selection.apply(con, spec.Spec())

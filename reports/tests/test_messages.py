@@ -9,8 +9,8 @@ import sys
 import pytest
 
 from ntscope import cli
-from ntscope.report import slo
-from ntscope.report.spec import Spec, SpecError, parse_window
+from ntscope.reports.slo import objectives as slo
+from ntscope.reports.report.spec import Spec, SpecError, parse_window
 
 STAGES = {("stock", "end_to_end"), ("stock", "target_device")}
 

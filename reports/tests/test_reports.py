@@ -8,7 +8,7 @@ import shutil
 
 import pytest
 
-from ntscope.report import spec as specmod
+from ntscope.reports.report import spec as specmod
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 

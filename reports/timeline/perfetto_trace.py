@@ -29,9 +29,10 @@ import subprocess
 
 from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
 
-from ntscope import converter
-from ntscope.errors import NtscopeError
-from ntscope.sql.views import private_dir, sql_int, sql_str
+from ntscope.common import converter
+from ntscope.common.errors import NtscopeError
+from ntscope.sql.quoting import sql_int, sql_str
+from ntscope.sql.spill import private_dir
 
 # I/Os per sorted part (about 13 slices each). The 100 M-event run (7.7 M I/Os) ran out of its
 # 2 GB memory limit sorting all its slices in one statement. 1 M I/Os is about the 10 M-event

@@ -25,7 +25,7 @@ Out: a table on stdout: events (both hosts), I/Os, trace-cmd seconds and events/
      With COMPARE_IOS > 0 also `ntscope compare` of two runs of about that many I/Os each:
      building both sides (--no-cache), keeping them, and reading them back (side_cache).
      Then one record of the run (date, commit, machine, parameters, every figure and goal line)
-     appended to sql/bench/results.jsonl, or to $BENCH_RESULTS (tools/bench_results.py).
+     appended to sql/bench/results.jsonl, or to $BENCH_RESULTS (ntscope/common/bench_results.py).
 Env: NTSCOPE_BIN (converter), NTSCOPE_PYTHON (the Python that runs `-m ntscope`, default this
      one), SAMPLE (the run scaled: a fixture's name, default the one above, or a run folder
      with initiator/trace.dat and target/trace.dat, e.g. the real patched high-rate capture
@@ -50,10 +50,10 @@ import sys
 import tempfile
 import time
 
+from ntscope.common import bench_results
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, os.path.join(REPO, "tools"))
-import bench_results  # noqa: E402  (tools/ is no package)
 
 RESULTS = os.path.join(HERE, "results.jsonl")
 SAMPLE = "stock-randread-4k-qd8"
@@ -147,7 +147,7 @@ def converted(work, src, ntscope):
                 shutil.copy(f, os.path.join(dst, host))
         before = os.stat(os.path.join(dst, host, "trace.dat"))
         run([ntscope, "convert", os.path.join(dst, host, "trace.dat"), "--out", os.path.join(dst, host, "parquet")])
-        from ntscope import derived
+        from ntscope.common import derived
         derived.record(os.path.join(dst, host), before)   # as `ntscope convert RUN` does: analyze checks them
     open(os.path.join(dst, ".done"), "w").close()
     return dst
@@ -197,11 +197,11 @@ def median(xs):
 
 
 def check_seconds(run_dir, traces, reps):
-    """The input checks analyze makes before reading a run (ntscope.derived): (seconds of the
+    """The input checks analyze makes before reading a run (ntscope.common.derived): (seconds of the
     stat check of every event file, of --verify: every event file's and trace's sha256, the MB
     hashed), medians of reps. traces: the trace.dat files of the same events (hashed as analyze
     hashes a run's traces when their stat changed or under --verify)."""
-    from ntscope import derived
+    from ntscope.common import derived
     hosts = [os.path.join(run_dir, h) for h in ("initiator", "target")]
 
     def timed(full):
@@ -237,8 +237,8 @@ def main():
 
     def limit_flags(limit):
         return [] if limit == "default" else ["--memory-limit", limit]
-    from ntscope.sql import views
-    shown = {lim: (f"{views.default_memory_limit()} (default)" if lim == "default" else lim) for lim in limits}
+    from ntscope.sql import memory_policy
+    shown = {lim: (f"{memory_policy.default_memory_limit()} (default)" if lim == "default" else lim) for lim in limits}
     sample = converted(work, sample_dir(), ntscope)
     per = {h: events(sample, h) for h in ("initiator", "target")}
     runs, traces = {}, {}
@@ -264,7 +264,7 @@ def main():
                       f"{res[n][lim][-1][0]:.1f} s, {res[n][lim][-1][2]:,.0f} MiB", file=sys.stderr, flush=True)
     print(f"ntscope analyze (from Parquet; interference included) vs `trace-cmd report > /dev/null` of both "
           f"hosts, same events; {os.path.basename(sample)} x N, stretched {stretch():g}; median of {reps}; {os.cpu_count()} CPUs, "
-          f"{views.machine_memory_bytes() / 2**30:.1f} GiB")
+          f"{memory_policy.machine_memory_bytes() / 2**30:.1f} GiB")
     print(f"{'N':>4} {'events':>11} {'I/Os':>8} | {'tc s':>6} {'tc ev/s':>9} {'tc MiB':>6} {'raw s':>6} | "
           f"{'memory limit':>18} {'an s':>6} {'an cpu s':>8} {'an ev/s':>9} {'peak RSS MiB':>12} {'spill MiB':>9} | "
           f"{'an/tc time':>10} {'an/raw':>6} {'an/tc MiB':>9}")

@@ -6,7 +6,7 @@
 # RUN: a real run with <host>/trace.dat: trace-cmd report and convert of each host, then
 #      analyze of the converted run, once each.
 # Out: a table on stdout, the ratio of analyze to trace-cmd report of every host, and the run's
-#      record appended to sql/bench/results.jsonl (or $BENCH_RESULTS; tools/bench_results.py).
+#      record appended to sql/bench/results.jsonl (or $BENCH_RESULTS; ntscope/common/bench_results.py).
 #      Env: NTSCOPE_BIN (converter), NTSCOPE_PYTHON, MEMORY_LIMIT (DuckDB's, passed as
 #      --memory-limit; default ntscope's own).
 set -euo pipefail
@@ -30,10 +30,9 @@ for t in "$run"/*/trace.dat; do
 	rm -rf "$work/$h"; measure convert "$h" "ntscope convert ($h)" "$ntscope" convert "$t" --out "$work/run/$h/parquet"
 done
 measure analyze all "analyze (all hosts, converted)" "$NTSCOPE_PYTHON" -m ntscope analyze "$work/run" --quiet "${mem[@]}"
-python3 - "$work/figures" "$run" "${MEMORY_LIMIT:-default}" "$here/../../tools" "$here/results.jsonl" <<'PY'
+"${NTSCOPE_PYTHON:-python3}" - "$work/figures" "$run" "${MEMORY_LIMIT:-default}" "$here/results.jsonl" <<'PY'
 import os, sys
-sys.path.insert(0, sys.argv[4])
-import bench_results
+from ntscope.common import bench_results
 rows = [l.split() for l in open(sys.argv[1])]   # kind host seconds KiB
 hosts = {h: {"host": h} for kind, h, _, _ in rows if kind != "analyze"}
 for kind, h, secs, kib in rows:
@@ -44,7 +43,7 @@ hosts = list(hosts.values())
 tc = sum(x["tracecmd_s"] for x in hosts)
 ratio = float(secs) / tc if tc > 0 else float("nan")
 print(f"analyze / trace-cmd report of every host: {float(secs):.2f} s / {tc:.2f} s = {ratio:.2f}x")
-where = bench_results.append(sys.argv[5], "bench-analyze-run", {"run": os.path.basename(sys.argv[2]), "memory_limit": sys.argv[3]},
+where = bench_results.append(sys.argv[4], "bench-analyze-run", {"run": os.path.basename(sys.argv[2]), "memory_limit": sys.argv[3]},
                              {"hosts": hosts, "analyze_s": float(secs), "analyze_peak_rss_mib": round(int(kib) / 1024),
                               "tracecmd_total_s": tc, "analyze_vs_tracecmd": round(ratio, 2)}, [])
 print(f"bench: record appended to {where}", file=sys.stderr)

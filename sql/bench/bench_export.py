@@ -18,7 +18,7 @@ beside this process: add the two).
 Usage: NTSCOPE_BIN=.../ntscope python sql/bench/bench_export.py [N1 N2 ...]   (default 20 160:
        128 k and 1.02 M I/Os).  Env: MEMORY_LIMIT (default 2GB), STRETCH (default 0.02; 0:
        exact copies), TMPDIR (scratch; the 1 M-I/O run needs ~3 GB), BENCH_RESULTS (where the
-       run's record goes; default sql/bench/results.jsonl, tools/bench_results.py)."""
+       run's record goes; default sql/bench/results.jsonl, ntscope/common/bench_results.py)."""
 import json
 import os
 import shutil
@@ -51,8 +51,8 @@ def reset_peak():
 
 def child(run, memory_limit):
     import tracemalloc
-    from ntscope import converter
-    from ntscope.report import export, selection, spec, timeline
+    from ntscope.common import converter
+    from ntscope.reports.report import export, selection, spec, timeline
     from ntscope.sql import views
     out = {}
 
@@ -123,8 +123,7 @@ def main(sizes):
             results[n] = json.loads(r.stdout.strip().splitlines()[-1])
             shutil.rmtree(big)
             print_table(results, mem, stretch)
-    sys.path.insert(0, os.path.join(REPO, "tools"))
-    import bench_results
+    from ntscope.common import bench_results
     rows = [{"copies": n, "ios": r["ios"], "phase": ph, **{k: round(v, 3) for k, v in r[ph].items()}}
             for n, r in results.items() for ph in PHASES]
     where = bench_results.append(os.path.join(HERE, "results.jsonl"), "bench-export",

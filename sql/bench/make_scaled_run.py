@@ -84,7 +84,7 @@ def main(src, dst, n, stretch=0.0):
                     f"FROM read_parquet(?), range({n}) r(k) "
                     f"ORDER BY ts) TO {sql_str(out + '.tmp')} (FORMAT parquet)", [f])
         os.replace(out + ".tmp", out)
-    from ntscope import derived
+    from ntscope.common import derived
     for m in glob.glob(os.path.join(src, "*", "parquet", "metadata.json")):
         shutil.copy(m, os.path.join(dst, os.path.relpath(m, src)))
         # what this wrote (the rows, bytes and checksums of the scaled files), as ntscope checks a

@@ -1,10 +1,10 @@
 """Bounded memory (issue 11: peak RSS <= 3 GB whatever the run's size): every DuckDB
-connection ntscope opens (views.new_connection) gets a memory limit by default, the override
+connection ntscope opens (connection.new_connection) gets a memory limit by default, the override
 (--memory-limit, NTSCOPE_MEMORY_LIMIT, `none`) is what DuckDB reads back, a bad value is an
 error that says where it came from, DuckDB spills into a private folder under --temp-dir /
 TMPDIR that is gone afterwards, an analysis or compare forced to spill (a tiny limit on a
 scaled run) gives the same report.json or compare.json as one that is not, and tables kept in
-memory (views.tables_by_size) are evicted under the limit. Needs the converter (NTSCOPE_BIN)."""
+memory (memory_policy.tables_by_size) are evicted under the limit. Needs the converter (NTSCOPE_BIN)."""
 import gc
 import json
 import os
@@ -15,7 +15,7 @@ import sys
 import duckdb
 import pytest
 
-from ntscope.sql import views
+from ntscope.sql import connection, memory_policy, quoting, raw_views, views
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SQL = os.path.dirname(HERE)
@@ -48,20 +48,20 @@ def no_env(monkeypatch):
 
 
 def test_default_limit_is_2gb_or_half_a_small_machine(no_env, monkeypatch):
-    monkeypatch.setattr(views, "machine_memory_bytes", lambda: 64 * 2**30)
-    assert views.default_memory_limit() == "2000MB"
-    monkeypatch.setattr(views, "machine_memory_bytes", lambda: 3 * 2**30)   # half of 3 GiB
-    assert views.default_memory_limit() == "1610MB"
-    con = views.new_connection()
+    monkeypatch.setattr(memory_policy, "machine_memory_bytes", lambda: 64 * 2**30)
+    assert memory_policy.default_memory_limit() == "2000MB"
+    monkeypatch.setattr(memory_policy, "machine_memory_bytes", lambda: 3 * 2**30)   # half of 3 GiB
+    assert memory_policy.default_memory_limit() == "1610MB"
+    con = connection.new_connection()
     assert setting(con, "memory_limit") == duckdb_reads("1610MB") == "1.4 GiB"
 
 
 def test_every_connection_gets_the_limit(no_env, fixture_run):
     con = views.connect(fixture_run(SMALL))
-    limit = views.default_memory_limit()
+    limit = memory_policy.default_memory_limit()
     assert setting(con, "memory_limit") == duckdb_reads(limit)
     # bounded: below DuckDB's own default (80% of RAM) on any machine with more than 2.5 GB
-    if views.machine_memory_bytes() > 2.5e9:
+    if memory_policy.machine_memory_bytes() > 2.5e9:
         assert setting(con, "memory_limit") != setting(duckdb.connect(), "memory_limit")
 
 
@@ -74,23 +74,23 @@ def test_every_connection_gets_the_limit(no_env, fixture_run):
 def test_override(no_env, monkeypatch, given, env, reads):
     if env:
         monkeypatch.setenv("NTSCOPE_MEMORY_LIMIT", env)
-    assert setting(views.new_connection(given), "memory_limit") == reads
+    assert setting(connection.new_connection(given), "memory_limit") == reads
 
 
 @pytest.mark.parametrize("given, env", [("none", None), ("NONE", None), (None, "none"), ("default", None)])
 def test_none_is_duckdbs_own_default(no_env, monkeypatch, given, env):
     if env:
         monkeypatch.setenv("NTSCOPE_MEMORY_LIMIT", env)
-    assert setting(views.new_connection(given), "memory_limit") == setting(duckdb.connect(), "memory_limit")
+    assert setting(connection.new_connection(given), "memory_limit") == setting(duckdb.connect(), "memory_limit")
 
 
 def test_bad_value_says_where_it_came_from(no_env, monkeypatch):
     with pytest.raises(views.RunError, match=r"--memory-limit 'lots' is not a memory size .*fix: e\.g\. "
                                              r"--memory-limit 3GB, or none"):
-        views.new_connection("lots")
+        connection.new_connection("lots")
     monkeypatch.setenv("NTSCOPE_MEMORY_LIMIT", "12 parsecs")
     with pytest.raises(views.RunError, match=r"--memory-limit '12 parsecs' \(from NTSCOPE_MEMORY_LIMIT\) is not"):
-        views.new_connection()
+        connection.new_connection()
 
 
 def test_bad_value_from_the_environment_exits_2(fixture_run, ntscope_cli):
@@ -110,18 +110,18 @@ def test_asof_joins_are_never_nested_loops(no_env, tmp_path):
     def plan(con):
         return con.execute(q).fetchall()[0][1]
     assert "Nested Loop Join" in plan(duckdb.connect())       # DuckDB's default, the premise
-    ours = plan(views.new_connection("200MB", str(tmp_path)))
+    ours = plan(connection.new_connection("200MB", str(tmp_path)))
     assert "Asof Join" in ours and "Nested Loop Join" not in ours
 
 
 def test_spill_folder_is_private_and_removed(no_env, tmp_path):
     parent = tmp_path / "spill parent"            # created when missing; a space is data
-    con = views.new_connection("200MB", str(parent))
+    con = connection.new_connection("200MB", str(parent))
     spill = setting(con, "temp_directory")
     assert os.path.dirname(spill) == str(parent)
     assert os.path.basename(spill).startswith(f"ntscope-spill-{os.getpid()}-") and os.path.isdir(spill)
     # a second connection gets its own folder: two analyses never share spill files
-    other = views.new_connection("200MB", str(parent))
+    other = connection.new_connection("200MB", str(parent))
     assert setting(other, "temp_directory") != spill
     con.close()
     del con, other
@@ -138,7 +138,7 @@ def test_stale_spill_folder_of_a_dead_process_is_removed(no_env, tmp_path):
     alive.mkdir()
     mine = tmp_path / "not-ours"
     mine.mkdir()
-    con = views.new_connection(None, str(tmp_path))
+    con = connection.new_connection(None, str(tmp_path))
     assert not dead.exists() and alive.exists() and mine.exists()
     assert os.path.isdir(setting(con, "temp_directory"))
 
@@ -158,7 +158,7 @@ def test_cli_spills_under_temp_dir_and_cleans_up(fixture_run, ntscope_cli, tmp_p
     r = ntscope_cli("sql", fixture_run(SMALL), "-c", "SELECT current_setting('memory_limit') AS m, "
                     "current_setting('temp_directory') AS t", env=env)
     m, t = r.stdout.splitlines()[1].split(",")
-    assert m == duckdb_reads(views.default_memory_limit()) and os.path.dirname(t) == str(parent)
+    assert m == duckdb_reads(memory_policy.default_memory_limit()) and os.path.dirname(t) == str(parent)
     assert os.listdir(parent) == []
 
 
@@ -223,7 +223,7 @@ def test_io_n_numbers_the_ios_in_initiator_and_submit_order(no_env, scaled):
 def test_tiny_limit_cannot_compute_the_views_without_spilling(no_env, scaled, tmp_path):
     """What makes the next test meaningful: at TINY the views need the disk (no room for
     spill files: DuckDB runs out of memory)."""
-    con = views.new_connection(TINY, str(tmp_path))
+    con = connection.new_connection(TINY, str(tmp_path))
     con.execute("SET max_temp_directory_size = '0KB'")
     with pytest.raises(duckdb.Error, match="(?i)temp|memory"):
         con.execute(views.build_script(scaled, con))
@@ -232,7 +232,7 @@ def test_tiny_limit_cannot_compute_the_views_without_spilling(no_env, scaled, tm
 
 def test_tiny_limit_gives_the_same_report(scaled, ntscope_cli, tmp_path):
     """analyze at TINY (spilling, its tables in a file) and at the default (its tables in memory:
-    views.tables_by_size): the same report.json, interference.json and per-I/O Parquet, and no
+    memory_policy.tables_by_size): the same report.json, interference.json and per-I/O Parquet, and no
     spill folder left behind."""
     spill = tmp_path / "spill"
     spill.mkdir()
@@ -254,7 +254,7 @@ def test_tiny_limit_gives_the_same_report(scaled, ntscope_cli, tmp_path):
     # the per-I/O files hold the same rows (their row order is not a contract: no ORDER BY)
     c = duckdb.connect()
     for f in ("io.parquet", "io_stages.parquet"):
-        x, y = views.sql_str(str(outs[TINY] / f)), views.sql_str(str(outs[None] / f))
+        x, y = quoting.sql_str(str(outs[TINY] / f)), quoting.sql_str(str(outs[None] / f))
         n = c.execute(f"SELECT count(*) FROM read_parquet({x})").fetchone()[0]
         assert n >= IOS and n == c.execute(f"SELECT count(*) FROM read_parquet({y})").fetchone()[0], f
         assert c.execute(f"SELECT count(*) FROM (FROM read_parquet({x}) EXCEPT ALL FROM read_parquet({y}))"
@@ -265,7 +265,7 @@ def test_tiny_limit_gives_the_same_report(scaled, ntscope_cli, tmp_path):
 def test_memory_limit_in_bytes(no_env, given, size):
     """DuckDB reads a limit back rounded to a tenth of a binary unit ('18.6 GiB'): within 0.3%
     of what was given, not off by the 1000/1024 of a unit (2.4-10%)."""
-    assert views.memory_limit_bytes(views.limited_connection(given)) == pytest.approx(size, rel=0.003)
+    assert memory_policy.memory_limit_bytes(connection.limited_connection(given)) == pytest.approx(size, rel=0.003)
 
 
 def in_memory_table_bytes(con):
@@ -275,24 +275,24 @@ def in_memory_table_bytes(con):
 
 
 def test_tables_in_memory_are_evicted_under_the_limit_and_estimated_from_the_events(no_env, scaled, tmp_path):
-    """views.tables_by_size puts the views' tables in memory when their estimate (bytes per event
+    """memory_policy.tables_by_size puts the views' tables in memory when their estimate (bytes per event
     x the events) takes at most a share of the limit: at the default limit for analyze, at TINY
     only for a compare or sweep side. Such a side's tables then outgrow TINY, and DuckDB evicts
     them to the spill folder: the views and interference are computed at TINY (with no room to
     spill they are not), and the estimate holds the tables within a factor 1.5."""
-    share = views.READ_AGAIN_SHARE, views.READ_ONCE_SHARE
-    con = views.limited_connection(None, str(tmp_path))
-    assert [views.tables_by_size(con, [scaled], s) for s in share] == [views.TABLES_IN_MEMORY] * 2
-    con = views.limited_connection(TINY, str(tmp_path))
-    assert [views.tables_by_size(con, [scaled], s) for s in share] == [views.TABLES_IN_FILE, views.TABLES_IN_MEMORY]
-    con = views.connect(scaled, TINY, str(tmp_path), interference=True, memory_share=views.READ_ONCE_SHARE)
-    assert not views.tables_in_file(con)
+    share = memory_policy.READ_AGAIN_SHARE, memory_policy.READ_ONCE_SHARE
+    con = connection.limited_connection(None, str(tmp_path))
+    assert [memory_policy.tables_by_size(con, [scaled], s) for s in share] == [memory_policy.TABLES_IN_MEMORY] * 2
+    con = connection.limited_connection(TINY, str(tmp_path))
+    assert [memory_policy.tables_by_size(con, [scaled], s) for s in share] == [memory_policy.TABLES_IN_FILE, memory_policy.TABLES_IN_MEMORY]
+    con = views.connect(scaled, TINY, str(tmp_path), interference=True, memory_share=memory_policy.READ_ONCE_SHARE)
+    assert not connection.tables_in_file(con)
     held = in_memory_table_bytes(con)
-    assert held > views.memory_limit_bytes(con)
-    estimate = views.TABLE_BYTES_PER_EVENT * views.run_events(con, scaled)
+    assert held > memory_policy.memory_limit_bytes(con)
+    estimate = memory_policy.TABLE_BYTES_PER_EVENT * raw_views.run_events(con, scaled)
     assert estimate / 1.5 <= held <= estimate * 1.5, (held, estimate)
     assert con.execute("SELECT count(*) FROM io").fetchone()[0] == IOS
-    con = views.new_connection(TINY, str(tmp_path), views.TABLES_IN_MEMORY)
+    con = connection.new_connection(TINY, str(tmp_path), memory_policy.TABLES_IN_MEMORY)
     con.execute("SET max_temp_directory_size = '0KB'")
     with pytest.raises(duckdb.Error, match="(?i)temp|memory"):
         con.execute(views.build_script(scaled, con))
@@ -322,15 +322,15 @@ def test_the_comparisons_tables_live_in_memory_while_small(no_env, fixture_run, 
     bootstrap) in memory when their estimate (CMP_BYTES_PER_EVENT x both runs' events) is small
     beside the limit, else in the file; the estimate errs on the large side within a factor 2,
     and both places give the same comparison."""
-    from ntscope.compare import load
+    from ntscope.reports.compare import load
     base = fixture_run(SCALED)
     con = load.compare_connection(base, scaled, memory_limit=TINY, temp_dir=str(tmp_path))
-    assert not views.tables_in_file(con)
+    assert not connection.tables_in_file(con)
     held = in_memory_table_bytes(con)
-    estimate = load.CMP_BYTES_PER_EVENT * (views.run_events(con, base) + views.run_events(con, scaled))
+    estimate = load.CMP_BYTES_PER_EVENT * (raw_views.run_events(con, base) + raw_views.run_events(con, scaled))
     assert estimate / 2 <= held <= estimate, (held, estimate)
     monkeypatch.setattr(load, "CMP_BYTES_PER_EVENT", 10**6)
     in_file = load.compare_connection(base, scaled, memory_limit=TINY, temp_dir=str(tmp_path))
-    assert views.tables_in_file(in_file)
+    assert connection.tables_in_file(in_file)
     rows = [c.execute("FROM cmp_lad ORDER BY ALL").fetchall() for c in (con, in_file)]
     assert rows[0] == rows[1] and len(rows[0]) > 0

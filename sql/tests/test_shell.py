@@ -17,7 +17,7 @@ import time
 
 import duckdb
 
-from ntscope.sql import shell, views
+from ntscope.sql import connection, shell, views
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -41,7 +41,7 @@ def python_answer(run):
     names = {r[0] for r in con.execute(
         "SELECT table_name FROM duckdb_tables() WHERE database_name = ? UNION "
         "SELECT view_name FROM duckdb_views() WHERE database_name = ? AND NOT internal",
-        [views.DATABASE, views.DATABASE]).fetchall()}
+        [connection.DATABASE, connection.DATABASE]).fetchall()}
     row = con.execute(QUERY).fetchone()
     return names, [str(v) for v in row[1:]]
 

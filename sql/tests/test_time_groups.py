@@ -10,7 +10,7 @@ import os
 import pytest
 
 from fixture_from_text import write_run
-from ntscope.report import selection, spec as specmod
+from ntscope.reports.report import selection, spec as specmod
 from ntscope.sql import views
 
 HERE = os.path.dirname(os.path.abspath(__file__))

@@ -1,6 +1,6 @@
 """The timeline's slices of the hand-checkable text fixture `basic` (cases/basic/events.txt), as
 the encoder lays them out from sql/66_timeline.sql's io rows and spans (analyzer/src/timeline_slices.rs)
-and writes them (reports/report/timeline.py), read back from the protobuf: every slice's track,
+and writes them (reports/timeline/perfetto_trace.py), read back from the protobuf: every slice's track,
 parent, depth, time, drawn duration, own duration and flows equal the known answer
 cases/basic/timeline_slices.csv (the io's stages as events.txt states them, nested on their
 tracks: io 1 and 2 with a target part and flows both ways, io 3 without; the clock-free
@@ -11,7 +11,7 @@ import os
 
 from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
 
-from ntscope.report import timeline
+from ntscope.reports.timeline import perfetto_trace as timeline
 from ntscope.sql import views
 from test_diff import SQL_CASES, build_case
 

@@ -3,7 +3,7 @@ fill_bootstrap): any batch size gives the same resamples, so the same intervals;
 only bound the memory a comparison needs."""
 import os
 
-from ntscope.compare import load
+from ntscope.reports.compare import load
 
 BASE, RUN = "lab-6.1-patched-target-cpu-base", "lab-6.1-patched-target-cpu"
 LAD = ("SELECT group_key, stage_set, stage, statistic, lad, lad_lo, lad_hi, change_lo_ns, change_hi_ns, significant "

@@ -10,8 +10,8 @@ import sys
 import duckdb
 import pytest
 
-from ntscope.compare import load, model, side_cache
-from ntscope.sql import views
+from ntscope.reports.compare import load, model, side_cache
+from ntscope.sql import quoting, views
 
 BASE, RUN = "lab-6.1-patched-base-randread", "lab-6.1-patched-cmp-slow-device"
 
@@ -118,7 +118,7 @@ def test_a_kept_file_without_its_stage_names_is_built_again_with_a_note(pair, tm
     assert con.execute("SELECT count(*) FROM parquet_kv_metadata(?) WHERE decode(key) = ?",
                        [stages, load.STAGE_NAMES_KEY]).fetchall() == [(1,)]
     bare = str(tmp_path / "bare.parquet")
-    con.execute(f"COPY (FROM read_parquet({views.sql_str(stages)})) TO {views.sql_str(bare)} (FORMAT parquet)")
+    con.execute(f"COPY (FROM read_parquet({quoting.sql_str(stages)})) TO {quoting.sql_str(bare)} (FORMAT parquet)")
     os.replace(bare, stages)
     again, err = cli_compare(base, run, str(tmp_path / "b"))
     assert "is damaged; building it again" in err and again == reference

@@ -2,7 +2,7 @@
 the io_id string: the recipe in sql/compare/compare_10_input.sql leads from io_rank back to the
 run's io, whose columns and stage durations are the side's, and the bootstrap's sample order
 (rep, io_rank) is io_id order."""
-from ntscope.compare import load
+from ntscope.reports.compare import load
 
 RANKED_IO = "SELECT *, row_number() OVER (ORDER BY io_id) AS io_rank FROM io"   # as documented
 

@@ -10,11 +10,11 @@ import os
 
 import pytest
 
-from ntscope.compare import model
-from ntscope.interference.model import interference_model
+from ntscope.reports.compare import model
+from ntscope.reports.interference.model import interference_model
 from ntscope.sql import views
 
-FIXTURES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "fixtures")
+FIXTURES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))), "fixtures")
 
 BASE = "lab-6.1-stock-base-randread"
 

@@ -10,9 +10,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from ntscope import data
-from ntscope.errors import NtscopeError
+from ntscope.common.errors import NtscopeError
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 IO_COLUMNS = ["io_id", "initiator_host", "target_host", "queue_key", "device_key", "target_device_key",
               "io_type", "size_bytes", "disk", "slba", "group_key", "cpu", "pid", "comm", "qid", "cid", "cntlid",
               "match_state", "status", "offset_ns"]
@@ -118,7 +118,7 @@ def test_io_stages_in_parts_equal_one_sort(mixed, tmp_path, ntscope_bin, monkeyp
     parquet-concat` holds the rows of one sorted statement, in the same order (read by DuckDB with
     each row's position, and by pyarrow), and keeps each part's row groups; with a filter too
     (io_n then has gaps)."""
-    from ntscope.report import export, selection, spec as specmod
+    from ntscope.reports.report import export, selection, spec as specmod
     from ntscope.sql import views
     monkeypatch.setenv("NTSCOPE_BIN", ntscope_bin)
     con = views.connect(mixed, interference=False)

@@ -11,7 +11,7 @@ import statistics
 import duckdb
 import pytest
 
-from ntscope.report import render_text
+from ntscope.reports.report import render_text
 from ntscope.sql import views
 
 DEMO = "stock-randread-4k-qd8"                 # the demo's fixture: no host.json, roles inferred

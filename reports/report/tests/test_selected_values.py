@@ -7,7 +7,7 @@ selection (a table left from the first selection would give the second one's gro
 first one's rows, or none)."""
 import pytest
 
-from ntscope.report import model, selection, spec as specmod
+from ntscope.reports.report import model, selection, spec as specmod
 from ntscope.sql import views
 
 

@@ -6,8 +6,8 @@ import os
 
 import pytest
 
-from ntscope.report import slo
-from ntscope.report.spec import SpecError
+from ntscope.reports.slo import objectives as slo
+from ntscope.reports.report.spec import SpecError
 from ntscope.sql import views
 
 

@@ -14,7 +14,7 @@ import pytest
 
 import perfetto_check
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 
 def analyzed(tmp_path_factory, ntscope_cli, fixture):
@@ -191,7 +191,7 @@ def test_slices_sorted_in_parts_give_the_same_trace(stock, tmp_path):
     """A long run's io rows and spans are sorted a part of at most timeline.PART_IOS I/Os at a
     time (a statement holds one part, whatever the run's length): written in 13 parts of about
     500 I/Os, and in one, the trace is the one analyze wrote, byte for byte."""
-    from ntscope.report import selection, spec, timeline
+    from ntscope.reports.report import selection, spec, timeline
     from ntscope.sql import views
     con = views.connect(stock["run"])
     selection.apply(con, spec.Spec())
@@ -253,7 +253,7 @@ def test_a_timeline_too_large_for_the_ui_gets_a_note(stock, tmp_path, monkeypatc
     """Above UI_TRACE_BYTES analyze says how to open the timeline (the browser UI alone may not);
     the fixture's timeline is far below it and gets no note."""
     from ntscope import cli
-    from ntscope.report import timeline
+    from ntscope.reports.timeline import perfetto_trace as timeline
     assert "ntscope: note:" not in stock["stderr"] and timeline.size_hint(stock["path"]) is None
     big = tmp_path / "my run" / "timeline.perfetto-trace"
     big.parent.mkdir()

@@ -18,9 +18,9 @@ import duckdb
 import pytest
 from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
 
-from ntscope import converter
-from ntscope.report import timeline
-from ntscope.sql.views import sql_str
+from ntscope.common import converter
+from ntscope.reports.timeline import perfetto_trace as timeline
+from ntscope.sql.quoting import sql_str
 
 ROOT_END = 63 * 262144
 P1, P2 = 262144, 2 * 262144         # depth-1 begin positions, their ends + 63 * 4096
