@@ -4,7 +4,8 @@ In:  a run directory (runs/<run>/), each <host>/parquet/ written by `ntscope con
      optional <host>/host.json (capture) and <host>/parquet/metadata.json (convert).
 Out: a DuckDB connection (or one SQL script) holding raw_<system> views over the Parquet
      files, run_hosts, kallsyms and printk_formats (each host's kernel symbols and printk
-     strings), then sql/[0-9]*.sql in order.
+     strings), then the SQL modules a caller asks for (sql/loader.py: each after what it
+     requires; RUN_MODULES by default).
 
 This module only maps files to views; every metric is computed in the SQL files. Paths
 and names from the run are data: file lists are built literally (no globbing), escaped
@@ -21,11 +22,18 @@ import threading
 import weakref
 
 from ntscope.errors import NtscopeError
+from ntscope.sql import loader
 
 SQL_DIR = os.path.dirname(os.path.abspath(__file__))
-INTERFERENCE_SQL = os.path.join(SQL_DIR, "interference")
-SELECTION_SQL = os.path.join(SQL_DIR, "selection")
-STAGE_TABLE_SQL = os.path.join(SQL_DIR, "05_stage_definitions.sql")
+# The stage table and its vocabularies (read as text by tools that list causes and stages)
+STAGE_TABLE_SQL = loader.module_path("core/stage_definitions")
+# The SQL modules of a run's connection (connect, the `just sql` shell and script) and what
+# they require: the run's views, its report over every I/O (the report's selection, SLOs and
+# timeline set are inputs given later: selection.apply, slo.load, timeline.stage_set_of).
+RUN_MODULES = ("core/symbols", "core/evidence", "core/cpu_wait", "core/net_flows", "core/pipeline_stats",
+               "report/export", "report/plots", "timeline/timeline", "slo/slo")
+INTERFERENCE_MODULES = ("interference/plots",)   # who waited behind whom (connect(interference=True))
+SELECTION_MODULES = ("report/selection",)        # the selection's tables (reports/report/selection.py)
 SYSTEMS = ("nvme", "nvmet", "block", "nvme_tcp", "nvmet_tcp", "workqueue", "irq", "tcp",
            "ntscope_nvme_tcp", "ntscope_nvmet_tcp")
 # Which layers are tables (computed once) and which are views is declared in the SQL
@@ -219,7 +227,7 @@ def symbol_views_sql(run_dir, hosts):
         files = [(h, f) for h, f in files if os.path.isfile(f)]
         cols = ", ".join(c for c, _ in columns)
         comment = (f"-- {view}: one row per line of each host's {view} section of its trace.dat, in\n"
-                   f"-- file order (sql/08_symbols.sql resolves addresses with it).\n"
+                   f"-- file order (sql/core/symbols.sql resolves addresses with it).\n"
                    f"--   host  host directory name; seq  the line's place in the section, from 0\n"
                    f"--   {cols}  as analyzer/README.md describes them\n")
         if not files:
@@ -233,17 +241,8 @@ def symbol_views_sql(run_dir, hosts):
     return "".join(parts)
 
 
-def view_files():
-    return sorted(os.path.join(SQL_DIR, f) for f in os.listdir(SQL_DIR)
-                  if re.match(r"^[0-9]{2}_.*\.sql$", f) and not f.startswith("00_"))
-
-
-def folder_files(folder):
-    return sorted(os.path.join(folder, f) for f in os.listdir(folder) if f.endswith(".sql"))
-
-
 # Where a host that recorded both the patched events and the capture's probes takes its
-# NVMe/TCP milestones from (sql/20_events.sql, host_milestones): auto = the patched events.
+# NVMe/TCP milestones from (sql/core/events.sql, host_milestones): auto = the patched events.
 MILESTONE_SOURCES = ("auto", "tracepoint", "probe")
 
 
@@ -256,26 +255,30 @@ def milestones_sql(milestones):
     return f"SET VARIABLE ntscope_milestones = {sql_str(m)};\n"
 
 
-def build_parts(run_dir, con=None, milestones=None):
-    """The SQL script for one run, in parts: the milestone source, contract, raw views,
-    run_hosts, each view file."""
-    import duckdb
+def run_relations_sql(run_dir, scratch, milestones=None):
+    """[SQL] of what the loader makes from the run's files: the milestone source, raw_<system>
+    views, run_hosts, kallsyms and printk_formats. SCRATCH reads the files' columns (and gets
+    core/raw_contract, the columns the views read)."""
     run_dir = os.path.abspath(run_dir)
     hosts = find_hosts(run_dir)
-    scratch = con or duckdb.connect()
-    with open(os.path.join(SQL_DIR, "00_raw_contract.sql")) as f:
-        contract_sql = f.read()
-    scratch.execute(contract_sql)
+    loader.load(scratch, ["core/raw_contract"])
     cols = contract(scratch)
-    parts = [milestones_sql(milestones), contract_sql]
+    parts = [milestones_sql(milestones)]
     for system in SYSTEMS:
         parts.append(raw_view_sql(scratch, run_dir, hosts, system, cols["*"] + cols.get(system, [])))
     parts.append(run_hosts_sql(run_dir, hosts))
     parts.append(symbol_views_sql(run_dir, hosts))
-    for vf in view_files():
-        with open(vf) as f:
-            text = f.read()
-        parts.append(f"-- ==== {os.path.basename(vf)}\n" + text)
+    return parts
+
+
+def build_parts(run_dir, con=None, milestones=None, modules=RUN_MODULES):
+    """The SQL script for one run, in parts: run_relations_sql, then each module of MODULES and
+    what they require (loader.script), inputs at their defaults."""
+    import duckdb
+    scratch = con or duckdb.connect()
+    parts = run_relations_sql(run_dir, scratch, milestones)
+    for name, text in loader.script(["core/raw_contract", *modules]):
+        parts.append(f"-- ==== sql/{name}.sql\n" + text)
     return parts
 
 
@@ -537,39 +540,24 @@ def connect(run_dir, memory_limit=None, temp_dir=None, interference=False, progr
     attach_tables(con, tables_by_size(con, [run_dir], memory_share))
     if progress:
         progress.step("loading the views (events, commands, join, stages)", con)
-    for part in build_parts(run_dir, con, milestones):
+    for part in run_relations_sql(run_dir, con, milestones):
         con.execute(part)
-        compress_tables(con)
+    compress_tables(con)
+    load_modules(con, RUN_MODULES)
     if interference:
         if progress:
             progress.step("interference (who waited behind whom)", con)
-        run_interference(con)
+        load_modules(con, INTERFERENCE_MODULES)
     return con
 
 
-def folder_parts(folder):
-    """The texts of a folder's SQL files, in order."""
-    parts = []
-    for path in folder_files(folder):
-        with open(path) as f:
-            parts.append(f.read())
-    return parts
-
-
-def run_folder(con, folder):
-    """Runs a folder's SQL files in order (their tables computed now, then compressed)."""
-    for part in folder_parts(folder):
-        con.execute(part)
-        compress_tables(con)
-
-
-def run_interference(con):
-    run_folder(con, INTERFERENCE_SQL)
-
-
-def run_selection_tables(con):
-    """The tables of the report's selection (sql/selection/), once io_selected is set."""
-    run_folder(con, SELECTION_SQL)
+def load_modules(con, modules, inputs=None):
+    """loader.load with the tables compressed after each module (compress_tables); a module
+    that cannot be loaded is a RunError."""
+    try:
+        return loader.load(con, modules, inputs, after_each=compress_tables)
+    except loader.ModuleError as e:
+        raise RunError(str(e)) from None
 
 
 def compress_tables(con):

@@ -1,5 +1,5 @@
 """The timeline: report/timeline.perfetto-trace, Perfetto's native protobuf trace (TrackEvent),
-from the views of sql/66_timeline.sql. Open it at https://ui.perfetto.dev (reports/README.md
+from the views of sql/timeline/timeline.sql. Open it at https://ui.perfetto.dev (reports/README.md
 "timeline.perfetto-trace" says what the tracks are).
 
 Layout of the file (a perfetto.protos.Trace, i.e. a stream of TracePackets):
@@ -31,6 +31,7 @@ from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
 
 from ntscope import converter
 from ntscope.errors import NtscopeError
+from ntscope.sql import views
 from ntscope.sql.views import private_dir, sql_int, sql_str
 
 # I/Os per sorted part (about 13 slices each). The 100 M-event run (7.7 M I/Os) ran out of its
@@ -62,7 +63,7 @@ def stage_set_of(con, doc):
     """The set the timeline draws: the report's primary set (primary_stage_set, or what its
     --stage-set kept); sets timeline_stage_set accordingly."""
     chosen = doc["primary_stage_set"]
-    con.execute(f"CREATE OR REPLACE VIEW timeline_stage_set AS SELECT {sql_str(chosen)} AS stage_set")
+    views.load_modules(con, ["timeline/timeline"], {"timeline_stage_set": f"SELECT {sql_str(chosen)} AS stage_set"})
     return chosen
 
 

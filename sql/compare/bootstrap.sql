@@ -1,6 +1,10 @@
+-- requires: core/stage_definitions, compare/params, compare/input
+-- each: SELECT DISTINCT batch FROM cmp_bootstrap_batches ORDER BY batch
+-- run each: INSERT INTO cmp_bootstrap FROM cmp_bootstrap_batch(?)
+
 -- cmp_def_cuts: one row per (run, stage set, stage) a side defines: the definition whose
 -- samples serve it. Two definitions with the same milestones (from_ms, to_ms, minus_from_ms,
--- minus_to_ms: a cut, as io_stage_cuts in sql/50_stages.sql) give every io the same
+-- minus_to_ms: a cut, as io_stage_cuts in sql/core/stages.sql) give every io the same
 -- duration: each s_notation stage is an ntprof cut, and stock's end_to_end and host_completion
 -- are ntprof's (23 cuts for 34 definitions on a patched run). They share one population, so
 -- the samples, rank points and bootstrap resamples are taken once per cut and given to each

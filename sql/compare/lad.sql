@@ -1,4 +1,6 @@
--- Compare layer: LAD and its intervals from the bootstrap (compare_20_bootstrap.sql).
+-- requires: compare/params, compare/repeats, compare/bootstrap
+
+-- Compare layer: LAD and its intervals from the bootstrap (compare/bootstrap.sql).
 
 -- the interval's tail quantile, (1 - confidence) / 2: a variable, since quantile_cont takes a constant
 SET VARIABLE cmp_tail = (SELECT (1 - confidence) / 2 FROM cmp_params);

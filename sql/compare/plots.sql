@@ -1,3 +1,5 @@
+-- requires: compare/bootstrap
+
 -- Plot layer of compare.html (reports/compare/plot_data.py reads it; the HTML only draws
 -- it). Over cmp_rank_points and cmp_sample_parts: size depends on groups and stages, not on
 -- I/Os.
@@ -9,7 +11,7 @@
 --   pct          1..100 (percent of the run's I/Os at or below dur_ns)
 --   dur_ns       that percentile (nearest-rank, ns)
 -- The duration at rank ceil(pct * n / 100) (cmp_rank_points), as report_stage_cdf
--- (sql/60_reports.sql) computes them: no quantile aggregate holding every duration. Every
+-- (sql/report/reports.sql) computes them: no quantile aggregate holding every duration. Every
 -- definition of a cut gets its cut's points (cmp_sample_parts.cut_part_id).
 CREATE OR REPLACE VIEW cmp_plot_cdf AS
 SELECT s.run, s.group_key, s.stage_set, s.stage, s.seq, s.parent, r.pct, r.dur AS dur_ns

@@ -1,6 +1,8 @@
+-- requires: compare/params, compare/input
+
 -- Compare layer, repeats: when a side is several runs of one condition (`just compare
 -- base1,base2,base3 run1,run2,run3`), the change of a mean must also stand out against
--- how much the runs themselves differ. The bootstrap (compare_20_bootstrap.sql) pools the I/Os
+-- how much the runs themselves differ. The bootstrap (compare/bootstrap.sql) pools the I/Os
 -- of a side and knows only the spread between I/Os; run-to-run variation (the lab's base
 -- network time moves 2-4 ms between runs) is the spread between the runs' own means.
 

@@ -1,3 +1,5 @@
+-- requires: core/stage_definitions, compare/input, compare/bootstrap, compare/lad
+
 -- cmp_queue_evidence: one row per (run, group): how crowded the I/Os' transport queues
 -- were when they were submitted (from intf_io_ahead of each run, copied into cmp_io).
 --   run, group_key

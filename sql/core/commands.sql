@@ -1,3 +1,5 @@
+-- requires: core/hosts, core/sampling, core/events
+
 -- String keys. Other tables refer to a command or a block request by its rowid in
 -- nvme_command_rows or block_request_rows (columns named cmd_n, req_n, i_cmd_n, t_cmd_n) and
 -- join on it; the string keys people read (cmd_key, req_key, i_cmd, t_cmd) are built by the

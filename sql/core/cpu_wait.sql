@@ -1,3 +1,6 @@
+-- requires: core/hosts, core/events, core/join
+-- input: raw_<system>  the run's event files (sql/views.py)
+
 -- CPU wait: work NVMe/TCP needs a CPU for, and how long it waited for one. Source: the
 -- capture's workqueue and irq events (capture key cpu_wait); every table is empty without.
 -- - io_work: each queue's send/receive work item (nvme_tcp_io_work on an initiator,

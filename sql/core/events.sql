@@ -1,3 +1,6 @@
+-- requires: core/stage_definitions, core/hosts
+-- input: run_hosts, raw_<system>  the run's host folders and event files (sql/views.py)
+
 -- probe_hits: one row per recorded hit of a capture probe (capture key probes=; groups
 -- ntscope_nvme_tcp and ntscope_nvmet_tcp, probe_events) and the patched event it stands for.
 -- A view.

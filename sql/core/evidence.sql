@@ -1,3 +1,5 @@
+-- requires: core/commands
+
 -- Evidence the compare verdict weighs besides the stages (read per run into cmp_run_info).
 
 -- target_local_io: one row per target backing device that served NVMe commands: how much

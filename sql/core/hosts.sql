@@ -1,3 +1,6 @@
+-- requires: none
+-- input: run_hosts, raw_<system>  the run's host folders and event files (sql/views.py)
+
 -- host_event_counts: one row per (host, system, event) present in the run.
 --   host    host directory name;  system  trace system;  event  event name
 --   events  number of events;  first_ts / last_ts  first and last event ts (ns, that host's clock)

@@ -1,3 +1,6 @@
+-- requires: core/hosts, core/events, core/commands
+-- input: run_hosts  the run's host folders (sql/views.py)
+
 -- ctrl_map: one row per initiator controller: which target controller (cntlid) it talks to.
 -- On stock kernels nvme_setup_cmd's ctrl_id is the host instance (nvmeN), not the cntlid
 -- the target knows. Sources, in order: host.json nvme_controllers (instance -> cntlid; when
@@ -472,7 +475,7 @@ FROM n CROSS JOIN ref LEFT JOIN via v ON v.host = n.host;
 -- Two statements: io_joined (the joins), then io_rows (io_joined sorted by initiator and submit
 -- time, a table), and io is a view that numbers io_rows' rows by their rowid (the order they
 -- were stored in: the same numbers each time a run is analyzed; the rowids hold because
--- io_rows is written once and its statement commits on its own, see sql/30_commands.sql's
+-- io_rows is written once and its statement commits on its own, see sql/core/commands.sql's
 -- header). Numbering them in the statement with row_number() OVER () ran on one thread, in
 -- the sort's order: 1.1 s against 0.64 s at 773 k I/Os. The
 -- sort spills; sorting inside the join's statement, with the join's hash tables held, broke

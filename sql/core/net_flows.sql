@@ -1,3 +1,6 @@
+-- requires: core/hosts, core/join
+-- input: run_hosts, raw_<system>  the run's host folders and event files (sql/views.py)
+
 -- Other traffic on the NVMe/TCP path: TCP connections that are not NVMe/TCP, from the
 -- capture's tcp:tcp_probe events (capture key net_flows; the kernel filter kept only
 -- connections on neither of the host's NVMe/TCP ports). tcp_probe fires for each segment a

@@ -1,3 +1,5 @@
+-- requires: none
+
 -- raw_contract: the columns the views below read from each trace system's Parquet
 -- files, as the converter writes them (analyzer/: <host>/parquet/<system>/<event>.parquet).
 -- One row = one (system, column). The loader (sql/views.py) builds one view

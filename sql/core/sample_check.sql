@@ -1,3 +1,5 @@
+-- requires: core/sampling, core/events, core/commands
+
 -- Is a sample fair? On a sampled initiator with block events (the default block=all) the
 -- block layer saw every request, sampled or not, so the sampled commands' block latency can
 -- be set beside everyone's. A fair rule (the generation counter: capture/README.md, "Why not

@@ -1,3 +1,6 @@
+-- requires: core/hosts
+-- input: run_hosts, raw_<system>  the run's host folders and event files (sql/views.py)
+
 -- Sampled captures (capture/README.md, "Capture at real rates"): `ntscope-capture sample=N`
 -- records on each host only the commands whose 16-bit command id has the bits of a mask
 -- zero (kernel filter '!(cid & mask)'), the same commands on both hosts. Since 0.2 the mask
@@ -144,7 +147,7 @@ CREATE OR REPLACE MACRO outside_sample(h, c) AS
 --   'sample_rule_violations:<host>' (error: traced ids outside the rule: a filter was not
 --   applied), 'filters_not_applied:<host>' (error: host.json says the kernel refused a
 --   filter), 'sample_without_block:<host>' (warning). The initiator completions outside
---   the sample are counted after nvme_commands (sql/35_sample_check.sql).
+--   the sample are counted after nvme_commands (sql/core/sample_check.sql).
 CREATE OR REPLACE VIEW sampling_stats AS
 WITH filtered AS (
     -- events of the kernel-filtered types: every traced cid must follow the rule

@@ -1,3 +1,5 @@
+-- requires: none
+
 -- The stage table and the closed vocabularies it uses: the single source of what a stage
 -- is, where its time goes, and which causes a verdict can name. Every other place reads
 -- these tables: io_stage_durations evaluates the rows, the reports list them, the compare verdict
@@ -62,7 +64,7 @@ SELECT * FROM (VALUES
 ) AS t(stage_set, preference, meaning);
 
 -- stage_definitions: one row per stage of one stage set. Users add their own rows
--- (INSERT INTO stage_definitions ...), then re-run 50_stages.sql (its io_stage_definitions and
+-- (INSERT INTO stage_definitions ...), then re-run core/stages.sql (its io_stage_definitions and
 -- io_stage_durations are tables; io_stages and io_stage_check are views over them).
 --   stage_set    'stock' (events of unpatched kernels), 'ntprof' (ntprof's names),
 --                's_notation' (the paper's S1..S9 (S)/(C) stages); patched-kernel sets
@@ -221,7 +223,7 @@ WITH used AS (
     WHERE m IS NOT NULL
 ), parts AS (
     -- the patched events a milestone is made of: the two the target's events make
-    -- (sql/50_stages.sql) need the events named here, every other one is its own event
+    -- (sql/core/stages.sql) need the events named here, every other one is its own event
     SELECT milestone, unnest(CASE milestone
         WHEN 't:nvmet_tcp_exec_req' THEN ['nvmet_tcp_exec_read_req', 'nvmet_tcp_exec_write_req']
         WHEN 't:nvmet_tcp_r2t_wait_start' THEN ['nvmet_tcp_setup_r2t_pdu', 'nvmet_tcp_exec_read_req', 'nvmet_tcp_exec_write_req']

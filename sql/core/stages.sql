@@ -1,4 +1,7 @@
--- stage_definitions, stage_categories, cause_ids: sql/05_stage_definitions.sql
+-- requires: core/stage_definitions, core/hosts, core/events, core/join
+-- input: run_hosts  the run's host folders (sql/views.py)
+
+-- stage_definitions, stage_categories, cause_ids: sql/core/stage_definitions.sql
 
 -- initiator_tcp_events: the initiators' nvme_tcp events, ts on the run's reference clock
 -- (initiator_clock; the events' own ts in a run with one initiator)

@@ -1,3 +1,6 @@
+-- requires: none
+-- input: kallsyms, printk_formats  each host's symbol tables (sql/views.py)
+
 -- Kernel addresses in events -> names, as trace-cmd report resolves them: a pointer to a
 -- function (workqueue_execute_start.function, timer_expire_entry.function, the ip of
 -- ftrace's print / bprint) through the recording host's kallsyms, a pointer to a string

@@ -1,3 +1,5 @@
+-- requires: interference/streams, interference/timeseries
+
 -- Plot layer of interference.html (reports/interference/plot_data.py reads it; the HTML
 -- only draws it). Aggregates over intf_io: its size depends on streams and bins, never on
 -- the number of I/Os.

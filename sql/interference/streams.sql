@@ -1,3 +1,5 @@
+-- requires: core/join, core/stages
+
 -- Interference layer: runs on one run's views (sql/views.py), before any comparison.
 -- Terms: a queue is an initiator NVMe/TCP I/O queue (host, controller, qid); on nvme-tcp
 -- each queue is one TCP connection, so "queue" and "connection" name the same resource.
@@ -70,7 +72,7 @@ FROM intf_io GROUP BY stream_id;
 -- report_stage_values gives them): each (stream, cut)'s durations numbered in order by one
 -- window on INTEGER keys, the stream, set and stage named after (grouping on those strings took
 -- 1.3-1.4 s against 0.7-0.8 s for 199 k I/Os), once per cut (io_stage_cuts,
--- sql/50_stages.sql), given to each definition of it after (23 cuts for 34 definitions on a
+-- sql/core/stages.sql), given to each definition of it after (23 cuts for 34 definitions on a
 -- patched run). A quantile aggregate would hold every duration of a stream in memory; the
 -- window spills. Value counts (a GROUP BY on the duration, then a window over its groups) cost
 -- more on a real run, where nearly every duration is distinct: 0.82 s against the window's

@@ -1,3 +1,5 @@
+-- requires: core/inflight_bins, interference/streams
+
 -- Interference over time: queue depth and throughput per transport queue and per device.
 
 -- intf_inflight_input: intf_io as its intervals, once per queue and once per device.
@@ -17,7 +19,7 @@ SELECT {'kind': 'device', 'key': device_key}, submit_ts, done_ts, w.t0, w.bin_ns
 --   inflight_avg    time-averaged commands in flight (nvme_setup_cmd .. nvme_complete_rq)
 --   completions     I/Os completing in the bin;  mb_s  their bytes per second (10^6 bytes/s)
 --   wait_mean_ns    mean wait_ns of those completions (ns; NULL when none)
--- Busy time per bin: inflight_bins (sql/60_reports.sql), which the sweep's report_timeseries uses too.
+-- Busy time per bin: inflight_bins (sql/report/reports.sql), which the sweep's report_timeseries uses too.
 CREATE OR REPLACE VIEW intf_timeseries AS
 WITH w AS (
     SELECT min(submit_ts) AS t0, greatest((max(done_ts) - min(submit_ts) + 99) // 100, 1) AS bin_ns FROM intf_io

@@ -1,3 +1,5 @@
+-- requires: core/join, core/stages, report/io_selected
+
 -- Per-I/O data on disk (report/io.parquet, report/io_stages.parquet) and the ids every
 -- output shares (reports/README.md "Vocabulary"). Views (and io_stage_names, a connection
 -- variable io_stage_export reads); the report writes them with DuckDB COPY

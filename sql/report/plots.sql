@@ -1,3 +1,5 @@
+-- requires: core/stage_definitions, core/stages, report/io_selected, report/reports
+
 -- Plot layer of report.html (reports/report/plot_data.py reads these views; the HTML only
 -- draws them). Every view is an aggregate over the selected io (io_selected): its size
 -- depends on groups, stages, bins and buckets, never on the number of I/Os.
@@ -86,7 +88,7 @@ FROM st JOIN bounds b USING (group_key, stage_set, cohort);
 -- plot_latency_heatmap: one row per (group, stage set, stage, time bin, log2 bucket) holding
 -- at least one I/O: how the latency distribution moves over the run. An I/O counts in the
 -- bin of its completion (block_rq_complete, else nvme_complete_rq). Only end_to_end.
--- Bins are report_timeseries' (60_reports.sql: about 100 over report_window, >= 1 ms);
+-- Bins are report_timeseries' (report/reports.sql: about 100 over report_window, >= 1 ms);
 -- buckets are report_stage_histogram's.
 --   group_key, stage_set, stage
 --   bin           bin number from report_window.start_ts

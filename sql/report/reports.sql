@@ -1,16 +1,4 @@
--- io_selected: one row per io the report covers, with its group. The report CLI replaces
--- this view with its filters and grouping (reports/report/spec.py); this default
--- keeps every io and groups by type and size, like ntprof's "group: type=read, size=4096".
---   (all io columns)
---   group_key    display key, e.g. 'type=read, size=4096'
---   group_json   the same as a JSON object, e.g. {"type":"read","size_bytes":4096}
---   time_bucket_start_ts, time_bucket_end_ts   grouping by time: the bucket the io was
---                submitted in (ns, initiator clock, [start, end)); NULL otherwise
-CREATE OR REPLACE VIEW io_selected AS
-SELECT *, 'type=' || coalesce(io_type, '?') || ', size=' || size_bytes AS group_key,
-       json_object('type', io_type, 'size_bytes', size_bytes) AS group_json,
-       NULL::BIGINT AS time_bucket_start_ts, NULL::BIGINT AS time_bucket_end_ts
-FROM io;
+-- requires: core/stage_definitions, core/sampling, core/join, core/stages, core/inflight_bins, report/io_selected
 
 -- report_window: one row: the time the selected io span, used for rates.
 --   start_ts, end_ts   first submit and last completion (ns, initiator clock)
@@ -138,7 +126,7 @@ JOIN io_stage_cuts c ON c.cut_def_no = r.def_no JOIN io_stage_definitions d ON d
 -- table macros below read a relation shaped like report_stage_values (a view or table name):
 -- the views report_stage_stats, report_stage_histogram and report_stage_cdf apply them to
 -- report_stage_values; the report applies them to selected_stage_values, the same rows kept
--- once for its selection (sql/selection/), instead of computing the distinct durations again
+-- once for its selection (sql/report/selection.sql), instead of computing the distinct durations again
 -- for each of the three (1.3 M distinct values on a 108 k-I/O real capture: 4.7 s -> 2.6 s).
 
 -- report_stage_stats: one row per (group, stage set, stage) over selected io whose stage
@@ -235,43 +223,6 @@ FROM p JOIN stage_definitions d USING (stage_set, stage);
 
 -- report_stage_cdf: stage_cdf_over the report's selected stage values.
 CREATE OR REPLACE VIEW report_stage_cdf AS FROM stage_cdf_over('report_stage_values');
-
--- inflight_bins(VIEW): the in-flight time per (resource, time bin) of the intervals in VIEW,
--- the one sweep both time series use (report_timeseries here, intf_timeseries in
--- sql/interference/20_timeseries.sql). VIEW (a view or table name) has the columns
--- resource, s, e (interval start and end, ns) and t0, bin_ns (the bins: [t0 + k * bin_ns,
--- t0 + (k + 1) * bin_ns), the same in every row). Linear in the intervals: with F(T) = the
--- in-flight time summed over intervals before T = sum over starts before T of (T - s) - the
--- same over ends, a bin's in-flight time is F(bin end) - F(bin start), from per-bin counts
--- and sums of the start and end times (exact integers), never visiting interval x bin.
---   resource, bin (from the resource's first start bin to its last end bin)
---   busy_ns      in-flight time in the bin (ns; / bin_ns = average in flight)
---   spanning     intervals spanning the bin (started in or before it, not ended before it)
--- Callers count what ends in a bin (completions, bytes) themselves.
-CREATE OR REPLACE MACRO inflight_bins(input_view) AS TABLE
-WITH x AS (
-    SELECT resource, s, e, t0, bin_ns, (s - t0) // bin_ns AS s_bin, (e - t0) // bin_ns AS e_bin
-    FROM query_table(input_view)
-), pts AS (
-    SELECT resource, s_bin AS bin, 1 AS d, s AS ts FROM x
-    UNION ALL SELECT resource, e_bin, -1, e FROM x
-), per_bin AS (
-    SELECT resource, bin, sum(d) AS n, sum(d * ts) AS t,
-           count(*) FILTER (WHERE d = 1) AS n_start, count(*) FILTER (WHERE d = -1) AS n_end
-    FROM pts GROUP BY ALL
-), grid AS (
-    SELECT resource, any_value(t0) AS t0, any_value(bin_ns) AS bin_ns,
-           unnest(range(min(s_bin), max(e_bin) + 1)) AS bin
-    FROM x GROUP BY resource
-), f AS (
-    SELECT g.resource, g.bin,
-           (g.t0 + (g.bin + 1) * g.bin_ns) * sum(coalesce(p.n, 0)) OVER c - sum(coalesce(p.t, 0)) OVER c AS f_end,
-           sum(coalesce(p.n_start, 0)) OVER c - sum(coalesce(p.n_end, 0)) OVER c + coalesce(p.n_end, 0) AS spanning
-    FROM grid g LEFT JOIN per_bin p USING (resource, bin)
-    WINDOW c AS (PARTITION BY g.resource ORDER BY g.bin ROWS UNBOUNDED PRECEDING)
-)
-SELECT resource, bin, f_end - lag(f_end, 1, 0) OVER (PARTITION BY resource ORDER BY bin) AS busy_ns, spanning
-FROM f;
 
 -- report_inflight_input: the selected io as intervals for inflight_bins: per transport queue,
 -- nvme_setup_cmd .. nvme_complete_rq, bins of report_timeseries.

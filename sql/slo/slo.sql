@@ -1,20 +1,8 @@
+-- requires: core/stages, report/io_selected, report/reports, slo/objectives
+
 -- Service-level objectives on the selected I/O (analyze --slo 'read,4k: p99 <= 2ms').
 -- The report CLI fills slo_objectives (reports/report/slo.py parses the text); these
 -- views judge them: over the whole selection, per second, and by the worst I/Os.
-
--- slo_objectives: one row per objective (a table: the CLI inserts rows).
---   slo_id      1, 2, ... in the order given
---   text        the objective as the user wrote it
---   io_type     I/O type it applies to (NULL: any)
---   size_lo, size_hi   I/O size range in bytes it applies to (NULL: any)
---   comm        process (bio owner) it applies to (NULL: any)
---   stage_set, stage   the stage judged (default end_to_end of the primary set)
---   statistic   'mean', 'max' or 'pNN' (nearest-rank percentile)
---   quantile    0..1 for percentiles, NULL for mean and max
---   limit_ns    the statistic must be <= this (ns)
-CREATE OR REPLACE TABLE slo_objectives (
-    slo_id INTEGER, text VARCHAR, io_type VARCHAR, size_lo BIGINT, size_hi BIGINT, comm VARCHAR,
-    stage_set VARCHAR, stage VARCHAR, statistic VARCHAR, quantile DOUBLE, limit_ns BIGINT);
 
 -- slo_io: one row per (objective, selected I/O it applies to) with the judged duration.
 --   slo_id, io_id, io_n

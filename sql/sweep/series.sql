@@ -1,3 +1,6 @@
+-- requires: core/stage_definitions
+-- input: sweep_source, sweep_run_info  each run's stage statistics (reports/sweep/load.py)
+
 -- A run series (python -m ntscope sweep RUN...): the same workload at growing load (iodepth,
 -- jobs, ...), the view of the paper's Figures 6 and 7: where the time goes at each point
 -- and which stage amplifies as the load grows.

@@ -1,8 +1,10 @@
+-- requires: core/stage_definitions, core/join, core/stages, core/cpu_wait, report/io_selected, report/reports, timeline/stage_set
+
 -- The Perfetto timeline (report/timeline.perfetto-trace, reports/report/timeline.py): every
 -- selected io as slices on the io lanes of its host's transport queue (the encoder puts each io
 -- on the first lane of its queue that is free), stages nested, flows between the initiator and
 -- the target part, counters per queue and device, and per CPU the runs of NVMe/TCP's io_work
--- and of the NET_RX softirq (sql/57_cpu_wait.sql). All times are ns on the INITIATOR clock
+-- and of the NET_RX softirq (sql/core/cpu_wait.sql). All times are ns on the INITIATOR clock
 -- (target times minus io.offset_ns, as in io_milestones).
 -- Views and table macros only: the writer reads timeline_tracks, timeline_names and
 -- timeline_slots once, and per part of the I/Os (a long run is sorted in parts of a bounded
@@ -10,12 +12,6 @@
 -- of its own that timeline_io_rows_of and timeline_spans_of read, and reads
 -- timeline_counters_part. The encoder (analyzer/src/timeline.rs) lays each io's slices out from
 -- its row and spans and merges them with the counters in time order.
-
--- timeline_stage_set: one row: the stage set the timeline draws, primary_stage_set (the
--- report replaces this view when its --stage-set leaves the primary set out).
---   stage_set
-CREATE OR REPLACE VIEW timeline_stage_set AS
-SELECT stage_set FROM primary_stage_set;
 
 -- timeline_layout: one row per slice kind of an io: the two roots and each stage of the
 -- timeline's set (stages nested more than 3 deep are not drawn).
