@@ -51,7 +51,7 @@ def test_the_verdict_names_no_stage():
     c.execute(open(views.STAGE_TABLE_SQL).read())
     stages = {r[0] for r in c.execute("SELECT DISTINCT stage FROM stage_definitions").fetchall()} - {"end_to_end"}
     stages -= {r[0] for r in c.execute("SELECT category FROM stage_categories").fetchall()}  # ids the verdict may name
-    text = open(os.path.join(REPO, "sql", "compare", "compare/verdict.sql")).read()
+    text = open(loader.module_path("compare/verdict")).read()
     code = "\n".join(l.split("--")[0] for l in text.splitlines())
     named = sorted(s for s in stages if re.search(r"'" + re.escape(s) + r"'", code))
     assert named == []
