@@ -61,7 +61,7 @@ UI_TRACE_BYTES = 500 * 10**6
 
 def stage_set_of(con, doc):
     """The set the timeline draws: the report's primary set (primary_stage_set, or what its
-    --stage-set kept); sets timeline_stage_set accordingly."""
+    --stage-set kept); the timeline's views (sql/timeline/) are loaded with it as timeline_stage_set."""
     chosen = doc["primary_stage_set"]
     views.load_modules(con, ["timeline/timeline"], {"timeline_stage_set": f"SELECT {sql_str(chosen)} AS stage_set"})
     return chosen
