@@ -339,7 +339,7 @@ def add_analyze_flags(p):
 
 def add_compare_param_flags(p):
     """The knobs of the comparison (compare.json's params; reports/compare/params.py bounds them)."""
-    g = p.add_argument_group("statistics (compare.json's params; defaults in sql/compare/compare_10_input.sql)")
+    g = p.add_argument_group("statistics (compare.json's params; defaults in sql/compare/params.sql)")
     g.add_argument("--resamples", metavar="N", help="bootstrap resamples per run, group and stage (default 200; "
                    "50..100000; each end of an interval needs 5 resamples beyond it: 1000 for 99%%)")
     g.add_argument("--confidence", metavar="LEVEL", help="confidence level of every interval, e.g. 0.99 or 99%% "
@@ -381,7 +381,7 @@ def add_common(p, command, memory=True):
 
 def add_milestones_flag(p):
     """--milestones: where a host that recorded both the patched events and the capture's probes
-    takes its NVMe/TCP milestones from (sql/20_events.sql, host_milestones)."""
+    takes its NVMe/TCP milestones from (sql/core/events.sql, host_milestones)."""
     p.add_argument("--milestones", default=None, choices=("auto", "tracepoint", "probe"),
                    help="NVMe/TCP milestones of a host that recorded both: auto (default: the patched events), "
                         "tracepoint, or probe (the capture's probes; the lab's agreement check)")

@@ -175,7 +175,7 @@ def symbol_views_sql(run_dir, hosts):
         files = [(h, f) for h, f in files if os.path.isfile(f)]
         cols = ", ".join(c for c, _ in columns)
         comment = (f"-- {view}: one row per line of each host's {view} section of its trace.dat, in\n"
-                   f"-- file order (sql/08_symbols.sql resolves addresses with it).\n"
+                   f"-- file order (sql/core/symbols.sql resolves addresses with it).\n"
                    f"--   host  host directory name; seq  the line's place in the section, from 0\n"
                    f"--   {cols}  as analyzer/README.md describes them\n")
         if not files:

@@ -19,11 +19,11 @@ import sys
 
 SQL_DIR = os.path.dirname(os.path.abspath(__file__))
 REFERENCE = os.path.join(SQL_DIR, "REFERENCE.md")
-# Folders in the order their files run: a run's views, then the other commands' own.
-FOLDERS = ("", "interference", "selection", "compare", "sweep")
 CREATE = re.compile(r"^CREATE OR REPLACE (?:TEMP |TEMPORARY )?(?P<kind>VIEW|TABLE|MACRO)\s+(?P<table>TABLE\s+)?"
                     r"(?P<name>[A-Za-z_][A-Za-z0-9_]*)", re.I)
 # Relations the loader (sql/views.py) builds from the run's files, not from a file of sql/.
+# The analyses' folders of sql/ in the reference's order: a run's views, then the other commands' own.
+FOLDERS = ("core", "report", "timeline", "slo", "interference", "compare", "sweep")
 LOADER_BUILT = {
     "raw_<system>": "every host's event files of one trace system (raw_nvme, raw_block, ...), union by "
                     "name, with `host` and `event` added; a column of raw_contract missing from a file is NULL, "
@@ -38,14 +38,13 @@ LOADER_BUILT = {
 
 
 def sql_files():
-    """[(path relative to sql/, absolute path)] in load order."""
-    out = []
-    for folder in FOLDERS:
-        d = os.path.join(SQL_DIR, folder)
-        if os.path.isdir(d):
-            out += [(os.path.join(folder, f) if folder else f, os.path.join(d, f))
-                    for f in sorted(os.listdir(d)) if f.endswith(".sql")]
-    return out
+    """[(path relative to sql/, absolute path)] of every SQL module, folder by folder (FOLDERS),
+    each after what it requires (sql/loader.py)."""
+    from ntscope.sql import loader
+    mods = loader.modules()
+    rank = {f: i for i, f in enumerate(FOLDERS)}
+    order = loader.resolve(sorted(mods, key=lambda n: (rank.get(n.split("/")[0], len(FOLDERS)), n)), mods)
+    return [(os.path.relpath(mods[n].path, SQL_DIR), mods[n].path) for n in order]
 
 
 def statements(path):

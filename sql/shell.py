@@ -95,7 +95,7 @@ def init_script(run_dir, spill, memory_limit=None, temp_dir=None, milestones=Non
         limit = memory_policy.memory_limit_setting(memory_limit)
         tables = memory_policy.tables_by_size(scratch, [run_dir], memory_policy.READ_AGAIN_SHARE)
         events = raw_views.run_events(scratch, run_dir)
-        parts = views.build_parts(run_dir, scratch, milestones) + views.folder_parts(views.INTERFERENCE_SQL)
+        parts = views.build_parts(run_dir, scratch, milestones, views.RUN_MODULES + views.INTERFERENCE_MODULES)
     finally:
         scratch.close()
     settings = ([] if limit is None else [f"SET memory_limit = {quoting.sql_str(limit)}"]) + [

@@ -4,39 +4,36 @@ script (build_script).
 In:  a run directory (runs/<run>/), each <host>/parquet/ written by `ntscope convert`,
      optional <host>/host.json (capture) and <host>/parquet/metadata.json (convert).
 Out: the raw views (raw_views: raw_<system>, run_hosts, kallsyms, printk_formats), then
-     sql/[0-9]*.sql in order, and the folders of sql/ a caller asks for (interference,
-     selection), on a connection with ntscope's settings (connection).
+     the SQL modules a caller asks for (sql/loader.py: each after what it requires;
+     RUN_MODULES by default), on a connection with ntscope's settings (connection).
 
 Every metric is computed in the SQL files.
 """
 import os
-import re
 
 from ntscope.common.errors import NtscopeError as RunError   # bad input: what, where, the value, the fix
+from ntscope.sql import loader
 from ntscope.sql.connection import attach_tables, compress_tables, limited_connection
 from ntscope.sql.memory_policy import READ_AGAIN_SHARE, tables_by_size
 from ntscope.sql.quoting import sql_str
 from ntscope.sql.raw_views import SYSTEMS, contract, find_hosts, raw_view_sql, run_hosts_sql, symbol_views_sql
 
 SQL_DIR = os.path.dirname(os.path.abspath(__file__))
-INTERFERENCE_SQL = os.path.join(SQL_DIR, "interference")
-SELECTION_SQL = os.path.join(SQL_DIR, "selection")
-STAGE_TABLE_SQL = os.path.join(SQL_DIR, "05_stage_definitions.sql")
+# The stage table and its vocabularies (read as text by tools that list causes and stages)
+STAGE_TABLE_SQL = loader.module_path("core/stage_definitions")
+# The SQL modules of a run's connection (connect, the `just sql` shell and script) and what
+# they require: the run's views, its report over every I/O (the report's selection, SLOs and
+# timeline set are inputs given later: selection.apply, slo.load, timeline.stage_set_of).
+RUN_MODULES = ("core/symbols", "core/evidence", "core/cpu_wait", "core/net_flows", "core/pipeline_stats",
+               "report/export", "report/plots", "timeline/timeline", "slo/slo")
+INTERFERENCE_MODULES = ("interference/plots",)   # who waited behind whom (connect(interference=True))
+SELECTION_MODULES = ("report/selection",)        # the selection's tables (reports/report/selection.py)
 # Which layers are tables (computed once) and which are views is declared in the SQL
 # files themselves (CREATE OR REPLACE TABLE / VIEW): re-running a file recomputes its tables.
 
 
-def view_files():
-    return sorted(os.path.join(SQL_DIR, f) for f in os.listdir(SQL_DIR)
-                  if re.match(r"^[0-9]{2}_.*\.sql$", f) and not f.startswith("00_"))
-
-
-def folder_files(folder):
-    return sorted(os.path.join(folder, f) for f in os.listdir(folder) if f.endswith(".sql"))
-
-
 # Where a host that recorded both the patched events and the capture's probes takes its
-# NVMe/TCP milestones from (sql/20_events.sql, host_milestones): auto = the patched events.
+# NVMe/TCP milestones from (sql/core/events.sql, host_milestones): auto = the patched events.
 MILESTONE_SOURCES = ("auto", "tracepoint", "probe")
 
 
@@ -49,26 +46,30 @@ def milestones_sql(milestones):
     return f"SET VARIABLE ntscope_milestones = {sql_str(m)};\n"
 
 
-def build_parts(run_dir, con=None, milestones=None):
-    """The SQL script for one run, in parts: the milestone source, contract, raw views,
-    run_hosts, each view file."""
-    import duckdb
+def run_relations_sql(run_dir, scratch, milestones=None):
+    """[SQL] of what the loader makes from the run's files: the milestone source, raw_<system>
+    views, run_hosts, kallsyms and printk_formats. SCRATCH reads the files' columns (and gets
+    core/raw_contract, the columns the views read)."""
     run_dir = os.path.abspath(run_dir)
     hosts = find_hosts(run_dir)
-    scratch = con or duckdb.connect()
-    with open(os.path.join(SQL_DIR, "00_raw_contract.sql")) as f:
-        contract_sql = f.read()
-    scratch.execute(contract_sql)
+    loader.load(scratch, ["core/raw_contract"])
     cols = contract(scratch)
-    parts = [milestones_sql(milestones), contract_sql]
+    parts = [milestones_sql(milestones)]
     for system in SYSTEMS:
         parts.append(raw_view_sql(scratch, run_dir, hosts, system, cols["*"] + cols.get(system, [])))
     parts.append(run_hosts_sql(run_dir, hosts))
     parts.append(symbol_views_sql(run_dir, hosts))
-    for vf in view_files():
-        with open(vf) as f:
-            text = f.read()
-        parts.append(f"-- ==== {os.path.basename(vf)}\n" + text)
+    return parts
+
+
+def build_parts(run_dir, con=None, milestones=None, modules=RUN_MODULES):
+    """The SQL script for one run, in parts: run_relations_sql, then each module of MODULES and
+    what they require (loader.script), inputs at their defaults."""
+    import duckdb
+    scratch = con or duckdb.connect()
+    parts = run_relations_sql(run_dir, scratch, milestones)
+    for name, text in loader.script(["core/raw_contract", *modules]):
+        parts.append(f"-- ==== sql/{name}.sql\n" + text)
     return parts
 
 
@@ -88,36 +89,21 @@ def connect(run_dir, memory_limit=None, temp_dir=None, interference=False, progr
     attach_tables(con, tables_by_size(con, [run_dir], memory_share))
     if progress:
         progress.step("loading the views (events, commands, join, stages)", con)
-    for part in build_parts(run_dir, con, milestones):
+    for part in run_relations_sql(run_dir, con, milestones):
         con.execute(part)
-        compress_tables(con)
+    compress_tables(con)
+    load_modules(con, RUN_MODULES)
     if interference:
         if progress:
             progress.step("interference (who waited behind whom)", con)
-        run_interference(con)
+        load_modules(con, INTERFERENCE_MODULES)
     return con
 
 
-def folder_parts(folder):
-    """The texts of a folder's SQL files, in order."""
-    parts = []
-    for path in folder_files(folder):
-        with open(path) as f:
-            parts.append(f.read())
-    return parts
-
-
-def run_folder(con, folder):
-    """Runs a folder's SQL files in order (their tables computed now, then compressed)."""
-    for part in folder_parts(folder):
-        con.execute(part)
-        compress_tables(con)
-
-
-def run_interference(con):
-    run_folder(con, INTERFERENCE_SQL)
-
-
-def run_selection_tables(con):
-    """The tables of the report's selection (sql/selection/), once io_selected is set."""
-    run_folder(con, SELECTION_SQL)
+def load_modules(con, modules, inputs=None):
+    """loader.load with the tables compressed after each module (compress_tables); a module
+    that cannot be loaded is a RunError."""
+    try:
+        return loader.load(con, modules, inputs, after_each=compress_tables)
+    except loader.ModuleError as e:
+        raise RunError(str(e)) from None

@@ -30,7 +30,7 @@ enum Command {
     /// and the counters (Parquet files, each sorted) -> TracePackets in time order appended to a
     /// file (used by `ntscope analyze`)
     TimelineEncode {
-        /// Parquet file, one row per slot (sql/66_timeline.sql timeline_slots)
+        /// Parquet file, one row per slot (sql/timeline/timeline.sql timeline_slots)
         #[arg(long, value_name = "FILE")]
         layout: PathBuf,
         /// Parquet file, one row per io (timeline_io_rows_of, sorted by start_ts, n); repeated,

@@ -1,5 +1,5 @@
 //! The trace's kallsyms and printk formats as Parquet beside the event files, so that SQL
-//! can turn an address into a symbol or a string (sql/08_symbols.sql):
+//! can turn an address into a symbol or a string (sql/core/symbols.sql):
 //! - `kallsyms.parquet`: one row per line of the kallsyms section, in file order:
 //!   `address` (uint64), `type` (the symbol type letter), `name`, `module` (null for the
 //!   kernel's own symbols);

@@ -1,7 +1,7 @@
 //! The packet stream of the Perfetto timeline (`ntscope-analyzer timeline-encode`): Parquet files of io
 //! rows with their stage spans, and of counters -> the bytes of a perfetto.protos.Trace (each
 //! packet one `Trace.packet`), appended to a file. Knows Perfetto's protobuf field numbers and
-//! nothing of NVMe: what the packets say comes from the SQL views of sql/66_timeline.sql
+//! nothing of NVMe: what the packets say comes from the SQL views of sql/timeline/timeline.sql
 //! (`timeline_slots`, `timeline_io_rows_of`, `timeline_spans_of`, `timeline_counters_part`),
 //! each io's slices laid out from them by `timeline_slices`, and the packets before them
 //! (interned names, fixed tracks) are written by reports/timeline/perfetto_trace.py.
@@ -522,7 +522,7 @@ fn counter_key(c: &CounterColumns, i: usize, at: &Position) -> Result<Key, Timel
     Ok((required(&c.ts, i, at, "ts")?, required(&c.uuid, i, at, "uuid")?, pos))
 }
 
-/// The slot table (sql/66_timeline.sql timeline_slots) from its Parquet file.
+/// The slot table (sql/timeline/timeline.sql timeline_slots) from its Parquet file.
 fn read_layout(path: &Path) -> Result<Layout, TimelineError> {
     let mut cur = Cursor::open(path, |b| {
         Ok([

@@ -1,7 +1,7 @@
 //! The slices of one io on the Perfetto timeline, laid out from what SQL computed: the io's row
 //! (its two tracks, its root's span, its arguments) and the spans of its stages (each stage's
 //! from..to times and own duration, `io_stage_durations`), placed by the slot table
-//! (`timeline_slots`, sql/66_timeline.sql: which slice nests in which, sibling order, the
+//! (`timeline_slots`, sql/timeline/timeline.sql: which slice nests in which, sibling order, the
 //! depth-first positions, the flows). Drawing only: every time and duration comes from SQL;
 //! here a slice is clamped so that slices nest on their track (a child within its parent,
 //! siblings one after the other: only offset-based stages can need it, by up to the clock

@@ -9,7 +9,7 @@
 compare: reads RUN_DIR/report/compare.json (from `just compare BASE RUN_DIR`) and
 RUN_DIR/truth.json. Ids, not prose: the group's verdict must be 'slower' (or one of
 --verdicts); its cause_id must be the one truth.json's cause maps to (cause_ids in
-sql/05_stage_definitions.sql, or truth.json's own verdict_cause_id); the stage truth.json
+sql/core/stage_definitions.sql, or truth.json's own verdict_cause_id); the stage truth.json
 expects for the verdict's stage set must be the bottleneck, its detail or the most
 amplified stage (for a 'faster' verdict, whose stages and cause are those that shrank most:
 one of the stages whose mean grew significantly, and no cause id is compared); a network cause's direction must be truth.json's injected direction on

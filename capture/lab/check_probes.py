@@ -22,7 +22,7 @@
 
 Prints one line per stage and a last line "ok ..." or "FAIL ..."; exit 0 when the check holds,
 1 when not, 2 when a run cannot be read. The durations come from the analysis' own io_stages
-view (sql/50_stages.sql); this script only compares them.
+view (sql/core/stages.sql); this script only compares them.
 """
 import argparse
 import os

@@ -35,7 +35,7 @@ def test_pip_install_into_a_fresh_venv_then_analyze_from_elsewhere(tmp_path):
     assert r.returncode == 0 and r.stdout.startswith("ntscope-analyzer ")
     site = subprocess.run([py, "-c", "import ntscope.sql.views as v, os; print(os.path.dirname(v.__file__))"],
                           env=env, capture_output=True, text=True, cwd=str(tmp_path), check=True).stdout.strip()
-    assert site.startswith(str(venv)) and os.path.isfile(os.path.join(site, "50_stages.sql"))
+    assert site.startswith(str(venv)) and os.path.isfile(os.path.join(site, "core/stages.sql"))
     run = tmp_path / "run"
     for host in ("initiator", "target"):
         shutil.copytree(os.path.join(REPO, "fixtures", "lab-6.1-stock-base-randread", host), run / host)

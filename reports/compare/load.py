@@ -2,7 +2,7 @@
 
 Maps files to views and tables only; every metric is computed in sql/compare/*.sql.
 compare_connection(base, run) is a fresh DuckDB holding both runs' per-I/O stages as
-cmp_source (see compare_10_input.sql), then compare_*.sql on top.
+cmp_source (see sql/compare/input.sql), then the compare modules (COMPARE_MODULES) on top.
 """
 import json
 import os
@@ -13,15 +13,10 @@ import duckdb
 
 from ntscope.sql import connection, memory_policy, quoting, spill, views
 
-from . import params as compare_params
 from . import side_cache
 
-COMPARE_SQL = os.path.join(os.path.dirname(os.path.abspath(views.__file__)), "compare")
-
-
-def compare_files():
-    return sorted(os.path.join(COMPARE_SQL, f) for f in os.listdir(COMPARE_SQL)
-                  if f.startswith("compare_") and f.endswith(".sql"))
+# The SQL modules of the comparison (sql/compare/) and what they require
+COMPARE_MODULES = ("compare/repeats", "compare/bootstrap", "compare/lad", "compare/verdict", "compare/plots")
 
 
 # One side's rows, in two files; compare_connection adds its role (run) and repeat number (rep).
@@ -159,20 +154,12 @@ def compare_connection(base_dirs, run_dirs, keep_run=False, on_first_run=None, p
     finally:
         if not ok:
             shutil.rmtree(stash, ignore_errors=True)
-    with open(views.STAGE_TABLE_SQL) as f:   # the stage table and vocabularies the verdict joins
-        con.execute(f.read())
     con.execute("CREATE TABLE cmp_run_info AS " + " UNION ALL BY NAME ".join(f"SELECT * FROM info_{n}" for n in names))
     con.execute("CREATE TABLE cmp_side_defs AS " + " UNION ALL BY NAME ".join(f"FROM defs_{n}" for n in names))
     for n in names:
         con.execute(f"DROP TABLE info_{n}")
         con.execute(f"DROP TABLE defs_{n}")
-    for path in compare_files():
-        with open(path) as f:
-            con.execute(f.read())
-        if os.path.basename(path) == "compare_10_input.sql" and params:
-            compare_params.apply(con, params)   # before any view reads cmp_params
-        if os.path.basename(path) == "compare_20_bootstrap.sql":
-            fill_bootstrap(con)
+    views.load_modules(con, COMPARE_MODULES, {"cmp_params": params} if params else None)
     return (con, run_con) if keep_run else con
 
 
@@ -244,7 +231,7 @@ def export_side(rc, folder, name):
     defs = rc.execute(STAGE_NAMES_QUERY).fetchall()
     if [d[0] for d in defs] != list(range(1, len(defs) + 1)):
         raise views.RunError(f"io_stage_definitions numbers its rows {[d[0] for d in defs]}, not 1..{len(defs)}; "
-                             f"fix: number def_no with row_number() as sql/50_stages.sql does")
+                             f"fix: number def_no with row_number() as sql/core/stages.sql does")
     names = quoting.sql_str(json.dumps([list(d[1:]) for d in defs]))
     # the ios ranked once, read by both files (a table of the run's database, whose blocks can
     # spill, unlike a temporary table's; dropped after)
@@ -295,10 +282,3 @@ def build_side(path, role, rep, first, on_first_run, first_run, stash, cache, me
         return files, rc
     rc.close()
     return files, None
-
-
-def fill_bootstrap(con):
-    """cmp_bootstrap, one batch of cmp_bootstrap_batches at a time (bounded memory; the rows
-    are those of one statement over all parts)."""
-    for (b,) in con.execute("SELECT DISTINCT batch FROM cmp_bootstrap_batches ORDER BY batch").fetchall():
-        con.execute(f"INSERT INTO cmp_bootstrap FROM cmp_bootstrap_batch({int(b)})")

@@ -1,4 +1,4 @@
-"""The compare flags that set cmp_params (sql/compare/compare_10_input.sql): each value parsed
+"""The compare flags that give cmp_params (sql/compare/params.sql, an input of the loader): each value parsed
 and bounded here, with a message that says what, the value, the bounds and the fix; the views
 read them from cmp_params like the defaults written there."""
 import math
@@ -88,11 +88,3 @@ def from_flags(values):
                            f"(at least {MIN_TAIL_RESAMPLES} make an end more than the most extreme draw); fix: "
                            f"--resamples {need} or more, or a lower --confidence")
     return out
-
-
-def apply(con, params):
-    """Sets the given cmp_params columns (after compare_10_input.sql made the table)."""
-    for column, value in params.items():
-        if column not in COLUMNS.values():
-            raise ValueError(f"cmp_params has no settable column {column!r}")
-        con.execute(f"UPDATE cmp_params SET {column} = ?", [value])

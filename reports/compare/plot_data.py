@@ -1,4 +1,4 @@
-"""Rows of the compare plot views (sql/compare/compare_40_plots.sql) that compare.html draws
+"""Rows of the compare plot views (sql/compare/plots.sql) that compare.html draws
 next to compare.json, and the run's per-stream rows. Only SELECTs here."""
 from ntscope.sql.query_rows import rows_of as rows
 

@@ -60,11 +60,14 @@ def folder(run_dir):
 
 
 def code_digest():
-    """What makes the cached rows: every SQL file and the module that loads them (views.py),
-    this package's and interference's modules."""
+    """What makes the cached rows: the SQL modules a side's connection loads (a run's and the
+    interference modules, with what they require: loader.resolve), the Python that loads them
+    (sql/*.py), this package's and interference's modules."""
+    from ntscope.sql import loader
     here = os.path.dirname(os.path.abspath(__file__))
     interference = os.path.join(os.path.dirname(here), "interference")
-    paths = sorted(glob.glob(os.path.join(glob.escape(views.SQL_DIR), "**", "*.sql"), recursive=True))
+    mods = loader.modules()
+    paths = [mods[n].path for n in loader.resolve(("core/raw_contract",) + views.RUN_MODULES + views.INTERFERENCE_MODULES, mods)]
     paths += sorted(glob.glob(os.path.join(glob.escape(views.SQL_DIR), "*.py")))
     paths += sorted(glob.glob(os.path.join(glob.escape(here), "*.py")))
     paths += sorted(glob.glob(os.path.join(glob.escape(interference), "*.py")))

@@ -1,4 +1,4 @@
-"""Rows of the interference plot view (sql/interference/30_plots.sql) that
+"""Rows of the interference plot view (sql/interference/plots.sql) that
 interference.html draws next to interference.json. Only SELECTs here."""
 from ntscope.sql.query_rows import rows_of as rows, top_series_rows
 

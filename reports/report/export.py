@@ -1,6 +1,6 @@
 """Per-I/O data on disk: report/io.parquet (one row per I/O the report covers) and
 report/io_stages.parquet (one row per I/O and stage), written by DuckDB COPY straight from the
-views of sql/64_export.sql (streamed, zstd): nothing passes through Python. Columns and units:
+views of sql/report/export.sql (streamed, zstd): nothing passes through Python. Columns and units:
 reports/README.md "Per-I/O data"."""
 import os
 import shutil

@@ -35,7 +35,7 @@ def build(con, spec):
     window = rows(con, "SELECT start_ts, end_ts, dur AS dur_ns FROM report_window")[0]
     # report_stage_stats, _histogram and _cdf of the selection, each read once for every group
     # (a query per group computed the distinct durations again for each: 3 x groups passes over
-    # io_stages) and from the values selection.apply kept (sql/selection/), its rows then handed
+    # io_stages) and from the values selection.apply kept (sql/report/selection.sql), its rows then handed
     # to their group
     stats_of, hist_of, cdf_of = ({} for _ in range(3))
     for into, query in (

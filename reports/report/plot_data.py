@@ -1,4 +1,4 @@
-"""Rows of the plot views (sql/65_plots.sql) that report.html draws next to report.json's
+"""Rows of the plot views (sql/report/plots.sql) that report.html draws next to report.json's
 histograms and CDFs. Only SELECTs here: no arithmetic on the data. Everything is an
 aggregate (groups x stages x bins x buckets), so a 1 M-I/O run gives a page of the same
 size as a 1 k-I/O one."""

@@ -1,7 +1,7 @@
 """report.html: one self-contained page (ntscope.reports.plots.page): pipeline_stats, the stacked
 stage breakdown per group, per group (the largest) the stage CDFs, log2 histograms, the
 tail view and latency over time, throughput and in-flight per queue, and the stage tables.
-Renders report.json (doc) and the plot rows of sql/65_plots.sql (plot_data.build); it
+Renders report.json (doc) and the plot rows of sql/report/plots.sql (plot_data.build); it
 computes nothing."""
 from ntscope.reports.plots import charts
 from ntscope.reports.plots.page import Page, esc
@@ -181,10 +181,10 @@ def tables(page, doc):
 
 
 def glossary(page, doc):
-    """What each stage is: the stage table's meaning column (sql/05_stage_definitions.sql)."""
+    """What each stage is: the stage table's meaning column (sql/core/stage_definitions.sql)."""
     page.heading(2, "Stages: what each one is")
     page.how("Top-level stages of a set split end_to_end; an indented stage subdivides the one above. "
-             "The stage table: sql/05_stage_definitions.sql.")
+             "The stage table: sql/core/stage_definitions.sql.")
     page.table(["stage set", "stage", "meaning"],
                [[d["stage_set"], ("  " if d["parent"] else "") + d["stage"], d["meaning"]] for d in doc["stage_definitions"]],
                text_cols=(0, 1, 2))

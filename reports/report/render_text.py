@@ -139,8 +139,8 @@ def printed_sets(doc):
 
 
 def glossary(doc, shown):
-    """What each printed stage is: the stage table's meaning column (sql/05_stage_definitions.sql)."""
-    L = ["", "Stages (" + ", ".join(shown) + "; the stage table: sql/05_stage_definitions.sql)"]
+    """What each printed stage is: the stage table's meaning column (sql/core/stage_definitions.sql)."""
+    L = ["", "Stages (" + ", ".join(shown) + "; the stage table: sql/core/stage_definitions.sql)"]
     for d in doc["stage_definitions"]:
         if d["stage_set"] in shown:
             name = ("  " if d["parent"] else "") + d["stage"]

@@ -1,7 +1,7 @@
 """The report's selection (io_selected) and the checks that keep a mistyped filter from
 writing an empty report over a good one: each filter value must name something in the
 run, and the selection must hold at least one I/O. Reads views only, then has the tables of
-the selection made (sql/selection/)."""
+the selection made (sql/report/selection.sql)."""
 from ntscope.common.errors import NtscopeError
 from ntscope.sql import views
 
@@ -57,8 +57,8 @@ def apply(con, spec: Spec):
     if unknown:
         raise NtscopeError(f"--stage-set {','.join(unknown)} is not reported for this run; "
                            f"fix: use one of: {listing(sets)}, or all")
-    con.execute(spec.view_sql())
+    views.load_modules(con, ["report/io_selected"], {"io_selected": spec.query_sql()})
     if con.execute("SELECT count(*) FROM io_selected").fetchall()[0][0] == 0:
         raise NtscopeError(f"the filters select no I/O ({spec.describe()['filter']}); "
                            "fix: loosen them (each value exists, but no I/O matches all of them)")
-    views.run_selection_tables(con)
+    views.load_modules(con, views.SELECTION_MODULES)

@@ -292,10 +292,11 @@ class Spec:
         start = f"({self.T0} + ((i_setup_ts - {self.T0}) // {ns}) * {ns})"
         return start, f"({start} + {ns})"
 
-    def view_sql(self):
+    def query_sql(self):
+        """The query of io_selected (the loader's input, sql/report/io_selected.sql)."""
         key, js = self.key_exprs()
         bstart, bend = self.bucket_exprs()
-        return (f"CREATE OR REPLACE VIEW io_selected AS SELECT *, {key} AS group_key, {js} AS group_json, "
+        return (f"SELECT *, {key} AS group_key, {js} AS group_json, "
                 f"{bstart} AS time_bucket_start_ts, {bend} AS time_bucket_end_ts "
                 f"FROM io WHERE {self.where()}")
 

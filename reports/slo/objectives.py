@@ -1,5 +1,5 @@
 """Service-level objectives: `--slo 'read,4k: p99 <= 2ms'` parsed into rows of the
-slo_objectives table (sql/68_slo.sql judges them). Grammar:
+slo_objectives table (sql/slo/slo.sql judges them). Grammar:
 
     [SELECTOR:] [STAGE] STATISTIC <= LIMIT
     SELECTOR   comma list of: an I/O type (read, write, flush, discard, write_zeroes),
@@ -71,15 +71,13 @@ def unit_message(text, m):
 
 
 def load(con, texts):
-    """Parses the objectives and fills slo_objectives; returns how many."""
-    if not texts:
-        return 0
-    primary = con.execute("SELECT stage_set FROM primary_stage_set").fetchone()[0]
-    stages = set(con.execute("SELECT stage_set, stage FROM io_stage_definitions").fetchall())
-    rows = [parse(t, i + 1, primary, stages) for i, t in enumerate(texts)]
-    cols = ["slo_id", "text", "io_type", "size_lo", "size_hi", "comm", "stage_set", "stage", "statistic",
-            "quantile", "limit_ns"]
-    con.execute("DELETE FROM slo_objectives")
-    con.executemany(f"INSERT INTO slo_objectives ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})",
-                    [[r[c] for c in cols] for r in rows])
+    """Parses the objectives and loads the SLO views (sql/slo/) with them as slo_objectives'
+    rows (the loader's input); returns how many."""
+    from ntscope.sql import views
+    rows = []
+    if texts:
+        primary = con.execute("SELECT stage_set FROM primary_stage_set").fetchone()[0]
+        stages = set(con.execute("SELECT stage_set, stage FROM io_stage_definitions").fetchall())
+        rows = [parse(t, i + 1, primary, stages) for i, t in enumerate(texts)]
+    views.load_modules(con, ["slo/slo"], {"slo_objectives": rows})
     return len(rows)

@@ -8,7 +8,7 @@ from ntscope.common.errors import NtscopeError
 from ntscope.sql import memory_policy, views
 from ntscope.sql.connection import new_connection
 
-SWEEP_SQL = os.path.join(os.path.dirname(os.path.abspath(views.__file__)), "sweep")
+SWEEP_MODULES = ("sweep/series",)   # the SQL modules of the sweep (sql/sweep/) and what they require
 
 SOURCE = """
 SELECT ?::INTEGER AS run_idx, s.group_key, s.stage_set, s.stage, s.seq, s.parent, s.count,
@@ -78,8 +78,6 @@ def connection(run_dirs, param=None, values=None, progress=None, memory_limit=No
     if len(run_dirs) < 2:
         raise NtscopeError("a sweep needs at least two runs; fix: python -m ntscope sweep RUN1 RUN2 ...")
     con = new_connection(memory_limit, temp_dir)
-    with open(views.STAGE_TABLE_SQL) as f:
-        con.execute(f.read())
     con.execute("CREATE TABLE sweep_run_info (run_idx INTEGER, run VARCHAR, run_dir VARCHAR, param VARCHAR, "
                 "param_value DOUBLE, label VARCHAR)")
     parts = []
@@ -94,10 +92,7 @@ def connection(run_dirs, param=None, values=None, progress=None, memory_limit=No
     src = pa.concat_tables(parts)
     con.register("sweep_arrow", src)
     con.execute("CREATE TABLE sweep_source AS SELECT * FROM sweep_arrow")
-    for f in sorted(os.listdir(SWEEP_SQL)):
-        if f.endswith(".sql"):
-            with open(os.path.join(SWEEP_SQL, f)) as fh:
-                con.execute(fh.read())
+    views.load_modules(con, SWEEP_MODULES)
     if con.execute("SELECT count(*) FROM sweep_stage_set").fetchone()[0] == 0:
         raise NtscopeError("the runs share no stage set (e.g. a patched-only and a stock-only run cannot be "
                            "compared stage by stage); fix: sweep runs of the same kind")

@@ -87,11 +87,11 @@ def test_every_key_is_described_and_numbers_name_their_unit_or_meaning(kind):
 
 
 def test_the_cause_vocabulary_is_the_stage_tables_cause_ids():
-    """truth.json's cause and compare.json's cause_id take the ids of sql/05_stage_definitions.sql
+    """truth.json's cause and compare.json's cause_id take the ids of sql/core/stage_definitions.sql
     cause_ids: one vocabulary."""
     import duckdb
     con = duckdb.connect()
-    with open(os.path.join(REPO, "sql", "05_stage_definitions.sql")) as f:
+    with open(os.path.join(REPO, "sql", "core/stage_definitions.sql")) as f:
         con.execute(f.read())
     ids = {r[0] for r in con.execute("SELECT cause_id FROM cause_ids").fetchall()}
     assert "none" in ids

@@ -1,5 +1,5 @@
 """The timeline: report/timeline.perfetto-trace, Perfetto's native protobuf trace (TrackEvent),
-from the views of sql/66_timeline.sql. Open it at https://ui.perfetto.dev (reports/README.md
+from the views of sql/timeline/timeline.sql. Open it at https://ui.perfetto.dev (reports/README.md
 "timeline.perfetto-trace" says what the tracks are).
 
 Layout of the file (a perfetto.protos.Trace, i.e. a stream of TracePackets):
@@ -33,6 +33,7 @@ from ntscope.common import converter
 from ntscope.common.errors import NtscopeError
 from ntscope.sql.quoting import sql_int, sql_str
 from ntscope.sql.spill import private_dir
+from ntscope.sql import views
 
 # I/Os per sorted part (about 13 slices each). The 100 M-event run (7.7 M I/Os) ran out of its
 # 2 GB memory limit sorting all its slices in one statement. 1 M I/Os is about the 10 M-event
@@ -61,9 +62,9 @@ UI_TRACE_BYTES = 500 * 10**6
 
 def stage_set_of(con, doc):
     """The set the timeline draws: the report's primary set (primary_stage_set, or what its
-    --stage-set kept); sets timeline_stage_set accordingly."""
+    --stage-set kept); the timeline's views (sql/timeline/) are loaded with it as timeline_stage_set."""
     chosen = doc["primary_stage_set"]
-    con.execute(f"CREATE OR REPLACE VIEW timeline_stage_set AS SELECT {sql_str(chosen)} AS stage_set")
+    views.load_modules(con, ["timeline/timeline"], {"timeline_stage_set": f"SELECT {sql_str(chosen)} AS stage_set"})
     return chosen
 
 

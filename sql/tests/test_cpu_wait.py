@@ -1,4 +1,4 @@
-"""CPU wait (sql/57_cpu_wait.sql) on real lab captures recorded with the capture key cpu_wait
+"""CPU wait (sql/core/cpu_wait.sql) on real lab captures recorded with the capture key cpu_wait
 (fixtures/lab-6.1-patched-target-cpu{,-base}): the NET_RX softirq and io_work runs and their
 waits equal what an independent reading of `trace-cmd report` gives, each io_work is mapped
 to its NVMe queue, and the report carries the section. Needs the converter and trace-cmd."""

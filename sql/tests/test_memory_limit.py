@@ -191,9 +191,9 @@ def test_io_joined_builds_its_hash_tables_on_the_lookup_tables(no_env, scaled):
     estimated the commands at a sixth of their number) each table holds the chain of joined wide
     rows, and at 40 M events (3 M I/Os) the statement ran out of the 2 GB limit in every run.
     DuckDB decides from row counts, so the scaled run shows it (the fixture alone is too small to
-    be turned around); the statements are sql/40_join.sql's as written."""
+    be turned around); the statements are sql/core/join.sql's as written."""
     con = views.connect(scaled)
-    with open(os.path.join(SQL, "40_join.sql")) as f:
+    with open(os.path.join(SQL, "core/join.sql")) as f:
         text = f.read()
     con.execute(create_statement(text, "io_initiator_commands"))   # dropped after io_joined
     select = create_statement(text, "io_joined").split(" AS\n", 1)[1].rstrip().rstrip(";")
@@ -209,7 +209,7 @@ def test_io_joined_builds_its_hash_tables_on_the_lookup_tables(no_env, scaled):
 
 def test_io_n_numbers_the_ios_in_initiator_and_submit_order(no_env, scaled):
     """io_n numbers the ios 1..n in (initiator host, submit time) order, every number once, as
-    sql/40_join.sql documents it, on a run whose sort spans many row groups (its two threads
+    sql/core/join.sql documents it, on a run whose sort spans many row groups (its two threads
     each sort a share)."""
     con = views.connect(scaled)
     got = con.execute("""
@@ -227,7 +227,7 @@ def test_tiny_limit_cannot_compute_the_views_without_spilling(no_env, scaled, tm
     con.execute("SET max_temp_directory_size = '0KB'")
     with pytest.raises(duckdb.Error, match="(?i)temp|memory"):
         con.execute(views.build_script(scaled, con))
-        views.run_interference(con)
+        views.load_modules(con, views.INTERFERENCE_MODULES)
 
 
 def test_tiny_limit_gives_the_same_report(scaled, ntscope_cli, tmp_path):
@@ -247,7 +247,7 @@ def test_tiny_limit_gives_the_same_report(scaled, ntscope_cli, tmp_path):
         outs[limit] = out
     a, b = (json.load(open(outs[k] / "report.json")) for k in (TINY, None))
     assert sum(g["count"] for g in a["groups"]) == IOS
-    # every copy joined: the clock offset's tie between copies resolves alike (sql/40_join.sql)
+    # every copy joined: the clock offset's tie between copies resolves alike (sql/core/join.sql)
     assert {s["name"]: s["value"] for s in a["pipeline_stats"]}["matched_commands"] in (IOS, str(IOS))
     assert a == b
     assert json.load(open(outs[TINY] / "interference.json")) == json.load(open(outs[None] / "interference.json"))
@@ -296,7 +296,7 @@ def test_tables_in_memory_are_evicted_under_the_limit_and_estimated_from_the_eve
     con.execute("SET max_temp_directory_size = '0KB'")
     with pytest.raises(duckdb.Error, match="(?i)temp|memory"):
         con.execute(views.build_script(scaled, con))
-        views.run_interference(con)
+        views.load_modules(con, views.INTERFERENCE_MODULES)
 
 
 def test_compare_at_a_tiny_limit_gives_the_same_comparison(no_env, fixture_run, scaled, ntscope_cli, tmp_path):

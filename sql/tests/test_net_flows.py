@@ -1,4 +1,4 @@
-"""Other traffic on the NVMe/TCP path (sql/58_net_flows.sql) on real lab captures recorded with
+"""Other traffic on the NVMe/TCP path (sql/core/net_flows.sql) on real lab captures recorded with
 the capture key net_flows (fixtures/lab-6.1-patched-nic-flows{,-base}: an iperf3 stream from the
 target to the initiator beside 4 KiB reads): each connection's bytes equal an independent
 reading of `trace-cmd report`, the path is the interface holding the NVMe/TCP address, and the

@@ -1,4 +1,4 @@
-"""The integer keys the pairing windows and ASOF joins sort on (sql/10_hosts.sql: lifetime_key,
+"""The integer keys the pairing windows and ASOF joins sort on (sql/core/hosts.sql: lifetime_key,
 block_key) pair exactly as the parts they stand for, also when a trace lacks a
 field (NULL parts) or holds a damaged value (a part out of range: it pairs with nothing).
 
@@ -82,7 +82,7 @@ def without(*names):
 
 def test_macros_keep_null_parts_apart_and_refuse_what_does_not_fit():
     con = duckdb.connect()
-    with open(os.path.join(views.SQL_DIR, "10_hosts.sql")) as f:
+    with open(os.path.join(views.SQL_DIR, "core/hosts.sql")) as f:
         text = f.read()
     for name in ("lifetime_key", "block_key"):
         start = text.index(f"CREATE OR REPLACE MACRO {name}")

@@ -10,7 +10,7 @@ import shutil
 
 import pytest
 
-from ntscope.sql import views
+from ntscope.sql import loader, views
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 AGREEMENT = ("lab-6.1-patched-probes-agreement", "lab-6.12-patched-probes-agreement")
@@ -69,13 +69,13 @@ def test_the_live_checks_agreement_fails_on_a_wrong_command_id(fixture_run, tmp_
     run = fixture_run(AGREEMENT[0])
     cp = check_probes()
     assert cp.main(["agreement", run]) == 0
-    real = open(os.path.join(REPO, "sql", "20_events.sql")).read()
+    real = open(os.path.join(REPO, "sql", "core/events.sql")).read()
     broken = real.replace("coalesce(cid, ((genctr & 15) << 12) | tag)", "coalesce(cid, (((genctr + 1) & 15) << 12) | tag)")
     assert broken != real
     sql_dir = tmp_path / "sql"
     shutil.copytree(os.path.join(REPO, "sql"), sql_dir, ignore=shutil.ignore_patterns("tests", "bench", "__pycache__"))
-    (sql_dir / "20_events.sql").write_text(broken)
-    monkeypatch.setattr(views, "SQL_DIR", str(sql_dir))
+    (sql_dir / "core/events.sql").write_text(broken)
+    monkeypatch.setattr(loader, "SQL_DIR", str(sql_dir))
     assert cp.main(["agreement", run]) == 1
 
 

@@ -1,4 +1,4 @@
-"""The stage table (sql/05_stage_definitions.sql) is the single source of stages and
+"""The stage table (sql/core/stage_definitions.sql) is the single source of stages and
 causes: every other place agrees with it or is generated from it."""
 import glob
 import json
@@ -10,7 +10,7 @@ import sys
 import duckdb
 import pytest
 
-from ntscope.sql import views
+from ntscope.sql import loader, views
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -51,7 +51,7 @@ def test_the_verdict_names_no_stage():
     c.execute(open(views.STAGE_TABLE_SQL).read())
     stages = {r[0] for r in c.execute("SELECT DISTINCT stage FROM stage_definitions").fetchall()} - {"end_to_end"}
     stages -= {r[0] for r in c.execute("SELECT category FROM stage_categories").fetchall()}  # ids the verdict may name
-    text = open(os.path.join(REPO, "sql", "compare", "compare_30_verdict.sql")).read()
+    text = open(loader.module_path("compare/verdict")).read()
     code = "\n".join(l.split("--")[0] for l in text.splitlines())
     named = sorted(s for s in stages if re.search(r"'" + re.escape(s) + r"'", code))
     assert named == []
@@ -79,7 +79,7 @@ def test_truth_files_use_the_vocabulary(con):
 
 def test_a_stage_users_add_gets_milestones_no_shipped_stage_reads(fixture_run):
     # io_stage_durations gathers only the NVMe/TCP milestones a definition reads: a stage a
-    # user adds (INSERT, then 50_stages.sql again, as sql/README.md says) over two that no
+    # user adds (INSERT, then core/stages.sql again, as sql/README.md says) over two that no
     # shipped stage reads must still get its durations, equal to its milestones' difference
     run = fixture_run("lab-6.1-patched-base-randread")
     con = views.connect(run)
@@ -89,7 +89,7 @@ def test_a_stage_users_add_gets_milestones_no_shipped_stage_reads(fixture_run):
     assert frm not in read and to not in read
     con.execute("INSERT INTO stage_definitions VALUES ('ntprof', 'user_cmd_pdu_sent', 99, NULL, 'initiator', "
                 "?, ?, NULL, NULL, 'submission', 'host_transport', []::VARCHAR[], 'a user stage')", [frm, to])
-    con.execute(open(os.path.join(views.SQL_DIR, "50_stages.sql")).read())
+    con.execute(open(loader.module_path("core/stages")).read())
     got = dict(con.execute("SELECT io_id, dur FROM io_stages WHERE stage = 'user_cmd_pdu_sent'").fetchall())
     want = dict(con.execute("""
         SELECT io_id, max(ts) FILTER (WHERE milestone = ?) - max(ts) FILTER (WHERE milestone = ?)

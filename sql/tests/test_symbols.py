@@ -1,4 +1,4 @@
-"""Addresses -> names (sql/08_symbols.sql) on a real lab capture (fixtures/lab-6.1-patched-target-cpu,
+"""Addresses -> names (sql/core/symbols.sql) on a real lab capture (fixtures/lab-6.1-patched-target-cpu,
 recorded with the workqueue events): every io_work function each host ran resolves to the name
 `trace-cmd report` prints for that event, printk_format gives every string of the trace's printk
 formats as `trace-cmd dump --printk` shows it, and symbols resolve by libtraceevent's rule (from a

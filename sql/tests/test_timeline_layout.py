@@ -1,5 +1,5 @@
 """The timeline's slices of the hand-checkable text fixture `basic` (cases/basic/events.txt), as
-the encoder lays them out from sql/66_timeline.sql's io rows and spans (analyzer/src/timeline_slices.rs)
+the encoder lays them out from sql/timeline/timeline.sql's io rows and spans (analyzer/src/timeline_slices.rs)
 and writes them (reports/timeline/perfetto_trace.py), read back from the protobuf: every slice's track,
 parent, depth, time, drawn duration, own duration and flows equal the known answer
 cases/basic/timeline_slices.csv (the io's stages as events.txt states them, nested on their

@@ -1,21 +1,20 @@
-"""The compare bootstrap in batches (cmp_bootstrap_batches, reports/compare/load.py
-fill_bootstrap): any batch size gives the same resamples, so the same intervals; batches
+"""The compare bootstrap in batches (cmp_bootstrap_batches, filled one batch at a time as
+sql/compare/bootstrap.sql's header says): any batch size gives the same resamples, so the same intervals; batches
 only bound the memory a comparison needs."""
 import os
 
 from ntscope.reports.compare import load
+from ntscope.sql import views
 
 BASE, RUN = "lab-6.1-patched-target-cpu-base", "lab-6.1-patched-target-cpu"
 LAD = ("SELECT group_key, stage_set, stage, statistic, lad, lad_lo, lad_hi, change_lo_ns, change_hi_ns, significant "
        "FROM cmp_lad ORDER BY ALL")
 
 
-def rerun_from_bootstrap(con):
-    for name in ("compare_20_bootstrap.sql", "compare_25_lad.sql"):
-        with open(os.path.join(load.COMPARE_SQL, name)) as f:
-            con.execute(f.read())
-        if name == "compare_20_bootstrap.sql":
-            load.fill_bootstrap(con)
+def rerun_with_batch_draws(con, draws):
+    """The comparison again with cmp_params' bootstrap_batch_draws at DRAWS (the loader runs
+    the bootstrap and what depends on it again)."""
+    views.load_modules(con, load.COMPARE_MODULES, {"cmp_params": {"bootstrap_batch_draws": draws}})
 
 
 def test_batch_size_changes_nothing_but_the_batches(fixture_run):
@@ -24,10 +23,9 @@ def test_batch_size_changes_nothing_but_the_batches(fixture_run):
     want = con.execute(LAD).fetchall()
     rows = con.execute("SELECT count(*) FROM cmp_bootstrap").fetchone()[0]
     for draws in (1, 2**31 - 1):     # one part per batch; everything in one batch
-        con.execute(f"UPDATE cmp_params SET bootstrap_batch_draws = {draws}")
         if draws > 1:   # one batch of all draws needs more than the default 2 GB (why batches exist)
             con.execute("SET memory_limit = '8GB'")
-        rerun_from_bootstrap(con)
+        rerun_with_batch_draws(con, draws)
         batches, parts = con.execute("SELECT count(DISTINCT batch), count(*) FROM cmp_bootstrap_batches").fetchone()
         assert batches == (parts if draws == 1 else 1)
         assert con.execute("SELECT count(*) FROM cmp_bootstrap").fetchone()[0] == rows

@@ -1,5 +1,5 @@
 """A compare side's rows name their io by io_rank (reports/compare/load.py IO_QUERY, STAGE_QUERY), not by
-the io_id string: the recipe in sql/compare/compare_10_input.sql leads from io_rank back to the
+the io_id string: the recipe in sql/compare/input.sql leads from io_rank back to the
 run's io, whose columns and stage durations are the side's, and the bootstrap's sample order
 (rep, io_rank) is io_id order."""
 from ntscope.reports.compare import load

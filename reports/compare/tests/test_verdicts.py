@@ -42,7 +42,7 @@ def truth(name):
 
 def expected_cause_id(name):
     """The cause_id a verdict must give for the fixture's injected cause (truth.json), through
-    the one cause vocabulary (sql/05_stage_definitions.sql cause_ids)."""
+    the one cause vocabulary (sql/core/stage_definitions.sql cause_ids)."""
     import duckdb
     con = duckdb.connect()
     con.execute(open(views.STAGE_TABLE_SQL).read())

@@ -93,10 +93,10 @@ def test_one_unit_per_table_named_in_its_header(analyzed):
 
 def test_a_glossary_of_the_printed_stages_from_the_stage_table(analyzed):
     txt, _, html = analyzed(PATCHED)
-    head = "Stages (ntprof; the stage table: sql/05_stage_definitions.sql)"
+    head = "Stages (ntprof; the stage table: sql/core/stage_definitions.sql)"
     glossary = " ".join(txt[txt.index(head) + len(head):].split())
     db = duckdb.connect()
-    db.execute(open(os.path.join(views.SQL_DIR, "05_stage_definitions.sql")).read())
+    db.execute(open(os.path.join(views.SQL_DIR, "core/stage_definitions.sql")).read())
     defs = db.execute("SELECT stage_set, stage, meaning FROM stage_definitions ORDER BY stage_set, seq").fetchall()
     ntprof = [(st, m) for ss, st, m in defs if ss == "ntprof"]
     assert len(ntprof) == 13

@@ -1,5 +1,5 @@
 """The report reads its stage statistics, histograms and CDFs from selected_stage_values, the
-distinct durations kept once by selection.apply (sql/selection/), not from the views that
+distinct durations kept once by selection.apply (sql/report/selection.sql), not from the views that
 compute them again for each. On a real capture (stock-randrw-mixed: reads and writes), for two
 selections applied one after the other on the same connection: the report's groups hold
 exactly the rows of report_stage_stats, report_stage_histogram and report_stage_cdf of that

@@ -283,7 +283,7 @@ def cpu_wait(tmp_path_factory, ntscope_cli):
 def test_cpu_tracks_hold_the_io_work_and_net_rx_runs(cpu_wait):
     """Per host and CPU, a track of io_work runs (named after the queue the work serves, on the
     target as the target's queue track is named) and one of NET_RX softirq runs, each run
-    where sql/57_cpu_wait.sql found it, moved onto the initiator clock, with its wait for the CPU;
+    where sql/core/cpu_wait.sql found it, moved onto the initiator clock, with its wait for the CPU;
     runs on one track never overlap."""
     from ntscope import data
     t = check_common(cpu_wait, "ntprof")
@@ -299,7 +299,7 @@ def test_cpu_tracks_hold_the_io_work_and_net_rx_runs(cpu_wait):
         if s.track in cpu_track:
             assert s.depth == 0, s              # no run inside another on its track
             drawn[cpu_track[s.track]].append((s.ts, s.dur, s.name, s.args.get("cpu_wait_ns")))
-    # the runs as sql/57_cpu_wait.sql has them, on each host's own clock
+    # the runs as sql/core/cpu_wait.sql has them, on each host's own clock
     con = data.connect(cpu_wait["run"])
     runs = con.execute("SELECT r.host, r.cpu, 'io_work', n.queue_key, r.start_ts, r.end_ts, r.wait_ns "
                        "FROM io_work_runs r JOIN io_work_names n USING (host, work) WHERE r.end_ts IS NOT NULL "

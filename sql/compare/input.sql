@@ -1,0 +1,68 @@
+-- requires: compare/params
+-- input: cmp_source, cmp_io, cmp_run_info, cmp_side_defs  each side's rows (reports/compare/load.py)
+
+-- Compare layer, input. The loader (reports/compare/load.py) loads each run with
+-- sql/views.py and hands its per-I/O stages here unchanged, as cmp_source (one row per (run,
+-- io, stage)) and cmp_io (one row per (run, io)): views over two Parquet files per run in the
+-- comparison's spill folder (copying them into a table took 7.2 s for 773 k + 256 k I/Os, and
+-- the comparison after loading took 35 s that way, 26 s this way).
+-- cmp_source:
+--   run          'base' or 'run' (the side)
+--   rep          which run of the side: 1, 2, ... (`compare base1,base2 run1,run2`: repeats
+--                of one condition); 1 for a single run
+--   io_rank      the io's place in io.io_id order within its run (1, 2, ...; unique with rep,
+--                not across reps): the bootstrap's sample order. The io itself, in that run:
+--                SELECT * FROM (SELECT *, row_number() OVER (ORDER BY io_id) AS io_rank FROM io)
+--                WHERE io_rank = ...
+--   io_type, size_bytes   io columns (size in bytes): what groups the io
+--   stage_set, stage, seq, parent, direction   as in stage_definitions
+--   def_no       the stage's number in that run's io_stage_definitions (the side's file holds
+--                def_no, its metadata the names of each number: reports/compare/load.py)
+--   dur          ns (NULL when a milestone was missing; every io has a row for each def_no
+--                of its run)
+-- cmp_io (the io's other columns, once per io rather than on each of its stage rows):
+--   run, rep, io_rank, io_type, size_bytes   as in cmp_source
+--   qid, cpu, pid, comm   io columns
+--   queue_ahead_cmds, queue_other_cpu_cmds, queue_other_bytes, device_other_bytes
+--                what was in flight ahead of the I/O at submit (intf_io_ahead of that run)
+--   target_cpu_wait_ns, initiator_cpu_wait_ns   how long its queue's NVMe/TCP work waited for
+--                that host's CPU while the io was between the hosts (io_cpu_wait; NULL when
+--                the host did not record cpu_wait, or the io was not matched)
+-- plus cmp_run_info (one row per run of each side: run, rep, run_dir, offset_uncertainty_ns, trace_clocks, clock_synced,
+-- input_errors: that run's input_error:* pipeline_stats names or NULL, roles: its hosts'
+-- roles, e.g. 'initiator,target', target_local_io_per_s: requests/s the target's backing
+-- devices served for the target itself, from target_local_io, digest: the initiator's
+-- NVMe/TCP digests from host.json, NULL when not recorded, initiator_io_work_wait_ns /
+-- target_io_work_wait_ns / initiator_net_rx_wait_ns / target_net_rx_wait_ns: mean wait of
+-- that side's NVMe/TCP io_work / NET_RX softirq for its CPU (io_work_runs, net_rx_runs),
+-- NULL when not recorded, target_cpu_wait_per_io_ns / initiator_cpu_wait_per_io_ns: the mean of
+-- io_cpu_wait over the run's I/Os, other_traffic_bytes_per_s / other_traffic_path /
+-- other_traffic_top_flow / nvme_data_bytes_per_s: run_other_traffic, NULL when no host recorded
+-- net_flows), cmp_side_defs (one row per stage definition of each run of each
+-- side, from its stages file's metadata: run, rep, def_no, stage_set, stage, seq, parent,
+-- direction, from_ms, to_ms, minus_from_ms, minus_to_ms, as in that run's
+-- io_stage_definitions) and cmp_params; and the
+-- stage table with its vocabularies (core/stage_definitions.sql).
+
+-- cmp_ci_level(): the confidence level as the reports write it, e.g. '95%' or '99.9%'
+CREATE OR REPLACE MACRO cmp_ci_level() AS (SELECT printf('%g%%', 100 * confidence) FROM cmp_params);
+
+-- cmp_input_problems: one row per run whose input cannot support a verdict: an input error
+-- in its pipeline_stats (same trace for two hosts, a role its events contradict, hosts of
+-- different runs ...), or not both an initiator and a target traced. cmp_verdict gives
+-- 'no verdict' while any row exists.
+--   run       'base' or 'run';  problem   what is wrong (text)
+CREATE OR REPLACE VIEW cmp_input_problems AS
+SELECT run, 'input errors: ' || input_errors AS problem FROM cmp_run_info WHERE input_errors IS NOT NULL
+UNION ALL
+SELECT run, 'hosts traced: ' || coalesce(roles, 'none') || ' (a comparison needs an initiator and a target in both runs)'
+FROM cmp_run_info WHERE coalesce(roles, '') NOT LIKE '%initiator%' OR coalesce(roles, '') NOT LIKE '%target%';
+
+-- cmp_io_stage: one row per (run, io, stage) with a known duration, with its group.
+--   run, rep, io_rank, stage_set, stage, seq, parent, direction, dur (ns)
+--   group_key    'type=<io_type>, size=<bytes>' (the same key as the analyze report)
+CREATE OR REPLACE VIEW cmp_io_stage AS
+SELECT run, rep, io_rank, 'type=' || coalesce(io_type, '?') || ', size=' || size_bytes AS group_key,
+       stage_set, stage, seq, parent, direction, dur
+FROM cmp_source
+WHERE dur IS NOT NULL;
