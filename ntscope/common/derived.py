@@ -2,9 +2,11 @@
 any view reads them: derived data is never trusted blindly.
 
 What was written is in parquet/metadata.json: the converter puts there the trace's sha256
-(source.sha256) and each event file with its rows (events[]); record() adds, right after the
-conversion, each file's size and sha256 (events[].bytes, events[].sha256), and under WRITTEN
-the stat (size, mtime, ctime, inode, device) of the trace and of each file as they were then.
+(source.sha256), each event file with its rows (events[]) and the symbol files the views read
+beside them (kallsyms.file, printk_formats.file: sql/08_symbols.sql); record() adds, right after
+the conversion, each file's size and sha256 (events[].bytes, events[].sha256, kallsyms.bytes ...),
+and under WRITTEN the stat (size, mtime, ctime, inode, device) of the trace and of each file as
+they were then.
 
 check() compares what is on disk with that: every listed file present, a regular file, its
 size; no other event file where the views would read one; and the trace and each file either
@@ -79,6 +81,25 @@ def listed(meta):
     return out
 
 
+# The files beside the event files that the views read too (sql/08_symbols.sql): metadata.json's
+# key for each and the one name the converter gives it.
+SYMBOL_FILES = {"kallsyms": "kallsyms.parquet", "printk_formats": "printk_formats.parquet"}
+
+
+def symbol_files(meta):
+    """[(relative path, its metadata.json entry)] of the symbol files metadata.json names (the
+    entry: kallsyms or printk_formats, {..., file}); another file name is refused."""
+    out = []
+    for key, name in SYMBOL_FILES.items():
+        entry = meta.get(key)
+        if not isinstance(entry, dict) or "file" not in entry:
+            continue
+        if entry["file"] != name:
+            raise NtscopeError(f"metadata.json names the {key} file {entry['file']!r}, not {name!r}; fix: {FIX}")
+        out.append((name, entry))
+    return out
+
+
 def write_metadata(host_dir, meta):
     from .output import write_text
     write_text(metadata_path(host_dir), json.dumps(meta, indent=2) + "\n")
@@ -98,6 +119,15 @@ def record(host_dir, trace_stat=None, recount=False):
         if recount:
             import pyarrow.parquet as pq
             ev["rows"] = pq.ParquetFile(path).metadata.num_rows
+        files[rel] = stat_key(st)
+    for rel, entry in symbol_files(meta):
+        path = os.path.join(host_dir, "parquet", rel)
+        if not os.path.lexists(path):   # not written (a scaled copy of a run has none): nothing to check
+            entry.pop("sha256", None)
+            entry.pop("bytes", None)
+            continue
+        entry["sha256"], st = sha256_of(path, "symbol file")
+        entry["bytes"] = st.st_size
         files[rel] = stat_key(st)
     meta[WRITTEN] = {"trace": stat_key(trace_stat) if trace_stat is not None else None, "files": files}
     write_metadata(host_dir, meta)
@@ -164,6 +194,7 @@ def check(host_dir, full=False):
         written = {"files": {}}
     try:
         files = listed(meta)
+        symbols = [(rel, entry) for rel, entry in symbol_files(meta) if "sha256" in entry]
     except NtscopeError as e:
         return [str(e).split("; fix:")[0]]
     problems, changed = [], False
@@ -180,12 +211,15 @@ def check(host_dir, full=False):
                         f"metadata.json says {str(src.get('sha256'))[:16]}...)"]
             written["trace"], changed = stat_key(st), True
     stamps = written.get("files") if isinstance(written.get("files"), dict) else {}
-    for rel, ev in files:
+    # the symbol files recorded with a checksum, as the event files (one recorded by an older
+    # ntscope has none: not checked)
+    for rel, ev in files + symbols:
         path = os.path.join(where, rel)
         try:
             st = os.lstat(path)
         except FileNotFoundError:
-            problems.append(f"{path} is missing (metadata.json lists it with {ev.get('rows')} rows)")
+            problems.append(f"{path} is missing (metadata.json lists it"
+                            + (f" with {ev['rows']} rows)" if "rows" in ev else ")"))
             continue
         if not stat.S_ISREG(st.st_mode):
             problems.append(f"{path} is {inputs.kind_of(st.st_mode) if not stat.S_ISLNK(st.st_mode) else 'a symbolic link'}, "

@@ -726,6 +726,22 @@ def test_a_flipped_bit_or_a_missing_event_file_is_converted_again(fresh, ntscope
     assert inputs_digest(run) == traces
 
 
+@pytest.mark.parametrize("name,key,count", [("kallsyms.parquet", "kallsyms", "symbols"),
+                                            ("printk_formats.parquet", "printk_formats", "formats")])
+def test_a_flipped_bit_in_a_symbol_file_is_converted_again(fresh, ntscope_cli, name, key, count):
+    # the views read kallsyms.parquet and printk_formats.parquet beside the event files (ksym,
+    # printk_format): a damaged one is found and converted again as an event file is
+    run = fresh(SMALL)
+    bad = os.path.join(run, "initiator", "parquet", name)
+    flip_a_bit(bad)
+    r = ntscope_cli("sql", run, "-c", f"SELECT count(*) AS n FROM {key} WHERE host = 'initiator'")
+    assert r.returncode == 0, r.stderr
+    assert f"converting {run}/initiator/trace.dat again: {bad} is not the file the converter wrote (sha256 " in r.stderr
+    meta = json.load(open(os.path.join(run, "initiator", "parquet", "metadata.json")))
+    assert r.stdout.split() == ["n", str(meta[key][count])] and meta[key]["sha256"] == hashlib.sha256(
+        open(bad, "rb").read()).hexdigest()
+
+
 def test_a_trace_replaced_under_its_parquet_is_converted_again(fresh, ntscope_cli):
     # the same size and the old mtime: a size+mtime check took the old Parquet for it
     run = fresh(SMALL)

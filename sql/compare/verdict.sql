@@ -61,7 +61,239 @@ CREATE OR REPLACE MACRO cpu_wait_io_text(base_io, run_io, change_ns, stage) AS
 -- mbps_text(bytes_per_s): '7.7 MB/s' (decimal megabytes).
 CREATE OR REPLACE MACRO mbps_text(b) AS printf('%.1f MB/s', b / 1e6);
 
--- cmp_verdict: one row per group present in both runs: what changed and the likely cause.
+-- cmp_group_change: one row per group of the verdict's stage set (cmp_stage_set) present in
+-- both runs: how its mean end-to-end time changed, the top-level stage that changed most in
+-- that direction and its dominant child, the most amplified stage, and the one-way split of
+-- that top-level stage's change. What cmp_verdict's numbers are read from.
+--   group_key, stage_set
+--   verdict            'slower', 'faster' or 'no significant change' (cmp_lad's significant)
+--   e2e_base_ns, e2e_run_ns, e2e_lad, e2e_lad_lo, e2e_lad_hi, e2e_change_ns, e2e_change_lo_ns,
+--   e2e_change_hi_ns   end_to_end's mean per side, its LAD and the change with their CIs (ns)
+--   reps_base, reps_run   runs per side
+--   e2e_between_lo_ns, e2e_between_hi_ns   the change between repeated runs (ns; NULL without repeats)
+--   top_stage          the top-level stage whose mean changed most in the direction of the
+--                      end-to-end change (the bottleneck when the verdict names a change)
+--   child_stage        its child stage carrying at least half of its change, if any
+--   change_ns, change_lo_ns, change_hi_ns, lad, lad_lo, lad_hi, share   top_stage's (cmp_stage_share)
+--   amplified_stage, amplified_lad, amplified_lad_lo, amplified_lad_hi   as in cmp_verdict
+--   amplified_change_ns   the amplified stage's change of the mean (ns)
+--   sub_ns, comp_ns    change of top_stage's submission / completion children (ns; NULL without one)
+CREATE OR REPLACE VIEW cmp_group_change AS
+WITH e AS (
+    SELECT * FROM cmp_lad WHERE stage = 'end_to_end' AND statistic = 'mean'
+      AND stage_set = (SELECT stage_set FROM cmp_stage_set)
+), top AS (
+    SELECT s.* FROM cmp_stage_share s JOIN e USING (group_key)
+    WHERE s.parent IS NULL
+    QUALIFY row_number() OVER (PARTITION BY s.group_key ORDER BY s.change_ns * sign(e.change_ns) DESC, s.seq) = 1
+), child AS (
+    SELECT c.group_key, c.stage, c.change_ns
+    FROM cmp_stage_share c JOIN top t ON c.group_key = t.group_key AND c.parent = t.stage
+    WHERE c.change_ns * sign(t.change_ns) >= 0.5 * abs(t.change_ns)
+    QUALIFY row_number() OVER (PARTITION BY c.group_key ORDER BY c.change_ns * sign(t.change_ns) DESC) = 1
+), amp AS (
+    -- end-to-end changed: the most amplified stage in its direction that carries >= 5% of
+    -- the change; unchanged within noise: a stage amplified >= 2x (CI) whose added time
+    -- other stages absorbed (TCG runs vary by ms in network time between runs)
+    SELECT s.group_key, s.stage AS amplified_stage, s.lad AS amplified_lad, s.lad_lo AS amplified_lad_lo,
+           s.lad_hi AS amplified_lad_hi, s.change_ns AS amplified_change_ns
+    FROM cmp_stage_share s JOIN e USING (group_key)
+    WHERE s.significant AND CASE WHEN e.significant THEN s.change_ns * sign(e.change_ns) >= 0.05 * abs(e.change_ns)
+                                 ELSE s.lad_lo >= 2 END
+    QUALIFY row_number() OVER (PARTITION BY s.group_key
+                               ORDER BY CASE WHEN e.change_ns > 0 OR NOT e.significant THEN s.lad ELSE 1 / s.lad END DESC, s.seq) = 1
+), dir AS (
+    -- one-way split of a network change, only meaningful on a synchronized clock
+    SELECT s.group_key,
+           max(s.change_ns) FILTER (WHERE s.direction = 'submission') AS sub_ns,
+           max(s.change_ns) FILTER (WHERE s.direction = 'completion') AS comp_ns
+    FROM cmp_stage_share s JOIN top t ON s.group_key = t.group_key AND s.parent = t.stage GROUP BY s.group_key
+)
+SELECT e.group_key, e.stage_set,
+       CASE WHEN NOT e.significant THEN 'no significant change'
+            WHEN e.change_ns > 0 THEN 'slower' ELSE 'faster' END AS verdict,
+       e.base_ns AS e2e_base_ns, e.run_ns AS e2e_run_ns, e.lad AS e2e_lad, e.lad_lo AS e2e_lad_lo,
+       e.lad_hi AS e2e_lad_hi, e.change_ns AS e2e_change_ns, e.change_lo_ns AS e2e_change_lo_ns,
+       e.change_hi_ns AS e2e_change_hi_ns, e.reps_base, e.reps_run,
+       e.between_change_lo_ns AS e2e_between_lo_ns, e.between_change_hi_ns AS e2e_between_hi_ns,
+       t.stage AS top_stage, c.stage AS child_stage, t.change_ns, t.change_lo_ns, t.change_hi_ns,
+       t.lad, t.lad_lo, t.lad_hi, t.share,
+       amp.amplified_stage, amp.amplified_lad, amp.amplified_lad_lo, amp.amplified_lad_hi, amp.amplified_change_ns,
+       dir.sub_ns, dir.comp_ns
+FROM e LEFT JOIN top t USING (group_key) LEFT JOIN child c USING (group_key) LEFT JOIN amp USING (group_key)
+LEFT JOIN dir USING (group_key);
+
+-- cmp_group_queue_change: one row per group: how crowded its I/Os' transport queues were in
+-- the run against the base (cmp_queue_evidence; a group the base lacks counts from 0).
+--   group_key
+--   other_cpu_growth     commands ahead from another CPU: run - base (commands)
+--   other_bytes_growth   bytes of other streams ahead on the same queue: run - base (bytes)
+--   device_bytes_growth  bytes of other streams ahead on the same device: run - base (bytes)
+--   base_ahead, run_ahead   commands in flight ahead on the same queue, per side
+--   base_queues, run_queues distinct queues the group used, per side
+--   run_cpus             distinct submitting CPUs in the run
+CREATE OR REPLACE VIEW cmp_group_queue_change AS
+SELECT group_key,
+       max(other_cpu_cmds_mean) FILTER (WHERE run = 'run') - coalesce(max(other_cpu_cmds_mean) FILTER (WHERE run = 'base'), 0) AS other_cpu_growth,
+       max(other_stream_bytes_mean) FILTER (WHERE run = 'run') - coalesce(max(other_stream_bytes_mean) FILTER (WHERE run = 'base'), 0) AS other_bytes_growth,
+       max(device_other_bytes_mean) FILTER (WHERE run = 'run') - coalesce(max(device_other_bytes_mean) FILTER (WHERE run = 'base'), 0) AS device_bytes_growth,
+       max(ahead_cmds_mean) FILTER (WHERE run = 'run') AS run_ahead, max(ahead_cmds_mean) FILTER (WHERE run = 'base') AS base_ahead,
+       max(queues) FILTER (WHERE run = 'run') AS run_queues, max(queues) FILTER (WHERE run = 'base') AS base_queues,
+       max(cpus) FILTER (WHERE run = 'run') AS run_cpus
+FROM cmp_queue_evidence GROUP BY group_key;
+
+-- cmp_run_change: one row: what each side's runs recorded beside the I/Os (cmp_run_info), base
+-- against run: the causes' evidence that is not per group. base_* / run_* are that side's
+-- (mean over its repeats; NULL when its runs did not record it).
+--   synced             every run's clocks synchronized (cmp_run_info.clock_synced)
+--   unc_ns             the largest clock-offset uncertainty of any run (ns)
+--   base_local_per_s, run_local_per_s   the target's own I/O on its devices (requests/s, max)
+--   base_digest, run_digest   NVMe/TCP digests ('none', 'header', 'data', 'header,data'; max)
+--   base_tw, run_tw, base_iw, run_iw   mean wait of the target's / initiator's io_work for its CPU (ns)
+--   base_trx, run_trx, base_irx, run_irx   the same of the NET_RX softirq (ns)
+--   base_other_bps, run_other_bps   TCP traffic that is not NVMe/TCP on the NVMe/TCP path (bytes/s)
+--   run_nvme_bps       NVMe/TCP's data rate in the run (bytes/s)
+--   run_other_path, run_other_top_flow   the run's path interface and its largest other flow (text)
+CREATE OR REPLACE VIEW cmp_run_change AS
+SELECT bool_and(clock_synced) AS synced, max(offset_uncertainty_ns) AS unc_ns,
+       max(target_local_io_per_s) FILTER (WHERE run = 'base') AS base_local_per_s,
+       max(target_local_io_per_s) FILTER (WHERE run = 'run') AS run_local_per_s,
+       max(digest) FILTER (WHERE run = 'base') AS base_digest,
+       max(digest) FILTER (WHERE run = 'run') AS run_digest,
+       avg(target_io_work_wait_ns) FILTER (WHERE run = 'base') AS base_tw,
+       avg(target_io_work_wait_ns) FILTER (WHERE run = 'run') AS run_tw,
+       avg(initiator_io_work_wait_ns) FILTER (WHERE run = 'base') AS base_iw,
+       avg(initiator_io_work_wait_ns) FILTER (WHERE run = 'run') AS run_iw,
+       avg(target_net_rx_wait_ns) FILTER (WHERE run = 'base') AS base_trx,
+       avg(target_net_rx_wait_ns) FILTER (WHERE run = 'run') AS run_trx,
+       avg(initiator_net_rx_wait_ns) FILTER (WHERE run = 'base') AS base_irx,
+       avg(initiator_net_rx_wait_ns) FILTER (WHERE run = 'run') AS run_irx,
+       avg(other_traffic_bytes_per_s) FILTER (WHERE run = 'base') AS base_other_bps,
+       avg(other_traffic_bytes_per_s) FILTER (WHERE run = 'run') AS run_other_bps,
+       avg(nvme_data_bytes_per_s) FILTER (WHERE run = 'run') AS run_nvme_bps,
+       min(other_traffic_path) FILTER (WHERE run = 'run') AS run_other_path,
+       min(other_traffic_top_flow) FILTER (WHERE run = 'run') AS run_other_top_flow
+FROM cmp_run_info;
+
+-- cmp_group_cpu_wait: one row per group: how long, per I/O, its queue's NVMe/TCP work waited for
+-- each host's CPU while the I/O was between the hosts (cmp_io's io_cpu_wait columns), the
+-- group's mean per side (ns; NULL when that side did not record cpu_wait).
+--   group_key
+--   base_t_io, run_t_io   the target's CPU
+--   base_i_io, run_i_io   the initiator's CPU
+CREATE OR REPLACE VIEW cmp_group_cpu_wait AS
+SELECT 'type=' || coalesce(io_type, '?') || ', size=' || size_bytes AS group_key,
+       avg(target_cpu_wait_ns) FILTER (WHERE run = 'base') AS base_t_io,
+       avg(target_cpu_wait_ns) FILTER (WHERE run = 'run') AS run_t_io,
+       avg(initiator_cpu_wait_ns) FILTER (WHERE run = 'base') AS base_i_io,
+       avg(initiator_cpu_wait_ns) FILTER (WHERE run = 'run') AS run_i_io
+FROM cmp_io GROUP BY 1;
+
+-- cmp_cause: one row per group of cmp_group_change: the evidence each cause is read from and
+-- the cause it gives. cmp_group_change's columns, then those of cmp_group_queue_change,
+-- cmp_run_change and cmp_group_cpu_wait that the causes read, and:
+--   cstage             the stage the cause is read from: the bottleneck (its dominant child
+--                      when it has one), or without an end-to-end change the amplified stage
+--   queue_shared_by_cpus, queue_shared_by_streams, device_shared_by_streams   the queue or device
+--                      got crowded since the base (a command from another CPU, >= 4 KiB of
+--                      other streams ahead of the average I/O)
+--   device_busier      the target's own I/O on its devices grew by >= 10 requests/s
+--   digest_added       digests turned on (or more of them) since the base
+--   target_cpu_late, initiator_cpu_late   that side's CPU wait per I/O grew enough (cpu_late)
+--   other_traffic_grew other TCP traffic on the NVMe/TCP path grew (cmp_params.nic_other_min_share)
+--   ccat, cside        category and side of cstage (stage_definitions)
+--   acat               category of the amplified stage
+--   transport_or_network  cstage or the amplified stage is where queue crowding shows
+--   cause_id           cause_ids.cause_id ('none' without a stage to read it from)
+--   dir                for a network cause: 'submission' / 'completion' / 'both', 'unknown'
+--                      off a synchronized clock or on a one-host round trip; NULL otherwise
+CREATE OR REPLACE VIEW cmp_cause AS
+WITH k AS (
+    SELECT g.*, q.* EXCLUDE (group_key), r.synced, r.unc_ns,
+           -- the stage the cause is read from: the bottleneck (its dominant child when it
+           -- has one), or without an end-to-end change the amplified stage
+           CASE WHEN g.verdict = 'no significant change' THEN g.amplified_stage
+                ELSE coalesce(g.child_stage, g.top_stage) END AS cstage,
+           -- transport queue crowding: a command from another CPU, or >= 4 KiB of another
+           -- stream, ahead of the average I/O on its queue, that the base did not have
+           coalesce(q.other_cpu_growth >= 0.5, false) AS queue_shared_by_cpus,
+           coalesce(q.other_bytes_growth >= 4096, false) AS queue_shared_by_streams,
+           coalesce(q.device_bytes_growth >= 4096, false) AS device_shared_by_streams,
+           -- a busier device: the target's own I/O on it grew (>= 10 requests/s more than the base)
+           coalesce(r.run_local_per_s - coalesce(r.base_local_per_s, 0) >= 10, false) AS device_busier,
+           r.base_local_per_s, r.run_local_per_s,
+           -- digests turned on (or more of them) since the base, both runs' settings known
+           coalesce(r.run_digest <> r.base_digest AND r.run_digest <> 'none'
+                    AND length(r.run_digest) >= length(replace(r.base_digest, 'none', '')), false) AS digest_added,
+           r.base_digest, r.run_digest,
+           -- a side's NVMe/TCP work (io_work, NET_RX softirq) waited longer for its CPU while the
+           -- I/Os were between the hosts (capture key cpu_wait), per I/O by at least
+           -- cpu_wait_min_share of the bottleneck's change: that CPU is where the time went (a
+           -- busy network also makes the CPUs wait, less: see cmp_params)
+           cpu_late(cw.base_t_io, cw.run_t_io, g.change_ns, p) AS target_cpu_late,
+           cpu_late(cw.base_i_io, cw.run_i_io, g.change_ns, p) AS initiator_cpu_late,
+           cw.base_t_io, cw.run_t_io, cw.base_i_io, cw.run_i_io,
+           r.base_tw, r.run_tw, r.base_iw, r.run_iw, r.base_trx, r.run_trx, r.base_irx, r.run_irx,
+           -- traffic that is not NVMe/TCP on the NVMe/TCP path's interface grew (capture key
+           -- net_flows, both runs): by >= nic_other_min_share of all the path carried in the run
+           coalesce(r.run_other_bps - r.base_other_bps
+                    >= p.nic_other_min_share * (r.run_other_bps + coalesce(r.run_nvme_bps, 0)), false) AS other_traffic_grew,
+           r.base_other_bps, r.run_other_bps, r.run_nvme_bps, r.run_other_path, r.run_other_top_flow
+    FROM cmp_group_change g LEFT JOIN cmp_group_queue_change q USING (group_key)
+    LEFT JOIN cmp_run_change r ON true
+    LEFT JOIN cmp_group_cpu_wait cw ON cw.group_key = g.group_key, cmp_params p
+), cat AS (
+    -- where each stage's time goes (stage_definitions, the one stage table)
+    SELECT stage_set, stage, category, side FROM stage_definitions
+), c AS (
+    SELECT k.*, cc.category AS ccat, cc.side AS cside, ac.category AS acat,
+           -- the initiator transport queue's own stage, or the connection behind it (network,
+           -- or the stock fabric stages that hold both): where queue crowding shows
+           coalesce(cc.category IN ('transport_queue', 'network', 'fabric'), false)
+             OR coalesce(ac.category = 'transport_queue', false)
+             -- fewer queues than the base: one queue's io_work also receives every CPU's
+             -- responses and completes them on the submitter's CPU, so the initiator's
+             -- completion stage is where it amplifies (lab fs-ext4 queues=1: LAD 46-140)
+             OR coalesce(ac.category = 'host_cpu' AND ac.side = 'initiator' AND k.run_queues < k.base_queues, false)
+             AS transport_or_network
+    FROM k
+    LEFT JOIN cat cc ON cc.stage_set = k.stage_set AND cc.stage = k.cstage
+    LEFT JOIN cat ac ON ac.stage_set = k.stage_set AND ac.stage = k.amplified_stage
+)
+SELECT c.*,
+       CASE WHEN ccat IS NULL THEN 'none'
+            -- digests are computed where PDUs are built and parsed: both transports
+            -- (CPU) and what the clock-free network stage spans on their way
+            -- (work added: never the cause of a faster run)
+            WHEN digest_added AND verdict <> 'faster'
+                 AND ccat IN ('network', 'fabric', 'transport_queue', 'target_cpu', 'host_cpu') THEN 'digest'
+            WHEN transport_or_network AND queue_shared_by_cpus THEN 'few_queues'
+            WHEN transport_or_network AND (queue_shared_by_streams OR device_shared_by_streams) THEN 'interference'
+            -- other traffic on the NVMe/TCP path's interface grew: the network time is the
+            -- link's (or the hosts' network stacks') share of it; a CPU that waited meanwhile
+            -- was busy with that traffic (checked before the CPU rules)
+            WHEN verdict <> 'faster' AND other_traffic_grew AND ccat IN ('network', 'fabric') THEN 'nic_contention'
+            -- a side whose NVMe/TCP work waited far longer for its CPU: commands wait in
+            -- the target's socket for its receive softirq (network to the clock-free stages)
+            WHEN verdict = 'slower' AND target_cpu_late
+                 AND ccat IN ('network', 'fabric', 'target_cpu', 'target') THEN 'target_cpu'
+            WHEN verdict = 'slower' AND initiator_cpu_late
+                 AND ccat IN ('network', 'fabric', 'transport_queue', 'host_cpu') THEN 'io_cpu_contention'
+            WHEN ccat IN ('network', 'fabric') THEN 'slow_network'
+            WHEN ccat = 'transport_queue' THEN 'host_transport'
+            WHEN ccat = 'target_device' THEN CASE WHEN device_busier THEN 'busy_device' ELSE 'slow_device' END
+            ELSE ccat END AS cause_id,
+       -- one-way split of a network change: only on a synchronized clock, and not from a
+       -- round trip measured on one host (the R2T wait: both ends on the target)
+       CASE WHEN ccat IS NULL OR ccat NOT IN ('network', 'fabric') THEN NULL
+            WHEN NOT synced OR cside = 'target' THEN 'unknown'
+            WHEN coalesce(sub_ns, 0) >= 0.7 * change_ns THEN 'submission'
+            WHEN coalesce(comp_ns, 0) >= 0.7 * change_ns THEN 'completion'
+            ELSE 'both' END AS dir
+FROM c;
+
+-- cmp_verdict: one row per group present in both runs: what changed and the likely cause, in
+-- words (cmp_cause's numbers and cause_id, cause_ids' text).
 --   group_key, stage_set
 --   verdict            'slower', 'faster' or 'no significant change' (end-to-end mean: its
 --                      CI includes no change, or the change is below cmp_params' minimums);
@@ -105,164 +337,7 @@ SELECT j.* REPLACE (
            CASE WHEN p.problems IS NULL THEN j.cause_id ELSE 'input_error' END AS cause_id,
            CASE WHEN p.problems IS NULL THEN j.direction END AS direction)
 FROM (SELECT string_agg(run || ' ' || problem, '; ' ORDER BY run) AS problems FROM cmp_input_problems) p,
-(WITH e AS (
-    SELECT * FROM cmp_lad WHERE stage = 'end_to_end' AND statistic = 'mean'
-      AND stage_set = (SELECT stage_set FROM cmp_stage_set)
-), top AS (
-    SELECT s.* FROM cmp_stage_share s JOIN e USING (group_key)
-    WHERE s.parent IS NULL
-    QUALIFY row_number() OVER (PARTITION BY s.group_key ORDER BY s.change_ns * sign(e.change_ns) DESC, s.seq) = 1
-), child AS (
-    SELECT c.group_key, c.stage, c.change_ns
-    FROM cmp_stage_share c JOIN top t ON c.group_key = t.group_key AND c.parent = t.stage
-    WHERE c.change_ns * sign(t.change_ns) >= 0.5 * abs(t.change_ns)
-    QUALIFY row_number() OVER (PARTITION BY c.group_key ORDER BY c.change_ns * sign(t.change_ns) DESC) = 1
-), q AS (
-    SELECT group_key,
-           max(other_cpu_cmds_mean) FILTER (WHERE run = 'run') - coalesce(max(other_cpu_cmds_mean) FILTER (WHERE run = 'base'), 0) AS other_cpu_growth,
-           max(other_stream_bytes_mean) FILTER (WHERE run = 'run') - coalesce(max(other_stream_bytes_mean) FILTER (WHERE run = 'base'), 0) AS other_bytes_growth,
-           max(device_other_bytes_mean) FILTER (WHERE run = 'run') - coalesce(max(device_other_bytes_mean) FILTER (WHERE run = 'base'), 0) AS device_bytes_growth,
-           max(ahead_cmds_mean) FILTER (WHERE run = 'run') AS run_ahead, max(ahead_cmds_mean) FILTER (WHERE run = 'base') AS base_ahead,
-           max(queues) FILTER (WHERE run = 'run') AS run_queues, max(queues) FILTER (WHERE run = 'base') AS base_queues,
-           max(cpus) FILTER (WHERE run = 'run') AS run_cpus
-    FROM cmp_queue_evidence GROUP BY group_key
-), amp AS (
-    -- end-to-end changed: the most amplified stage in its direction that carries >= 5% of
-    -- the change; unchanged within noise: a stage amplified >= 2x (CI) whose added time
-    -- other stages absorbed (TCG runs vary by ms in network time between runs)
-    SELECT s.group_key, s.stage AS amplified_stage, s.lad AS amplified_lad, s.lad_lo AS amplified_lad_lo,
-           s.lad_hi AS amplified_lad_hi, s.change_ns AS amplified_change_ns
-    FROM cmp_stage_share s JOIN e USING (group_key)
-    WHERE s.significant AND CASE WHEN e.significant THEN s.change_ns * sign(e.change_ns) >= 0.05 * abs(e.change_ns)
-                                 ELSE s.lad_lo >= 2 END
-    QUALIFY row_number() OVER (PARTITION BY s.group_key
-                               ORDER BY CASE WHEN e.change_ns > 0 OR NOT e.significant THEN s.lad ELSE 1 / s.lad END DESC, s.seq) = 1
-), clk AS (
-    SELECT bool_and(clock_synced) AS synced, max(offset_uncertainty_ns) AS unc_ns FROM cmp_run_info
-), dir AS (
-    -- one-way split of a network change, only meaningful on a synchronized clock
-    SELECT s.group_key,
-           max(s.change_ns) FILTER (WHERE s.direction = 'submission') AS sub_ns,
-           max(s.change_ns) FILTER (WHERE s.direction = 'completion') AS comp_ns
-    FROM cmp_stage_share s JOIN top t ON s.group_key = t.group_key AND s.parent = t.stage GROUP BY s.group_key
-), v AS (
-    SELECT e.group_key, e.stage_set,
-           CASE WHEN NOT e.significant THEN 'no significant change'
-                WHEN e.change_ns > 0 THEN 'slower' ELSE 'faster' END AS verdict,
-           e.base_ns AS e2e_base_ns, e.run_ns AS e2e_run_ns, e.lad AS e2e_lad, e.lad_lo AS e2e_lad_lo,
-           e.lad_hi AS e2e_lad_hi, e.change_ns AS e2e_change_ns, e.change_lo_ns AS e2e_change_lo_ns,
-           e.change_hi_ns AS e2e_change_hi_ns, e.reps_base, e.reps_run,
-           e.between_change_lo_ns AS e2e_between_lo_ns, e.between_change_hi_ns AS e2e_between_hi_ns,
-           t.stage AS top_stage, c.stage AS child_stage, t.change_ns, t.change_lo_ns, t.change_hi_ns,
-           t.lad, t.lad_lo, t.lad_hi, t.share, q.*, clk.synced, clk.unc_ns, dir.sub_ns, dir.comp_ns,
-           amp.amplified_stage, amp.amplified_lad, amp.amplified_lad_lo, amp.amplified_lad_hi, amp.amplified_change_ns
-    FROM e LEFT JOIN top t USING (group_key) LEFT JOIN child c USING (group_key) LEFT JOIN amp USING (group_key)
-    LEFT JOIN q USING (group_key) LEFT JOIN dir USING (group_key), clk
-), cat AS (
-    -- where each stage's time goes (stage_definitions, the one stage table)
-    SELECT stage_set, stage, category, side FROM stage_definitions
-), k AS (
-    SELECT v.*,
-           -- the stage the cause is read from: the bottleneck (its dominant child when it
-           -- has one), or without an end-to-end change the amplified stage
-           CASE WHEN v.verdict = 'no significant change' THEN v.amplified_stage
-                ELSE coalesce(v.child_stage, v.top_stage) END AS cstage,
-           -- transport queue crowding: a command from another CPU, or >= 4 KiB of another
-           -- stream, ahead of the average I/O on its queue, that the base did not have
-           coalesce(v.other_cpu_growth >= 0.5, false) AS queue_shared_by_cpus,
-           coalesce(v.other_bytes_growth >= 4096, false) AS queue_shared_by_streams,
-           coalesce(v.device_bytes_growth >= 4096, false) AS device_shared_by_streams,
-           -- a busier device: the target's own I/O on it grew (>= 10 requests/s more than the base)
-           coalesce(li.run_local_per_s - coalesce(li.base_local_per_s, 0) >= 10, false) AS device_busier,
-           -- digests turned on (or more of them) since the base, both runs' settings known
-           coalesce(li.run_digest <> li.base_digest AND li.run_digest <> 'none'
-                    AND length(li.run_digest) >= length(replace(li.base_digest, 'none', '')), false) AS digest_added,
-           li.base_digest, li.run_digest,
-           -- a side's NVMe/TCP work (io_work, NET_RX softirq) waited longer for its CPU while the
-           -- I/Os were between the hosts (capture key cpu_wait), per I/O by at least
-           -- cpu_wait_min_share of the bottleneck's change: that CPU is where the time went (a
-           -- busy network also makes the CPUs wait, less: see cmp_params)
-           cpu_late(cw.base_t_io, cw.run_t_io, v.change_ns, p) AS target_cpu_late,
-           cpu_late(cw.base_i_io, cw.run_i_io, v.change_ns, p) AS initiator_cpu_late,
-           cw.base_t_io, cw.run_t_io, cw.base_i_io, cw.run_i_io,
-           li.base_tw, li.run_tw, li.base_iw, li.run_iw, li.base_trx, li.run_trx, li.base_irx, li.run_irx,
-           -- traffic that is not NVMe/TCP on the NVMe/TCP path's interface grew (capture key
-           -- net_flows, both runs): by >= nic_other_min_share of all the path carried in the run
-           coalesce(li.run_other_bps - li.base_other_bps
-                    >= p.nic_other_min_share * (li.run_other_bps + coalesce(li.run_nvme_bps, 0)), false) AS other_traffic_grew,
-           li.base_other_bps, li.run_other_bps, li.run_nvme_bps, li.run_other_path, li.run_other_top_flow
-    FROM v LEFT JOIN (SELECT max(target_local_io_per_s) FILTER (WHERE run = 'run') AS run_local_per_s,
-                             max(target_local_io_per_s) FILTER (WHERE run = 'base') AS base_local_per_s,
-                             max(digest) FILTER (WHERE run = 'run') AS run_digest,
-                             max(digest) FILTER (WHERE run = 'base') AS base_digest,
-                             avg(target_io_work_wait_ns) FILTER (WHERE run = 'base') AS base_tw,
-                             avg(target_io_work_wait_ns) FILTER (WHERE run = 'run') AS run_tw,
-                             avg(initiator_io_work_wait_ns) FILTER (WHERE run = 'base') AS base_iw,
-                             avg(initiator_io_work_wait_ns) FILTER (WHERE run = 'run') AS run_iw,
-                             avg(target_net_rx_wait_ns) FILTER (WHERE run = 'base') AS base_trx,
-                             avg(target_net_rx_wait_ns) FILTER (WHERE run = 'run') AS run_trx,
-                             avg(initiator_net_rx_wait_ns) FILTER (WHERE run = 'base') AS base_irx,
-                             avg(initiator_net_rx_wait_ns) FILTER (WHERE run = 'run') AS run_irx,
-                             avg(other_traffic_bytes_per_s) FILTER (WHERE run = 'base') AS base_other_bps,
-                             avg(other_traffic_bytes_per_s) FILTER (WHERE run = 'run') AS run_other_bps,
-                             avg(nvme_data_bytes_per_s) FILTER (WHERE run = 'run') AS run_nvme_bps,
-                             min(other_traffic_path) FILTER (WHERE run = 'run') AS run_other_path,
-                             min(other_traffic_top_flow) FILTER (WHERE run = 'run') AS run_other_top_flow
-                      FROM cmp_run_info) li ON true
-    LEFT JOIN (SELECT 'type=' || coalesce(io_type, '?') || ', size=' || size_bytes AS group_key,
-                      avg(target_cpu_wait_ns) FILTER (WHERE run = 'base') AS base_t_io,
-                      avg(target_cpu_wait_ns) FILTER (WHERE run = 'run') AS run_t_io,
-                      avg(initiator_cpu_wait_ns) FILTER (WHERE run = 'base') AS base_i_io,
-                      avg(initiator_cpu_wait_ns) FILTER (WHERE run = 'run') AS run_i_io
-               FROM cmp_io GROUP BY 1) cw ON cw.group_key = v.group_key, cmp_params p
-), c AS (
-    SELECT k.*, cc.category AS ccat, cc.side AS cside, ac.category AS acat,
-           -- the initiator transport queue's own stage, or the connection behind it (network,
-           -- or the stock fabric stages that hold both): where queue crowding shows
-           coalesce(cc.category IN ('transport_queue', 'network', 'fabric'), false)
-             OR coalesce(ac.category = 'transport_queue', false)
-             -- fewer queues than the base: one queue's io_work also receives every CPU's
-             -- responses and completes them on the submitter's CPU, so the initiator's
-             -- completion stage is where it amplifies (lab fs-ext4 queues=1: LAD 46-140)
-             OR coalesce(ac.category = 'host_cpu' AND ac.side = 'initiator' AND k.run_queues < k.base_queues, false)
-             AS transport_or_network
-    FROM k
-    LEFT JOIN cat cc ON cc.stage_set = k.stage_set AND cc.stage = k.cstage
-    LEFT JOIN cat ac ON ac.stage_set = k.stage_set AND ac.stage = k.amplified_stage
-), d AS (
-    SELECT c.*,
-           CASE WHEN ccat IS NULL THEN 'none'
-                -- digests are computed where PDUs are built and parsed: both transports
-                -- (CPU) and what the clock-free network stage spans on their way
-                -- (work added: never the cause of a faster run)
-                WHEN digest_added AND verdict <> 'faster'
-                     AND ccat IN ('network', 'fabric', 'transport_queue', 'target_cpu', 'host_cpu') THEN 'digest'
-                WHEN transport_or_network AND queue_shared_by_cpus THEN 'few_queues'
-                WHEN transport_or_network AND (queue_shared_by_streams OR device_shared_by_streams) THEN 'interference'
-                -- other traffic on the NVMe/TCP path's interface grew: the network time is the
-                -- link's (or the hosts' network stacks') share of it; a CPU that waited meanwhile
-                -- was busy with that traffic (checked before the CPU rules)
-                WHEN verdict <> 'faster' AND other_traffic_grew AND ccat IN ('network', 'fabric') THEN 'nic_contention'
-                -- a side whose NVMe/TCP work waited far longer for its CPU: commands wait in
-                -- the target's socket for its receive softirq (network to the clock-free stages)
-                WHEN verdict = 'slower' AND target_cpu_late
-                     AND ccat IN ('network', 'fabric', 'target_cpu', 'target') THEN 'target_cpu'
-                WHEN verdict = 'slower' AND initiator_cpu_late
-                     AND ccat IN ('network', 'fabric', 'transport_queue', 'host_cpu') THEN 'io_cpu_contention'
-                WHEN ccat IN ('network', 'fabric') THEN 'slow_network'
-                WHEN ccat = 'transport_queue' THEN 'host_transport'
-                WHEN ccat = 'target_device' THEN CASE WHEN device_busier THEN 'busy_device' ELSE 'slow_device' END
-                ELSE ccat END AS cause_id,
-           -- one-way split of a network change: only on a synchronized clock, and not from a
-           -- round trip measured on one host (the R2T wait: both ends on the target)
-           CASE WHEN ccat IS NULL OR ccat NOT IN ('network', 'fabric') THEN NULL
-                WHEN NOT synced OR cside = 'target' THEN 'unknown'
-                WHEN coalesce(sub_ns, 0) >= 0.7 * change_ns THEN 'submission'
-                WHEN coalesce(comp_ns, 0) >= 0.7 * change_ns THEN 'completion'
-                ELSE 'both' END AS dir
-    FROM c
-)
-SELECT d.group_key, d.stage_set, d.verdict, d.e2e_base_ns, d.e2e_run_ns, d.e2e_lad, d.e2e_lad_lo, d.e2e_lad_hi,
+(SELECT d.group_key, d.stage_set, d.verdict, d.e2e_base_ns, d.e2e_run_ns, d.e2e_lad, d.e2e_lad_lo, d.e2e_lad_hi,
        d.e2e_change_ns, d.e2e_change_lo_ns, d.e2e_change_hi_ns,
        CASE WHEN d.verdict <> 'no significant change' THEN d.top_stage END AS bottleneck_stage,
        CASE WHEN d.verdict <> 'no significant change' THEN d.child_stage END AS detail_stage,
@@ -326,7 +401,7 @@ SELECT d.group_key, d.stage_set, d.verdict, d.e2e_base_ns, d.e2e_run_ns, d.e2e_l
               || CASE WHEN d.transport_or_network THEN printf('; commands ahead on the same queue %.1f -> %.1f, other streams'' KiB ahead on the same device %+.0f, queues used %d -> %d',
                      coalesce(d.base_ahead, 0), coalesce(d.run_ahead, 0), coalesce(d.device_bytes_growth, 0) / 1024, coalesce(d.base_queues, 0), coalesce(d.run_queues, 0)) ELSE '' END
               || CASE WHEN d.ccat = 'target_device' THEN printf('; the target''s own I/O on the device %.0f -> %.0f requests/s',
-                     coalesce(li2.base_local_per_s, 0), coalesce(li2.run_local_per_s, 0)) ELSE '' END
+                     coalesce(d.base_local_per_s, 0), coalesce(d.run_local_per_s, 0)) ELSE '' END
               || CASE WHEN d.ccat IN ('network', 'fabric') AND d.base_other_bps IS NOT NULL AND d.run_other_bps IS NOT NULL
                       THEN '; other TCP traffic on the NVMe/TCP path ' || mbps_text(d.base_other_bps) || ' -> ' || mbps_text(d.run_other_bps)
                            || ' (NVMe/TCP data ' || mbps_text(coalesce(d.run_nvme_bps, 0)) || ')'
@@ -342,7 +417,4 @@ SELECT d.group_key, d.stage_set, d.verdict, d.e2e_base_ns, d.e2e_run_ns, d.e2e_l
        d.base_t_io AS target_cpu_wait_base_ns, d.run_t_io AS target_cpu_wait_run_ns,
        d.base_i_io AS initiator_cpu_wait_base_ns, d.run_i_io AS initiator_cpu_wait_run_ns,
        d.base_other_bps AS other_traffic_base_bytes_per_s, d.run_other_bps AS other_traffic_run_bytes_per_s
-FROM d LEFT JOIN cause_ids ci USING (cause_id)
-LEFT JOIN (SELECT max(target_local_io_per_s) FILTER (WHERE run = 'run') AS run_local_per_s,
-                  max(target_local_io_per_s) FILTER (WHERE run = 'base') AS base_local_per_s
-           FROM cmp_run_info) li2 ON true) j;
+FROM cmp_cause d LEFT JOIN cause_ids ci USING (cause_id)) j;

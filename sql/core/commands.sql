@@ -142,6 +142,79 @@ SELECT host || '/' || submit_cpu || '/' || submit_ts AS submit_key, host, submit
        req_key_of(host, dev, sector, issue_ts) AS req_key, gap_ns
 FROM host_block_link_rows;
 
+-- nvme_fabrics_connects: one row per fabrics connect a target received (nvmet_req_init of opcode
+-- 127, fctype 1), with the controller and queue it connected: the event reports ctrl_id 0 and
+-- qid 0 (the controller is not allocated yet), so both come from the next completion of that cid
+-- on that host. A table of a few rows, computed once for both reads of nvme_command_events.
+--   host, role, event, ts (ns, the host's clock), cpu, pid, comm, ctrl_id, qid, cid, opcode,
+--   fctype, slba, nlb, disk, status   as in events, ctrl_id and qid from the completion
+--   phase     0 (a submit, as in nvme_command_events)
+CREATE OR REPLACE TABLE nvme_fabrics_connects AS
+WITH connects AS (
+    SELECT host, role, event, ts, cpu, pid, comm, ctrl_id, qid, cid, opcode, fctype, slba, nlb,
+           disk, status, 0 AS phase
+    FROM events WHERE event = 'nvmet_req_init' AND opcode = 127 AND fctype = 1
+), target_completes AS (
+    -- only those of a connect's (host, cid): the ASOF join below sorts all of its right side
+    -- (every target completion: 0.9 s of thread time at 40 M events for a few connects)
+    SELECT host, cid, ts, ctrl_id, qid FROM events
+    WHERE event = 'nvmet_req_complete' AND (host, cid) IN (SELECT host, cid FROM connects)
+)
+SELECT e.* REPLACE (coalesce(tc.ctrl_id, e.ctrl_id) AS ctrl_id, coalesce(tc.qid, e.qid) AS qid)
+FROM connects e
+ASOF LEFT JOIN target_completes tc ON tc.host = e.host AND tc.cid = e.cid AND tc.ts >= e.ts;
+
+-- nvme_command_events: one row per NVMe command event of any host: a submit (initiator
+-- nvme_setup_cmd, target nvmet_req_init) or a completion (nvme_complete_rq, nvmet_req_complete),
+-- a fabrics connect's as nvme_fabrics_connects has it.
+-- A view: a filter over the event files, read again by each use (nvme_cid_pairs and
+-- nvme_command_rows' completions). DuckDB materializes a CTE used more than once, and copies of
+-- every command event (12 M wide rows at 40 M events) spilled under the memory limit: read
+-- again, nvme_command_rows took 4.06 -> 3.69 s at 10 M events, 26.1 -> 17.3 s at 40 M (the same rows).
+--   host, role, event   where and which event
+--   ts                  ns, the host's clock
+--   cpu, pid, comm      context of the event
+--   ctrl_id, qid, cid, opcode, fctype, slba, nlb, disk, status   as in events
+--   phase               0 a submit, 1 a completion
+CREATE OR REPLACE VIEW nvme_command_events AS
+SELECT * FROM nvme_fabrics_connects
+UNION ALL
+SELECT host, role, event, ts, cpu, pid, comm, ctrl_id, qid, cid, opcode, fctype, slba, nlb,
+       disk, status,
+       CASE WHEN event IN ('nvme_setup_cmd', 'nvmet_req_init') THEN 0 ELSE 1 END AS phase
+FROM events
+WHERE event IN ('nvme_setup_cmd', 'nvme_complete_rq', 'nvmet_req_init', 'nvmet_req_complete')
+  AND NOT (event = 'nvmet_req_init' AND opcode = 127 AND fctype = 1);
+
+-- nvme_cid_pairs: one row per NVMe command submit (nvme_command_events, phase 0) with the
+-- completion its command id pairs it with: the next event of the same (host, controller, queue,
+-- cid) in time, when that is a completion. nvme_command_rows then prefers, on the initiator, the
+-- completion found through the block request.
+--   host, host_n (host_numbers), role, ctrl_id, qid, cid, opcode, fctype, slba, nlb, disk
+--   submit_ts            ns, the host's clock
+--   submit_cpu, submit_pid, submit_comm   context of the submit
+--   cid_complete_ts, cid_complete_cpu, cid_status   that completion's ts (ns), CPU and NVMe
+--                        status; NULL when the next event of the cid is a submit or none
+CREATE OR REPLACE VIEW nvme_cid_pairs AS
+WITH ordered AS (
+    -- partitioned on (host, controller, queue, cid) as one integer (lifetime_key): DuckDB sorts
+    -- on it in 0.47-0.55 s against 0.68-0.72 s on the four parts with the host's name at 10 M
+    -- events. An event whose key does not pack (a part out of
+    -- range: a damaged event) pairs with nothing.
+    SELECT *,
+           CASE WHEN w_key IS NOT NULL THEN lead(phase) OVER w END AS next_phase,
+           lead(ts) OVER w AS next_ts, lead(cpu) OVER w AS next_cpu, lead(status) OVER w AS next_status
+    FROM (SELECT f.*, n.host_n, lifetime_key(n.host_n, f.ctrl_id, f.qid, f.cid) AS w_key
+          FROM nvme_command_events f JOIN host_numbers n USING (host)) f
+    WINDOW w AS (PARTITION BY w_key ORDER BY ts, phase)
+)
+SELECT host, host_n, role, ctrl_id, qid, cid, opcode, fctype, slba, nlb, disk,
+       ts AS submit_ts, cpu AS submit_cpu, pid AS submit_pid, comm AS submit_comm,
+       CASE WHEN next_phase = 1 THEN next_ts END AS cid_complete_ts,
+       CASE WHEN next_phase = 1 THEN next_cpu END AS cid_complete_cpu,
+       CASE WHEN next_phase = 1 THEN next_status END AS cid_status
+FROM ordered WHERE phase = 0;
+
 -- nvme_commands: one row per NVMe command lifetime on one host (command ids are reused:
 -- each submit is paired with the next completion of the same (host, ctrl_id, qid, cid)).
 -- Initiator: nvme_setup_cmd -> nvme_complete_rq; target: nvmet_req_init -> nvmet_req_complete.
@@ -171,51 +244,12 @@ FROM host_block_link_rows;
 -- The rows are the table nvme_command_rows (every column but cmd_key; cmd_n below is its
 -- rowid); this view adds cmd_key.
 CREATE OR REPLACE TABLE nvme_command_rows AS
--- raw_cmd_events, fixed and completes are NOT MATERIALIZED: each is a filter over the event
--- files, read again by each use. DuckDB materializes a CTE used more than once, and these
--- copies of every command event (12 M wide rows at 40 M events) spilled under the memory
--- limit: the statement took 4.06 -> 3.69 s at 10 M events, 26.1 -> 17.3 s at 40 M (the same rows).
-WITH raw_cmd_events AS NOT MATERIALIZED (
-    SELECT host, role, event, ts, cpu, pid, comm, ctrl_id, qid, cid, opcode, fctype, slba, nlb,
-           disk, status,
-           CASE WHEN event IN ('nvme_setup_cmd', 'nvmet_req_init') THEN 0 ELSE 1 END AS phase
-    FROM events
-    WHERE event IN ('nvme_setup_cmd', 'nvme_complete_rq', 'nvmet_req_init', 'nvmet_req_complete')
-), connects AS (
-    SELECT * FROM raw_cmd_events WHERE event = 'nvmet_req_init' AND opcode = 127 AND fctype = 1
-), target_completes AS (
-    -- only those of a connect's (host, cid): the ASOF join below sorts all of its right side
-    -- (every target completion: 0.9 s of thread time at 40 M events for a few connects)
-    SELECT host, cid, ts, ctrl_id, qid FROM raw_cmd_events
-    WHERE event = 'nvmet_req_complete' AND (host, cid) IN (SELECT host, cid FROM connects)
-), fixed AS NOT MATERIALIZED (
-    -- nvmet_req_init of a fabrics connect reports ctrl_id 0 and qid 0 (controller not
-    -- allocated yet): take both from the next completion of that cid on that host.
-    SELECT e.* REPLACE (coalesce(tc.ctrl_id, e.ctrl_id) AS ctrl_id, coalesce(tc.qid, e.qid) AS qid)
-    FROM connects e
-    ASOF LEFT JOIN target_completes tc ON tc.host = e.host AND tc.cid = e.cid AND tc.ts >= e.ts
-    UNION ALL
-    SELECT * FROM raw_cmd_events WHERE NOT (event = 'nvmet_req_init' AND opcode = 127 AND fctype = 1)
-), ordered AS (
-    -- partitioned on (host, controller, queue, cid) as one integer (lifetime_key): DuckDB sorts
-    -- on it in 0.47-0.55 s against 0.68-0.72 s on the four parts with the host's name at 10 M
-    -- events. An event whose key does not pack (a part out of
-    -- range: a damaged event) pairs with nothing.
-    SELECT *,
-           CASE WHEN w_key IS NOT NULL THEN lead(phase) OVER w END AS next_phase,
-           lead(ts) OVER w AS next_ts, lead(cpu) OVER w AS next_cpu, lead(status) OVER w AS next_status
-    FROM (SELECT f.*, n.host_n, lifetime_key(n.host_n, f.ctrl_id, f.qid, f.cid) AS w_key
-          FROM fixed f JOIN host_numbers n USING (host)) f
-    WINDOW w AS (PARTITION BY w_key ORDER BY ts, phase)
-) , by_cid AS (
-    SELECT host, host_n, role, ctrl_id, qid, cid, opcode, fctype, slba, nlb, disk,
-           ts AS submit_ts, cpu AS submit_cpu, pid AS submit_pid, comm AS submit_comm,
-           CASE WHEN next_phase = 1 THEN next_ts END AS cid_complete_ts,
-           CASE WHEN next_phase = 1 THEN next_cpu END AS cid_complete_cpu,
-           CASE WHEN next_phase = 1 THEN next_status END AS cid_status
-    FROM ordered WHERE phase = 0
-), completes AS NOT MATERIALIZED (
-    SELECT host, ctrl_id, qid, cid, ts, cpu, status FROM fixed WHERE phase = 1
+-- by_cid is computed once (via_block and chosen read it: DuckDB materializes a CTE used twice);
+-- completes is NOT MATERIALIZED: a filter over the event files (nvme_command_events), read
+-- again by each use
+WITH by_cid AS (SELECT * FROM nvme_cid_pairs),
+completes AS NOT MATERIALIZED (
+    SELECT host, ctrl_id, qid, cid, ts, cpu, status FROM nvme_command_events WHERE phase = 1
 ), via_block AS (
     -- the ASOF join's equality key (host, CPU, controller, queue) as one packed_key
     -- initiator: the nvme_complete_rq just before the linked request's block_rq_complete

@@ -57,20 +57,13 @@ WITH named AS (
 SELECT (row_number() OVER (ORDER BY milestone, event))::USMALLINT AS ms_no, milestone, system, event
 FROM named;
 
--- io_tcp_milestone_spans: one row per io and NVMe/TCP milestone it has (patched kernels): when
--- its events first and last happened. A table: io_tcp_milestone_ts below is the same as rows
--- by name (first and '#last'); numbers and one row for both halve the rows the stages and
--- io.parquet read (a patched run of 1 M I/Os: 35.3 M rows with names -> 18.2 M, made in 12.2
--- instead of 17.4 s). Its ASOF joins and window carry numbers, not names (the event's milestone
--- number, the target's host number; the window partitions on the slot's packed_key): the real
--- capture scaled 3x (432 k I/Os) 3.6-4.2 s against 4.7-5.0 s with names, the same rows.
---   io_n       io.io_n
---   ms_no      tcp_milestone_names.ms_no
---   first_ts   the first of its events (ns, initiator clock); NULL only for
---              't:nvmet_tcp_r2t_wait_start' of a command the target neither built an R2T for
---              nor executed
---   last_ts    the last of them ('<milestone>#last'); NULL for 't:nvmet_tcp_r2t_wait_start'
-CREATE OR REPLACE TABLE io_tcp_milestone_spans AS
+-- io_initiator_tcp_events: one row per initiator NVMe/TCP event (initiator_tcp_events) and the
+-- io it belongs to: the command whose tag was allocated last before the event on its
+-- (host, controller, qid, cid). Empty on stock kernels.
+--   io_n    io.io_n
+--   ms_no   tcp_milestone_names.ms_no of the event
+--   ts      ns, the initiator's clock
+CREATE OR REPLACE VIEW io_initiator_tcp_events AS
 WITH istart AS (
     -- slot: (host, controller, qid, cid) packed (packed_key); any_ctrl_slot: the same without
     -- the controller (0), for events that do not name one
@@ -85,18 +78,27 @@ WITH istart AS (
            packed_key(n.host_n, coalesce(e.ctrl_id, 0), e.qid, e.cid) AS slot
     FROM initiator_tcp_events e JOIN host_numbers n ON n.host = e.host
     JOIN tcp_milestone_names m ON m.system = 'nvme_tcp' AND m.event = e.event
-), itcp AS (
-    -- initiator NVMe/TCP events: the command whose tag was allocated last before the event
-    -- (of the event's controller when it names one: two ASOF joins, since an OR in the
-    -- condition would make it a nested loop)
-    SELECT i.io_n, e.ms_no, e.ts
-    FROM (SELECT * FROM itcp_events WHERE NOT no_ctrl) e
-    ASOF JOIN istart i ON i.slot = e.slot AND i.start_ts <= e.ts
-    UNION ALL
-    SELECT i.io_n, e.ms_no, e.ts
-    FROM (SELECT * FROM itcp_events WHERE no_ctrl) e
-    ASOF JOIN istart i ON i.any_ctrl_slot = e.slot AND i.start_ts <= e.ts
-), ios AS (
+)
+-- initiator NVMe/TCP events: the command whose tag was allocated last before the event
+-- (of the event's controller when it names one: two ASOF joins, since an OR in the
+-- condition would make it a nested loop)
+SELECT i.io_n, e.ms_no, e.ts
+FROM (SELECT * FROM itcp_events WHERE NOT no_ctrl) e
+ASOF JOIN istart i ON i.slot = e.slot AND i.start_ts <= e.ts
+UNION ALL
+SELECT i.io_n, e.ms_no, e.ts
+FROM (SELECT * FROM itcp_events WHERE no_ctrl) e
+ASOF JOIN istart i ON i.any_ctrl_slot = e.slot AND i.start_ts <= e.ts;
+
+-- io_target_tcp_events: one row per target NVMe/TCP event and the io it belongs to: the io of
+-- the same (cntlid, qid, cid) whose window holds the event's time, aligned to the initiator's
+-- clock: from the io's submit (- the offset's uncertainty) until the initiator submits the next
+-- command with that cid (or its trace ends). Empty on stock kernels.
+--   io_n    io.io_n
+--   ms_no   tcp_milestone_names.ms_no of the event
+--   ts      ns, the initiator's clock (the target's ts - io.offset_ns)
+CREATE OR REPLACE VIEW io_target_tcp_events AS
+WITH ios AS (
     -- each io's window for target events of its (cntlid, qid, cid), on the target clock:
     -- from its submit (- the offset's uncertainty) until the next submit of that cid, or for
     -- the cid's last use until the initiator's trace ends (+ the uncertainty): a target that
@@ -134,19 +136,36 @@ WITH istart AS (
     FROM tev t
     ASOF JOIN ios k ON k.slot = t.slot AND k.start_t <= t.ts
     ASOF LEFT JOIN ios a ON a.slot = t.slot AND a.end_t <= t.ts
-), ttcp AS (
-    -- target NVMe/TCP events: same (cntlid, qid, cid), aligned time from the initiator's
-    -- submit (- uncertainty) until the initiator submits the next command with this cid (or
-    -- its trace ends):
-    -- send-side target events fire after the bytes are in the socket, so they may be
-    -- stamped after the initiator already processed the response
-    SELECT i.io_n, s.ms_no, s.ts - i.offset_ns AS ts
-    FROM (SELECT *, unnest(range(least(first_pos, last_pos), last_pos + 1)) AS pos FROM span) s
-    JOIN ios i USING (slot, pos)
-    WHERE i.target_host_n = s.target_host_n AND i.cntlid = s.cntlid
-      AND s.ts - i.offset_ns >= i.i_setup_ts - i.offset_uncertainty_ns
-      AND s.ts - i.offset_ns < i.next_ts
-), synthetic AS (
+)
+-- target NVMe/TCP events: same (cntlid, qid, cid), aligned time from the initiator's
+-- submit (- uncertainty) until the initiator submits the next command with this cid (or
+-- its trace ends):
+-- send-side target events fire after the bytes are in the socket, so they may be
+-- stamped after the initiator already processed the response
+SELECT i.io_n, s.ms_no, s.ts - i.offset_ns AS ts
+FROM (SELECT *, unnest(range(least(first_pos, last_pos), last_pos + 1)) AS pos FROM span) s
+JOIN ios i USING (slot, pos)
+WHERE i.target_host_n = s.target_host_n AND i.cntlid = s.cntlid
+  AND s.ts - i.offset_ns >= i.i_setup_ts - i.offset_uncertainty_ns
+  AND s.ts - i.offset_ns < i.next_ts;
+
+-- io_tcp_milestone_spans: one row per io and NVMe/TCP milestone it has (patched kernels): when
+-- its events first and last happened. A table: io_tcp_milestone_ts below is the same as rows
+-- by name (first and '#last'); numbers and one row for both halve the rows the stages and
+-- io.parquet read (a patched run of 1 M I/Os: 35.3 M rows with names -> 18.2 M, made in 12.2
+-- instead of 17.4 s). Its ASOF joins and window carry numbers, not names (the event's milestone
+-- number, the target's host number; the window partitions on the slot's packed_key): the real
+-- capture scaled 3x (432 k I/Os) 3.6-4.2 s against 4.7-5.0 s with names, the same rows.
+--   io_n       io.io_n
+--   ms_no      tcp_milestone_names.ms_no
+--   first_ts   the first of its events (ns, initiator clock); NULL only for
+--              't:nvmet_tcp_r2t_wait_start' of a command the target neither built an R2T for
+--              nor executed
+--   last_ts    the last of them ('<milestone>#last'); NULL for 't:nvmet_tcp_r2t_wait_start'
+CREATE OR REPLACE TABLE io_tcp_milestone_spans AS
+-- ttcp is computed once (read three times below: DuckDB materializes it)
+WITH itcp AS (SELECT * FROM io_initiator_tcp_events),
+ttcp AS (SELECT * FROM io_target_tcp_events), synthetic AS (
     -- the numbers of the two milestones the target's events make, and of the events they are made of
     SELECT max(ms_no) FILTER (WHERE milestone = 't:nvmet_tcp_exec_req') AS exec_no,
            max(ms_no) FILTER (WHERE milestone = 't:nvmet_tcp_r2t_wait_start') AS r2t_no,
