@@ -383,7 +383,7 @@ def test_two_analyses_of_one_run_do_not_mix(fresh, ntscope_bin):
     assert [p.returncode for p in procs] == [0, 0], errs
     assert any("waiting for it to finish" in e for e in errs)   # the second waited for the first
     in_txt, in_json = groups_of(run)
-    assert in_txt == in_json and in_txt in (["type=read"], ["type=read, queue=1", "type=read, queue=2"])
+    assert in_txt == in_json and in_txt in (["type=read"], ["type=read, queue=initiator/c0/q1", "type=read, queue=initiator/c0/q2"])
     assert sorted(e for e in os.listdir(run) if e.startswith(".")) == [".ntscope", ".report.lock"]
     assert sorted(os.listdir(os.path.join(run, ".ntscope"))) == [".compare-side.lock", "compare-side"]
 
@@ -403,7 +403,7 @@ def test_kill_9_in_the_middle_leaves_the_previous_set(fresh, ntscope_bin):
     subprocess.run([sys.executable, "-m", "ntscope", "analyze", run, "--quiet", "--group-by", "type,queue"],
                    env=env, check=True, capture_output=True)
     assert sorted(e for e in os.listdir(run) if e.startswith(".")) == [".ntscope", ".report.lock"]   # stale temp cleaned
-    assert groups_of(run)[0] == ["type=read, queue=1", "type=read, queue=2"]
+    assert groups_of(run)[0] == ["type=read, queue=initiator/c0/q1", "type=read, queue=initiator/c0/q2"]
 
 
 def test_kill_9_while_keeping_the_compare_input_leaves_the_previous_one(fresh, ntscope_bin, tmp_path):
