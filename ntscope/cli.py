@@ -79,7 +79,7 @@ ANALYZE_STEPS = ["convert", "views", "interference", "report model", "interferen
 def spec_from_args(a):
     from ntscope.report import spec as specmod
     kw = dict(types=a.type, sizes=a.size, devices=a.device, queues=a.queue, cpus=a.cpu,
-              processes=a.process, streams=a.stream, window=a.window, group_by=a.group_by,
+              processes=a.process, streams=a.stream, hosts=a.host, targets=a.target, window=a.window, group_by=a.group_by,
               time_bucket_s=a.time_bucket, stage_sets=a.stage_set, slos=a.slo,
               percentiles=a.percentiles)
     if a.spec:   # a flag given overrides the file's value
@@ -319,6 +319,8 @@ def add_analyze_flags(p):
     p.add_argument("--process", help="process names or pids (the bio's owner)")
     p.add_argument("--stream", help="streams as interference prints them, e.g. 'fio/117 read 4096B' "
                                     "(process/pid, type, size)")
+    p.add_argument("--host", help="initiator hosts (their run folders), e.g. initiator")
+    p.add_argument("--target", help="target hosts (their run folders), e.g. target")
     p.add_argument("--window", help="START:END seconds from the first I/O, e.g. 1:4 or 2:")
     p.add_argument("--group-by", help="fields: type,size,device,queue,cpu,process,pid,host,target,time (default type,size)")
     p.add_argument("--time-bucket", type=float, help="seconds per group when grouping by time (default 1; "

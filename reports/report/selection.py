@@ -8,7 +8,8 @@ from ntscope.sql import views
 from .spec import Spec
 
 # filter attribute of Spec -> (flag, io column)
-CHECKED = (("types", "--type", "io_type"), ("cpus", "--cpu", "cpu"))
+CHECKED = (("types", "--type", "io_type"), ("cpus", "--cpu", "cpu"), ("hosts", "--host", "initiator_host"),
+           ("targets", "--target", "target_host"))
 # --device / --queue: Spec attribute -> (flag, the key column the reports print, the short form's
 # column, an example of the key)
 KEYED = (("devices", "device_keys", "--device", "device_key", "disk", "initiator/nvme0n1"),

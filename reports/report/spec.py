@@ -150,6 +150,7 @@ SPEC_KEYS = {
                "device": ("list", 'device = ["initiator/nvme0n1"]'),
                "queue": ("list", 'queue = ["initiator/c0/q1"]'),
                "stream": ("list", 'stream = ["fio/117 read 4096B"]'),
+               "host": ("list", 'host = ["initiator"]'), "target": ("list", 'target = ["target"]'),
                "cpu": ("list", "cpu = [0, 3]"), "process": ("list", 'process = ["fio"]'),
                "window": ("text", 'window = "1.5:4"')},
     "group": {"by": ("names", 'by = ["type", "size"]'), "time_bucket_s": ("number", "time_bucket_s = 0.5")},
@@ -235,7 +236,7 @@ def parse_percentiles(value):
 
 class Spec:
     def __init__(self, types=None, sizes=None, devices=None, queues=None, cpus=None,
-                 processes=None, streams=None, window=None, group_by=None, time_bucket_s=1.0, stage_sets=None, slos=None,
+                 processes=None, streams=None, hosts=None, targets=None, window=None, group_by=None, time_bucket_s=1.0, stage_sets=None, slos=None,
                  percentiles=None):
         self.types = as_list(types)
         self.sizes = as_list(sizes)
@@ -244,6 +245,8 @@ class Spec:
         self.cpus = ints(as_list(cpus), "cpu")
         self.processes = as_list(processes)
         self.streams = stream_values(as_list(streams))
+        self.hosts = as_list(hosts)        # initiator host directories (group-by host prints them)
+        self.targets = as_list(targets)    # target host directories (group-by target)
         # what --device / --queue / --stream name in the run (selection.apply resolves them):
         # device and queue keys, and the streams' (host, comm, pid, io_type, size_bytes)
         self.device_keys = self.queue_keys = self.stream_rows = None
@@ -270,7 +273,7 @@ class Spec:
         flt, grp = checked.get("filter", {}), checked.get("group", {})
         args = dict(types=flt.get("type"), sizes=flt.get("size"), devices=flt.get("device"),
                     queues=flt.get("queue"), cpus=flt.get("cpu"), processes=flt.get("process"),
-                    streams=flt.get("stream"), window=flt.get("window"), group_by=grp.get("by"),
+                    streams=flt.get("stream"), hosts=flt.get("host"), targets=flt.get("target"), window=flt.get("window"), group_by=grp.get("by"),
                     time_bucket_s=grp.get("time_bucket_s", 1.0),
                     stage_sets=checked.get("stages", {}).get("sets"),
                     slos=checked.get("slo", {}).get("objectives"),
@@ -288,6 +291,10 @@ class Spec:
             conds.append("device_key IN (" + ", ".join(sql_str(d) for d in self.resolved("device_keys")) + ")")
         if self.queues:
             conds.append("queue_key IN (" + ", ".join(sql_str(q) for q in self.resolved("queue_keys")) + ")")
+        if self.hosts:
+            conds.append("initiator_host IN (" + ", ".join(sql_str(h) for h in self.hosts) + ")")
+        if self.targets:
+            conds.append("target_host IN (" + ", ".join(sql_str(t) for t in self.targets) + ")")
         if self.streams:
             conds.append("(" + " OR ".join(
                 f"(initiator_host = {sql_str(h)} AND comm IS NOT DISTINCT FROM {sql_lit(c)} AND "
@@ -350,6 +357,7 @@ class Spec:
                            "device": self.device_keys if self.device_keys is not None else self.devices,
                            "queue": self.queue_keys if self.queue_keys is not None else self.queues,
                            "cpu": self.cpus, "process": self.processes, "stream": self.streams,
+                           "host": self.hosts, "target": self.targets,
                            "window": self.window},
                 "group_by": self.group_by, "time_bucket_s": self.time_bucket_s,
                 "stage_sets": self.stage_sets, "slo": self.slos, "percentiles": self.percentiles}
