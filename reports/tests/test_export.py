@@ -86,7 +86,7 @@ def test_polars_reproduces_the_report(mixed):
     # the README's lines: mean and p50 of end_to_end per group
     e2e = data.stages(mixed).filter(pl.col("stage_set") == "stock", pl.col("stage") == "end_to_end")
     got = (e2e.join(data.io(mixed), on="io_id").group_by("group_key")
-           .agg(n=pl.len(), mean_ns=pl.col("dur_ns").mean(), p50_ns=nearest_rank(0.5), p99_ns=nearest_rank(0.99))
+           .agg(n=pl.len(), mean_ns=pl.col("dur").mean(), p50_ns=nearest_rank(0.5), p99_ns=nearest_rank(0.99))
            .collect())
     got = {r["group_key"]: r for r in got.iter_rows(named=True)}
     assert len(got) == len(doc["groups"]) > 10
