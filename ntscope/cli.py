@@ -1,6 +1,8 @@
 """`python -m ntscope COMMAND`: the front door (the justfile's recipes call it).
 
-  convert RUN                 every <host>/trace.dat of the run not converted yet -> <host>/parquet/
+  convert RUN                 a run: every <host>/trace.dat not converted yet (or changed since)
+                              -> <host>/parquet/, each by `ntscope-analyzer convert` (the
+                              converter binary, one trace.dat at a time), checksums recorded
   analyze RUN [filters]       report.{txt,json,html}, io.parquet, io_stages.parquet,
                               timeline.perfetto-trace, interference.* in RUN/report/; the run's
                               compare input in RUN/.ntscope/ (compare)
@@ -77,7 +79,7 @@ ANALYZE_STEPS = ["convert", "views", "interference", "report model", "interferen
 def spec_from_args(a):
     from ntscope.reports.report import spec as specmod
     kw = dict(types=a.type, sizes=a.size, devices=a.device, queues=a.queue, cpus=a.cpu,
-              processes=a.process, window=a.window, group_by=a.group_by,
+              processes=a.process, streams=a.stream, hosts=a.host, targets=a.target, window=a.window, group_by=a.group_by,
               time_bucket_s=a.time_bucket, stage_sets=a.stage_set, slos=a.slo,
               percentiles=a.percentiles)
     if a.spec:   # a flag given overrides the file's value
@@ -311,10 +313,16 @@ def add_analyze_flags(p):
     p.add_argument("--spec", help="TOML spec file ([filter], [group], [stages]); flags override it")
     p.add_argument("--type", help="I/O types, e.g. read or read,write")
     p.add_argument("--size", help="sizes: 4k exact, 4k-128k range, >=32k (comma list: any)")
-    p.add_argument("--device", help="block devices, e.g. nvme0n1")
-    p.add_argument("--queue", help="NVMe queue ids, e.g. 1,2")
+    p.add_argument("--device", help="block devices as the reports print them, e.g. initiator/nvme0n1 (or the disk "
+                                    "alone, nvme0n1, when one initiator has it)")
+    p.add_argument("--queue", help="transport queues as the reports print them, e.g. initiator/c0/q1,initiator/c0/q2 "
+                                   "(or the qid alone, 1, when the run has one initiator)")
     p.add_argument("--cpu", help="submitting CPUs")
     p.add_argument("--process", help="process names or pids (the bio's owner)")
+    p.add_argument("--stream", help="streams as interference prints them, e.g. 'fio/117 read 4096B' "
+                                    "(process/pid, type, size)")
+    p.add_argument("--host", help="initiator hosts (their run folders), e.g. initiator")
+    p.add_argument("--target", help="target hosts (their run folders), e.g. target")
     p.add_argument("--window", help="START:END seconds from the first I/O, e.g. 1:4 or 2:")
     p.add_argument("--group-by", help="fields: type,size,device,queue,cpu,process,pid,host,target,time (default type,size)")
     p.add_argument("--time-bucket", type=float, help="seconds per group when grouping by time (default 1; "
@@ -404,7 +412,8 @@ def parser():
     from . import __version__
     ap.add_argument("--version", action="version", version=f"ntscope {__version__}")
     sub = ap.add_subparsers(dest="command_name", required=True, metavar="COMMAND")
-    c = sub.add_parser("convert", help="convert every host of a run not converted yet")
+    c = sub.add_parser("convert", help="a run's hosts: each <host>/trace.dat not converted yet -> <host>/parquet/ "
+                                       "(by `ntscope-analyzer convert`, which converts one trace.dat)")
     c.add_argument("run", help="run name under $NTSCOPE_RUNS (default ./runs) or a path")
     add_common(c, "convert", memory=False)
     c.set_defaults(fn=cmd_convert)

@@ -31,7 +31,7 @@ def connect():
 
 
 def table(con):
-    rows = con.execute("""SELECT d.stage_set, d.stage, d.parent, d.from_ms, d.to_ms, d.minus_from_ms, d.minus_to_ms,
+    rows = con.execute("""SELECT d.stage_set, d.stage, d.parent, d.from_milestone, d.to_milestone, d.minus_from_milestone, d.minus_to_milestone,
                                  d.direction, d.category, array_to_string(d.aliases, ', ') AS aliases,
                                  array_to_string(e.evidence, ', ') AS evidence, d.meaning
                           FROM stage_definitions d JOIN stage_sets s USING (stage_set)
@@ -49,7 +49,7 @@ def table(con):
 def stage_needs(con):
     """The shipped ntprof stages and the NVMe/TCP milestones (no '#last') each is cut at: the two
     the target's events make stand for the events they are made of (sql/core/stages.sql)."""
-    rows = con.execute("""SELECT stage_set || ':' || stage, [from_ms, to_ms, minus_from_ms, minus_to_ms]
+    rows = con.execute("""SELECT stage_set || ':' || stage, [from_milestone, to_milestone, minus_from_milestone, minus_to_milestone]
                           FROM stage_definitions WHERE stage_set = 'ntprof' ORDER BY seq""").fetchall()
     parts = {"t:nvmet_tcp_r2t_wait_start": ["t:nvmet_tcp_setup_r2t_pdu", "t:nvmet_tcp_exec_req"]}
     out = [NEEDS_BEGIN]

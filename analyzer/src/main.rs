@@ -16,7 +16,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// trace.dat -> DIR/<system>/<event>.parquet + DIR/metadata.json
+    /// One trace.dat -> DIR/<system>/<event>.parquet + DIR/metadata.json (a run's hosts at
+    /// once, kept up to date: `ntscope convert RUN`, which calls this for each host)
     Convert(ConvertArgs),
     /// Events per type, clock and losses of a converted directory
     Summary {

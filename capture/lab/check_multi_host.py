@@ -61,8 +61,8 @@ def main():
     errors = [n for n in stats if n.startswith("input_error:")]
     check(not errors, f"no input errors ({errors})")
     check(stats.get("matched_pct", 0) >= 99, f"matched {stats.get('matched_pct')}% of initiator I/O commands (>= 99)")
-    stages = pq.read_table(os.path.join(d, "report", "io_stages.parquet"), columns=["dur_ns"])
-    neg = pc.sum(pc.less(stages["dur_ns"], 0)).as_py() or 0
+    stages = pq.read_table(os.path.join(d, "report", "io_stages.parquet"), columns=["dur"])
+    neg = pc.sum(pc.less(stages["dur"], 0)).as_py() or 0
     check(neg == 0, f"no negative stage ({neg} of {stages.num_rows})")
     io = pq.read_table(os.path.join(d, "report", "io.parquet"), columns=["device_key"]).to_pydict()["device_key"]
     for host in sorted(h for h, v in lab_hosts.items() if v.get("role") == "initiator"):

@@ -3,7 +3,7 @@ any view reads them: derived data is never trusted blindly.
 
 What was written is in parquet/metadata.json: the converter puts there the trace's sha256
 (source.sha256), each event file with its rows (events[]) and the symbol files the views read
-beside them (kallsyms.file, printk_formats.file: sql/08_symbols.sql); record() adds, right after
+beside them (kallsyms.file, printk_formats.file: sql/core/symbols.sql); record() adds, right after
 the conversion, each file's size and sha256 (events[].bytes, events[].sha256, kallsyms.bytes ...),
 and under WRITTEN the stat (size, mtime, ctime, inode, device) of the trace and of each file as
 they were then.
@@ -81,7 +81,7 @@ def listed(meta):
     return out
 
 
-# The files beside the event files that the views read too (sql/08_symbols.sql): metadata.json's
+# The files beside the event files that the views read too (sql/core/symbols.sql): metadata.json's
 # key for each and the one name the converter gives it.
 SYMBOL_FILES = {"kallsyms": "kallsyms.parquet", "printk_formats": "printk_formats.parquet"}
 

@@ -247,7 +247,10 @@ def test_compare_with_a_target_only_run_is_a_clear_error(fresh, ntscope_cli):
     (["--time-bucket", "soon"], "invalid float value: 'soon'"),
     (["--memory-limit", "lots"], "--memory-limit 'lots' is not a memory size"),
     (["--type", "rread"], "--type rread matches no I/O of this run; fix: use one of: read"),
-    (["--device", "nvme9n9"], "--device nvme9n9 matches no I/O of this run; fix: use one of: nvme0n1"),
+    (["--device", "nvme9n9"], "--device nvme9n9 matches no I/O of this run; fix: use one of: initiator/nvme0n1"),
+    (["--queue", "initiator/c0/q9"], "--queue initiator/c0/q9 matches no I/O of this run; fix: use one of: initiator/c0/q1"),
+    (["--queue", "q1"], "queue 'q1' is neither a queue key nor a queue id"),
+    (["--stream", "fio/1 read 4096B"], "--stream fio/1 read 4096B matches no stream of this run; fix: use one of: fio/"),
     (["--stage-set", "ntprof"], "--stage-set ntprof is not reported for this run; fix: use one of: stock"),
     (["--time-bucket", "nan", "--group-by", "time"], "time bucket nan must be > 0: from 1e-06 to 1e+06 seconds"),
     (["--time-bucket", "inf", "--group-by", "time"], "time bucket inf must be > 0"),
@@ -383,7 +386,7 @@ def test_two_analyses_of_one_run_do_not_mix(fresh, ntscope_bin):
     assert [p.returncode for p in procs] == [0, 0], errs
     assert any("waiting for it to finish" in e for e in errs)   # the second waited for the first
     in_txt, in_json = groups_of(run)
-    assert in_txt == in_json and in_txt in (["type=read"], ["type=read, queue=1", "type=read, queue=2"])
+    assert in_txt == in_json and in_txt in (["type=read"], ["type=read, queue=initiator/c0/q1", "type=read, queue=initiator/c0/q2"])
     assert sorted(e for e in os.listdir(run) if e.startswith(".")) == [".ntscope", ".report.lock"]
     assert sorted(os.listdir(os.path.join(run, ".ntscope"))) == [".compare-side.lock", "compare-side"]
 
@@ -403,7 +406,7 @@ def test_kill_9_in_the_middle_leaves_the_previous_set(fresh, ntscope_bin):
     subprocess.run([sys.executable, "-m", "ntscope", "analyze", run, "--quiet", "--group-by", "type,queue"],
                    env=env, check=True, capture_output=True)
     assert sorted(e for e in os.listdir(run) if e.startswith(".")) == [".ntscope", ".report.lock"]   # stale temp cleaned
-    assert groups_of(run)[0] == ["type=read, queue=1", "type=read, queue=2"]
+    assert groups_of(run)[0] == ["type=read, queue=initiator/c0/q1", "type=read, queue=initiator/c0/q2"]
 
 
 def test_kill_9_while_keeping_the_compare_input_leaves_the_previous_one(fresh, ntscope_bin, tmp_path):

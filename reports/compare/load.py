@@ -61,8 +61,8 @@ FROM io_stage_durations s JOIN cmp_side_ios i USING (io_n)
 # to sample each cut once.
 STAGE_NAME_COLUMNS = (("stage_set", "VARCHAR"), ("stage", "VARCHAR"), ("seq", "INTEGER"), ("parent", "VARCHAR"),
                       ("direction", "VARCHAR"))
-STAGE_CUT_COLUMNS = (("from_ms", "VARCHAR"), ("to_ms", "VARCHAR"), ("minus_from_ms", "VARCHAR"),
-                     ("minus_to_ms", "VARCHAR"))
+STAGE_CUT_COLUMNS = (("from_milestone", "VARCHAR"), ("to_milestone", "VARCHAR"), ("minus_from_milestone", "VARCHAR"),
+                     ("minus_to_milestone", "VARCHAR"))
 STAGE_NAMES_QUERY = ("SELECT def_no, " + ", ".join(c for c, _ in STAGE_NAME_COLUMNS + STAGE_CUT_COLUMNS)
                      + " FROM io_stage_definitions ORDER BY def_no")
 STAGE_NAMES_KEY = "ntscope_stage_definitions"

@@ -78,7 +78,7 @@ def build(con, spec):
         })
     ts = rows(con, "SELECT queue, bin, bin_start_ns, bin_ns, completions, bytes, iops, mb_s, inflight_avg "
                    "FROM report_timeseries ORDER BY queue, bin")
-    defs = rows(con, "SELECT stage_set, stage, seq, parent, side, from_ms, to_ms, minus_from_ms, minus_to_ms, "
+    defs = rows(con, "SELECT stage_set, stage, seq, parent, side, from_milestone, to_milestone, minus_from_milestone, minus_to_milestone, "
                      "direction, meaning FROM stage_definitions ORDER BY stage_set, seq")
     sampling = rows(con, "SELECT sampled, sample_n, rule, consistent, scale, scale_source, meaning FROM sampling_run")[0]
     coverage = rows(con, "SELECT stage_set, stage, evidence, ios, measured, measurable, missing, reason "
@@ -88,7 +88,7 @@ def build(con, spec):
            "per_second": rows(con, "SELECT * FROM slo_per_second ORDER BY slo_id, second"),
            "worst_ios": rows(con, "SELECT * FROM slo_worst_ios ORDER BY slo_id, rank")}
     return {
-        "schema": "ntscope.report/3",
+        "schema": "ntscope.report/4",
         "ntscope_version": __version__,
         "mode": mode,
         "spec": spec.describe(),

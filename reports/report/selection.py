@@ -8,8 +8,12 @@ from ntscope.sql import views
 from .spec import Spec
 
 # filter attribute of Spec -> (flag, io column)
-CHECKED = (("types", "--type", "io_type"), ("devices", "--device", "disk"),
-           ("queues", "--queue", "qid"), ("cpus", "--cpu", "cpu"))
+CHECKED = (("types", "--type", "io_type"), ("cpus", "--cpu", "cpu"), ("hosts", "--host", "initiator_host"),
+           ("targets", "--target", "target_host"))
+# --device / --queue: Spec attribute -> (flag, the key column the reports print, the short form's
+# column, an example of the key)
+KEYED = (("devices", "device_keys", "--device", "device_key", "disk", "initiator/nvme0n1"),
+         ("queues", "queue_keys", "--queue", "queue_key", "qid", "initiator/c0/q1"))
 
 
 def present(con, column):
@@ -19,6 +23,49 @@ def present(con, column):
 def listing(values, limit=20):
     shown = ", ".join(str(v) for v in values[:limit])
     return (shown + f", ... ({len(values)} in all)") if len(values) > limit else (shown or "none")
+
+
+def resolve_keys(con, wanted, flag, key_col, short_col, example):
+    """The keys (device_key / queue_key) that WANTED names: a key as the reports print it, or the
+    short form (disk, qid) when one initiator has it; an error (exit 2) for a value naming nothing
+    or, in a run with several initiators, a short form naming several hosts' resources."""
+    rows = con.execute(f"SELECT DISTINCT {key_col}, {short_col}::VARCHAR, initiator_host FROM io "
+                       f"WHERE {key_col} IS NOT NULL ORDER BY 1").fetchall()
+    keys = [r[0] for r in rows]
+    out = []
+    for w in wanted:
+        if w in keys:
+            out.append(w)
+            continue
+        named = [r for r in rows if r[1] == w]
+        if not named:
+            raise NtscopeError(f"{flag} {w} matches no I/O of this run; fix: use one of: {listing(keys)}")
+        hosts = sorted({r[2] for r in named})
+        if len(hosts) > 1:
+            raise NtscopeError(f"{flag} {w} is ambiguous: the run has several initiators and it names "
+                               f"{listing([r[0] for r in named])}; fix: use the full key, e.g. "
+                               f"{flag} {named[0][0]} (the form the reports print, e.g. {example})")
+        out += [r[0] for r in named]
+    return list(dict.fromkeys(out))
+
+
+def stream_id(host, comm, pid, io_type, size_bytes, several_hosts):
+    """interference's stream_id (sql/interference/streams.sql, intf_io) of these values."""
+    return ((f"{host}:" if several_hosts else "") + f"{comm if comm is not None else '?'}/"
+            f"{pid if pid is not None else '?'} {io_type if io_type is not None else '?'} {size_bytes}B")
+
+
+def resolve_streams(con, wanted):
+    """The (initiator_host, comm, pid, io_type, size_bytes) of each --stream id."""
+    rows = con.execute("SELECT DISTINCT initiator_host, comm, pid, io_type, size_bytes FROM io "
+                       "WHERE i_setup_ts IS NOT NULL AND i_complete_rq_ts IS NOT NULL").fetchall()
+    several = len({r[0] for r in rows}) > 1
+    ids = {stream_id(*r, several): r for r in rows}
+    unknown = [w for w in wanted if w not in ids]
+    if unknown:
+        raise NtscopeError(f"--stream {','.join(unknown)} matches no stream of this run; "
+                           f"fix: use one of: {listing(sorted(ids))}")
+    return [ids[w] for w in wanted]
 
 
 def apply(con, spec: Spec):
@@ -39,10 +86,14 @@ def apply(con, spec: Spec):
         if not wanted:
             continue
         have = present(con, col)
-        unknown = [w for w in wanted if (int(w) if attr in ("queues", "cpus") else w) not in have]
+        unknown = [w for w in wanted if (int(w) if attr == "cpus" else w) not in have]
         if unknown:
             raise NtscopeError(f"{flag} {','.join(map(str, unknown))} matches no I/O of this run; "
                                f"fix: use one of: {listing(have)}")
+    for attr, keys, flag, key_col, short_col, example in KEYED:
+        wanted = getattr(spec, attr)
+        setattr(spec, keys, resolve_keys(con, wanted, flag, key_col, short_col, example) if wanted else [])
+    spec.stream_rows = resolve_streams(con, spec.streams) if spec.streams else []
     if spec.processes:
         comms = present(con, "comm")
         pids = {str(p) for p in present(con, "pid")}

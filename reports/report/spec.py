@@ -6,12 +6,13 @@ import tomllib
 
 from ntscope.common.errors import NtscopeError
 
-# report field -> io column (group_json key in the report)
+# report field -> io column (group_json key in the report). A group prints the value its
+# filter flag takes back: queue and device are the full keys (reports/README.md "Vocabulary").
 FIELDS = {
     "type": ("io_type", "type"),
     "size": ("size_bytes", "size_bytes"),
-    "device": ("disk", "device"),
-    "queue": ("qid", "queue"),
+    "device": ("device_key", "device"),
+    "queue": ("queue_key", "queue"),
     "cpu": ("cpu", "cpu"),
     "process": ("comm", "process"),
     "pid": ("pid", "pid"),
@@ -57,12 +58,40 @@ def sql_str(s):
     return "'" + str(s).replace("'", "''") + "'"
 
 
+def sql_lit(v):
+    """A value as SQL: NULL, an integer, or a quoted string."""
+    return "NULL" if v is None else str(int(v)) if isinstance(v, int) else sql_str(v)
+
+
 def as_list(v):
     if v is None:
         return []
     if isinstance(v, (list, tuple)):
         return [str(x) for x in v]
     return [x.strip() for x in str(v).split(",") if x.strip()]
+
+
+QUEUE_KEY = re.compile(r".+/c\d+/q\d+")     # '<initiator host>/c<controller instance>/q<qid>'
+STREAM_ID = re.compile(r".+/(\d+|\?) \S+ \d+B")  # '[<host>:]<comm>/<pid> <io_type> <size_bytes>B'
+
+
+def queue_values(values):
+    """--queue: queue keys (initiator/c0/q1, as the reports print them) or bare qids (1)."""
+    for v in values:
+        if not (QUEUE_KEY.fullmatch(v) or v.isdigit()):
+            raise SpecError(f"queue '{v}' is neither a queue key nor a queue id; fix: the key the reports print, "
+                            "<initiator host>/c<controller>/q<qid>, e.g. --queue initiator/c0/q1, or the qid alone "
+                            "when the run has one initiator, e.g. --queue 1")
+    return values
+
+
+def stream_values(values):
+    """--stream: interference's stream ids, '[<host>:]<comm>/<pid> <io_type> <size_bytes>B'."""
+    for v in values:
+        if not STREAM_ID.fullmatch(v):
+            raise SpecError(f"stream '{v}' is not a stream id; fix: the id interference.txt prints, "
+                            "<process>/<pid> <type> <size>B, e.g. --stream 'fio/117 read 4096B'")
+    return values
 
 
 def ints(values, what):
@@ -118,7 +147,10 @@ def parse_window(text):
 # of numbers.
 SPEC_KEYS = {
     "filter": {"type": ("list", 'type = ["read"]'), "size": ("list", 'size = ["4k", "64k-128k"]'),
-               "device": ("list", 'device = ["nvme0n1"]'), "queue": ("list", "queue = [1, 2]"),
+               "device": ("list", 'device = ["initiator/nvme0n1"]'),
+               "queue": ("list", 'queue = ["initiator/c0/q1"]'),
+               "stream": ("list", 'stream = ["fio/117 read 4096B"]'),
+               "host": ("list", 'host = ["initiator"]'), "target": ("list", 'target = ["target"]'),
                "cpu": ("list", "cpu = [0, 3]"), "process": ("list", 'process = ["fio"]'),
                "window": ("text", 'window = "1.5:4"')},
     "group": {"by": ("names", 'by = ["type", "size"]'), "time_bucket_s": ("number", "time_bucket_s = 0.5")},
@@ -204,14 +236,20 @@ def parse_percentiles(value):
 
 class Spec:
     def __init__(self, types=None, sizes=None, devices=None, queues=None, cpus=None,
-                 processes=None, window=None, group_by=None, time_bucket_s=1.0, stage_sets=None, slos=None,
+                 processes=None, streams=None, hosts=None, targets=None, window=None, group_by=None, time_bucket_s=1.0, stage_sets=None, slos=None,
                  percentiles=None):
         self.types = as_list(types)
         self.sizes = as_list(sizes)
         self.devices = as_list(devices)
-        self.queues = ints(as_list(queues), "queue")
+        self.queues = queue_values(as_list(queues))
         self.cpus = ints(as_list(cpus), "cpu")
         self.processes = as_list(processes)
+        self.streams = stream_values(as_list(streams))
+        self.hosts = as_list(hosts)        # initiator host directories (group-by host prints them)
+        self.targets = as_list(targets)    # target host directories (group-by target)
+        # what --device / --queue / --stream name in the run (selection.apply resolves them):
+        # device and queue keys, and the streams' (host, comm, pid, io_type, size_bytes)
+        self.device_keys = self.queue_keys = self.stream_rows = None
         self.window = window
         self.window_s = parse_window(window) if window else None
         self.group_by = as_list(group_by) or ["type", "size"]
@@ -235,7 +273,7 @@ class Spec:
         flt, grp = checked.get("filter", {}), checked.get("group", {})
         args = dict(types=flt.get("type"), sizes=flt.get("size"), devices=flt.get("device"),
                     queues=flt.get("queue"), cpus=flt.get("cpu"), processes=flt.get("process"),
-                    window=flt.get("window"), group_by=grp.get("by"),
+                    streams=flt.get("stream"), hosts=flt.get("host"), targets=flt.get("target"), window=flt.get("window"), group_by=grp.get("by"),
                     time_bucket_s=grp.get("time_bucket_s", 1.0),
                     stage_sets=checked.get("stages", {}).get("sets"),
                     slos=checked.get("slo", {}).get("objectives"),
@@ -250,9 +288,18 @@ class Spec:
         if self.sizes:
             conds.append("(" + " OR ".join(size_condition(s) for s in self.sizes) + ")")
         if self.devices:
-            conds.append("disk IN (" + ", ".join(sql_str(d) for d in self.devices) + ")")
+            conds.append("device_key IN (" + ", ".join(sql_str(d) for d in self.resolved("device_keys")) + ")")
         if self.queues:
-            conds.append("qid IN (" + ", ".join(map(str, self.queues)) + ")")
+            conds.append("queue_key IN (" + ", ".join(sql_str(q) for q in self.resolved("queue_keys")) + ")")
+        if self.hosts:
+            conds.append("initiator_host IN (" + ", ".join(sql_str(h) for h in self.hosts) + ")")
+        if self.targets:
+            conds.append("target_host IN (" + ", ".join(sql_str(t) for t in self.targets) + ")")
+        if self.streams:
+            conds.append("(" + " OR ".join(
+                f"(initiator_host = {sql_str(h)} AND comm IS NOT DISTINCT FROM {sql_lit(c)} AND "
+                f"pid IS NOT DISTINCT FROM {sql_lit(p)} AND io_type IS NOT DISTINCT FROM {sql_lit(t)} AND "
+                f"size_bytes = {int(b)})" for h, c, p, t, b in self.resolved("stream_rows")) + ")")
         if self.cpus:
             conds.append("cpu IN (" + ", ".join(map(str, self.cpus)) + ")")
         if self.processes:
@@ -267,6 +314,12 @@ class Spec:
             if hi is not None:
                 conds.append(f"i_setup_ts < {start} + {int(hi * 1e9)}")
         return " AND ".join(conds) if conds else "true"
+
+    def resolved(self, attr):
+        value = getattr(self, attr)
+        if value is None:
+            raise RuntimeError(f"Spec.{attr} is set by selection.apply, which resolves the filters against the run")
+        return value
 
     T0 = "(SELECT min(coalesce(i_bio_queue_ts, i_setup_ts)) FROM io)"
 
@@ -301,8 +354,11 @@ class Spec:
                 f"FROM io WHERE {self.where()}")
 
     def describe(self):
-        return {"filter": {"type": self.types, "size": self.sizes, "device": self.devices,
-                           "queue": self.queues, "cpu": self.cpus, "process": self.processes,
+        return {"filter": {"type": self.types, "size": self.sizes,
+                           "device": self.device_keys if self.device_keys is not None else self.devices,
+                           "queue": self.queue_keys if self.queue_keys is not None else self.queues,
+                           "cpu": self.cpus, "process": self.processes, "stream": self.streams,
+                           "host": self.hosts, "target": self.targets,
                            "window": self.window},
                 "group_by": self.group_by, "time_bucket_s": self.time_bucket_s,
                 "stage_sets": self.stage_sets, "slo": self.slos, "percentiles": self.percentiles}

@@ -17,6 +17,9 @@ FORM = re.compile(r"^\s*(?:(?P<sel>[^:<]*):)?\s*(?:(?P<stage>[A-Za-z_][\w()+\-:]
                   r"(?P<stat>mean|avg|max|p\d+(?:\.\d+)?)\s*(?P<op><=|<)\s*(?P<limit>\d+(?:\.\d+)?)\s*(?P<unit>ns|us|ms|s)\s*$")
 # the same with any unit, or none: what a bound without a known unit looks like (its own message)
 BARE_LIMIT = re.compile(FORM.pattern.replace(r"(?P<unit>ns|us|ms|s)", r"(?P<unit>[A-Za-z]*)"))
+# the same without a selector: 'ntprof:nvme_tcp_submission p99 <= 2ms' is SET:STAGE, not a
+# selector 'ntprof' (parse tries it when the selector FORM found is a stage set's name)
+NO_SELECTOR = re.compile(FORM.pattern.replace(r"(?:(?P<sel>[^:<]*):)?", r"(?P<sel>)", 1))
 MAX_LIMIT_NS = 10**6 * UNITS_NS["s"]   # a bound beyond a million seconds says nothing (and leaves BIGINT)
 FIX = "fix: e.g. --slo 'read,4k: p99 <= 2ms' or --slo 'write: target_device p90 < 500us'"
 
@@ -24,6 +27,8 @@ FIX = "fix: e.g. --slo 'read,4k: p99 <= 2ms' or --slo 'write: target_device p90 
 def parse(text, slo_id, primary_set, stages):
     """One objective -> a slo_objectives row (dict). stages: {(set, stage)} known."""
     m = FORM.match(text)
+    if m and (m.group("sel") or "").strip() in {ss for ss, _ in stages}:
+        m = NO_SELECTOR.match(text) or m
     if not m:
         bare = BARE_LIMIT.match(text)
         if bare:

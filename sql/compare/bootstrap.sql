@@ -3,8 +3,8 @@
 -- run each: INSERT INTO cmp_bootstrap FROM cmp_bootstrap_batch(?)
 
 -- cmp_def_cuts: one row per (run, stage set, stage) a side defines: the definition whose
--- samples serve it. Two definitions with the same milestones (from_ms, to_ms, minus_from_ms,
--- minus_to_ms: a cut, as io_stage_cuts in sql/core/stages.sql) give every io the same
+-- samples serve it. Two definitions with the same milestones (from_milestone, to_milestone, minus_from_milestone,
+-- minus_to_milestone: a cut, as io_stage_cuts in sql/core/stages.sql) give every io the same
 -- duration: each s_notation stage is an ntprof cut, and stock's end_to_end and host_completion
 -- are ntprof's (23 cuts for 34 definitions on a patched run). They share one population, so
 -- the samples, rank points and bootstrap resamples are taken once per cut and given to each
@@ -22,8 +22,8 @@ WITH defs AS (
 ), cuts AS (
     SELECT d.*,
            string_agg(CASE WHEN s.stage IS NULL THEN '-'
-                           ELSE concat_ws('|', coalesce(s.from_ms, '?'), coalesce(s.to_ms, '?'),
-                                          coalesce(s.minus_from_ms, '?'), coalesce(s.minus_to_ms, '?')) END,
+                           ELSE concat_ws('|', coalesce(s.from_milestone, '?'), coalesce(s.to_milestone, '?'),
+                                          coalesce(s.minus_from_milestone, '?'), coalesce(s.minus_to_milestone, '?')) END,
                       ';' ORDER BY r.rep) AS cut
     FROM defs d JOIN cmp_run_info r USING (run)   -- every repeat of the side
     LEFT JOIN cmp_side_defs s ON s.run = r.run AND s.rep = r.rep AND s.stage_set = d.stage_set AND s.stage = d.stage

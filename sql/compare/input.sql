@@ -40,7 +40,7 @@
 -- other_traffic_top_flow / nvme_data_bytes_per_s: run_other_traffic, NULL when no host recorded
 -- net_flows), cmp_side_defs (one row per stage definition of each run of each
 -- side, from its stages file's metadata: run, rep, def_no, stage_set, stage, seq, parent,
--- direction, from_ms, to_ms, minus_from_ms, minus_to_ms, as in that run's
+-- direction, from_milestone, to_milestone, minus_from_milestone, minus_to_milestone, as in that run's
 -- io_stage_definitions) and cmp_params; and the
 -- stage table with its vocabularies (core/stage_definitions.sql).
 

@@ -75,8 +75,8 @@ SELECT * FROM (VALUES
 --                else the stage this one subdivides (children sum to their parent)
 --   side         'initiator', 'target' or 'both' (both: needs the clock offset unless
 --                minus_* cancels it)
---   from_ms, to_ms        milestones (io_milestones.milestone) the stage spans
---   minus_from_ms, minus_to_ms   optional span subtracted (clock-free network time)
+--   from_milestone, to_milestone        milestones (io_milestones.milestone) the stage spans
+--   minus_from_milestone, minus_to_milestone   optional span subtracted (clock-free network time)
 --   direction    'submission' (initiator -> target), 'completion' (target -> initiator),
 --                'both'
 --   category     where the time goes (stage_categories.category); the verdict's cause
@@ -155,7 +155,7 @@ SELECT * FROM (VALUES
      'nvme-tcp completion'),
     ('s_notation', 'S1(C)', 8, NULL, 'initiator', 'i:nvme_complete_rq', 'i:block_rq_complete', NULL, NULL, 'completion', 'host_cpu', ['ntprof:blk_completion'],
      'block layer completion')
-) AS t(stage_set, stage, seq, parent, side, from_ms, to_ms, minus_from_ms, minus_to_ms, direction,
+) AS t(stage_set, stage, seq, parent, side, from_milestone, to_milestone, minus_from_milestone, minus_to_milestone, direction,
         category, aliases, meaning);
 
 -- evidence_kinds: one row per kind of evidence a milestone can come from (the closed
@@ -219,7 +219,7 @@ SELECT * FROM (VALUES
 CREATE OR REPLACE VIEW milestone_evidence AS
 WITH used AS (
     SELECT DISTINCT regexp_replace(m, '#last$', '') AS milestone
-    FROM (SELECT unnest([from_ms, to_ms, minus_from_ms, minus_to_ms]) AS m FROM stage_definitions)
+    FROM (SELECT unnest([from_milestone, to_milestone, minus_from_milestone, minus_to_milestone]) AS m FROM stage_definitions)
     WHERE m IS NOT NULL
 ), parts AS (
     -- the patched events a milestone is made of: the two the target's events make
@@ -258,7 +258,7 @@ HAVING count(*) FILTER (WHERE pe.stands_for IS NULL AND k.part NOT IN ('nvmet_tc
 CREATE OR REPLACE VIEW stage_evidence AS
 WITH ms AS (
     SELECT d.stage_set, d.stage, regexp_replace(m, '#last$', '') AS milestone
-    FROM (SELECT stage_set, stage, unnest([from_ms, to_ms, minus_from_ms, minus_to_ms]) AS m FROM stage_definitions) d
+    FROM (SELECT stage_set, stage, unnest([from_milestone, to_milestone, minus_from_milestone, minus_to_milestone]) AS m FROM stage_definitions) d
     WHERE m IS NOT NULL
 ), per AS (
     SELECT ms.stage_set, ms.stage, ms.milestone,

@@ -246,7 +246,7 @@ SELECT i.io_id, m.io_n, m.milestone, m.ts FROM io_milestone_ts m JOIN io i USING
 -- milestones the trace has (sets that need patched events vanish on stock kernels): the
 -- sets io_stages reports. A table.
 --   def_no     the definition's number (1.., by stage_set, stage): io_stage_durations' key
---   stage_set, stage, seq, parent, side, from_ms, to_ms, minus_from_ms, minus_to_ms,
+--   stage_set, stage, seq, parent, side, from_milestone, to_milestone, minus_from_milestone, minus_to_milestone,
 --   direction, category   as in stage_definitions
 CREATE OR REPLACE TABLE io_stage_definitions AS
 WITH present AS (
@@ -254,15 +254,15 @@ WITH present AS (
     UNION SELECT milestone FROM tcp_milestones
 ),
 used AS (
-    SELECT stage_set, unnest([from_ms, to_ms, minus_from_ms, minus_to_ms]) AS ms FROM stage_definitions
+    SELECT stage_set, unnest([from_milestone, to_milestone, minus_from_milestone, minus_to_milestone]) AS ms FROM stage_definitions
 )
 -- a set is reported when it needs only stock events, or when the trace has one of the NVMe/TCP
 -- milestones it uses (patched events or the capture's probes: a stock run drops the detailed
 -- sets); a stage of it that no host of the run can give stays NULL (missing), and
 -- stage_coverage says which milestone it lacks and why
 SELECT row_number() OVER (ORDER BY d.stage_set, d.stage) AS def_no,
-       d.stage_set, d.stage, d.seq, d.parent, d.side, d.from_ms, d.to_ms, d.minus_from_ms,
-       d.minus_to_ms, d.direction, d.category
+       d.stage_set, d.stage, d.seq, d.parent, d.side, d.from_milestone, d.to_milestone, d.minus_from_milestone,
+       d.minus_to_milestone, d.direction, d.category
 FROM stage_definitions d
 WHERE d.stage_set NOT IN (SELECT stage_set FROM used u
                           WHERE u.ms IS NOT NULL AND NOT EXISTS (SELECT 1 FROM milestone_evidence e
@@ -276,8 +276,8 @@ WHERE d.stage_set NOT IN (SELECT stage_set FROM used u
 --   io_n       io.io_n
 --   def_no     io_stage_definitions.def_no
 --   dur, from_ts, to_ts   as in io_stages
---   missing_no which milestone of the definition is the first missing one: 1 from_ms,
---              2 to_ms, 3 minus_from_ms, 4 minus_to_ms; NULL when dur is known
+--   missing_no which milestone of the definition is the first missing one: 1 from_milestone,
+--              2 to_milestone, 3 minus_from_milestone, 4 minus_to_milestone; NULL when dur is known
 -- Each io's milestones are one list of times (its io_stock_milestones columns, then its
 -- NVMe/TCP milestones gathered from io_tcp_milestone_spans) beside a list of their numbers, and
 -- each definition's endpoints are looked up in it by number: grouping every (milestone,
@@ -297,7 +297,7 @@ WITH numbered AS (
     -- the milestones a definition reads: on a patched run 9 of the 35 NVMe/TCP ones (the
     -- others are io_milestones' and io.parquet's), so the lists gather 1.15 M of the
     -- real high-rate capture's 5.05 M rows
-    SELECT DISTINCT unnest([from_ms, to_ms, minus_from_ms, minus_to_ms]) AS milestone FROM io_stage_definitions
+    SELECT DISTINCT unnest([from_milestone, to_milestone, minus_from_milestone, minus_to_milestone]) AS milestone FROM io_stage_definitions
 ), tcp_per_io AS (
     -- each io's NVMe/TCP milestones that a definition reads: numbers and times at the same
     -- positions (one list of pairs, taken apart: two list aggregates need not keep one order)
@@ -314,53 +314,53 @@ WITH numbered AS (
     LEFT JOIN tcp_per_io t USING (io_n)
 ), defs AS (
     -- each definition's endpoints by number (NULL: a milestone the run does not have)
-    SELECT d.def_no, d.minus_from_ms, d.minus_to_ms, f.k AS fk, t.k AS tk, mf.k AS mfk, mt.k AS mtk
+    SELECT d.def_no, d.minus_from_milestone, d.minus_to_milestone, f.k AS fk, t.k AS tk, mf.k AS mfk, mt.k AS mtk
     FROM io_stage_definitions d
-    LEFT JOIN numbered f ON f.milestone = d.from_ms LEFT JOIN numbered t ON t.milestone = d.to_ms
-    LEFT JOIN numbered mf ON mf.milestone = d.minus_from_ms LEFT JOIN numbered mt ON mt.milestone = d.minus_to_ms
+    LEFT JOIN numbered f ON f.milestone = d.from_milestone LEFT JOIN numbered t ON t.milestone = d.to_milestone
+    LEFT JOIN numbered mf ON mf.milestone = d.minus_from_milestone LEFT JOIN numbered mt ON mt.milestone = d.minus_to_milestone
 ), ends AS (
-    SELECT w.io_n, d.def_no, d.minus_from_ms, d.minus_to_ms,
+    SELECT w.io_n, d.def_no, d.minus_from_milestone, d.minus_to_milestone,
            w.tss[list_position(w.ks, d.fk)] AS f, w.tss[list_position(w.ks, d.tk)] AS t,
            w.tss[list_position(w.ks, d.mfk)] AS mf, w.tss[list_position(w.ks, d.mtk)] AS mt
     FROM per_io w CROSS JOIN defs d
 )
 SELECT io_n, def_no,
-       (t - f) - CASE WHEN minus_from_ms IS NULL THEN 0 ELSE mt - mf END AS dur,
+       (t - f) - CASE WHEN minus_from_milestone IS NULL THEN 0 ELSE mt - mf END AS dur,
        f AS from_ts, t AS to_ts,
        CASE WHEN f IS NULL THEN 1 WHEN t IS NULL THEN 2
-            WHEN minus_from_ms IS NOT NULL AND mf IS NULL THEN 3
-            WHEN minus_to_ms IS NOT NULL AND mt IS NULL THEN 4 END::UTINYINT AS missing_no
+            WHEN minus_from_milestone IS NOT NULL AND mf IS NULL THEN 3
+            WHEN minus_to_milestone IS NOT NULL AND mt IS NULL THEN 4 END::UTINYINT AS missing_no
 FROM ends;
 
 -- io_stage_cuts: one row per io_stage_definitions row: the first definition (lowest def_no)
--- with the same cut, i.e. the same from_ms, to_ms, minus_from_ms and minus_to_ms, whose
+-- with the same cut, i.e. the same from_milestone, to_milestone, minus_from_milestone and minus_to_milestone, whose
 -- durations (and missing milestones) are therefore equal for every io. Each s_notation stage
 -- is an ntprof cut, and stock's end_to_end and host_completion are ntprof's too (23 cuts for
 -- 34 definitions on a patched run): value counts taken once per cut serve every definition of it
 -- (report_stage_values, intf_stream_breakdown). A view.
 --   def_no, cut_def_no
 CREATE OR REPLACE VIEW io_stage_cuts AS
-SELECT def_no, min(def_no) OVER (PARTITION BY from_ms, to_ms, minus_from_ms, minus_to_ms) AS cut_def_no
+SELECT def_no, min(def_no) OVER (PARTITION BY from_milestone, to_milestone, minus_from_milestone, minus_to_milestone) AS cut_def_no
 FROM io_stage_definitions;
 
--- missing_milestone(missing_no, from_ms, to_ms, minus_from_ms, minus_to_ms): the name of the
+-- missing_milestone(missing_no, from_milestone, to_milestone, minus_from_milestone, minus_to_milestone): the name of the
 -- milestone io_stage_durations.missing_no points at (NULL when none): the one place that
 -- reads the code (io_stages, io_stage_check, io_stage_export). A macro.
-CREATE OR REPLACE MACRO missing_milestone(missing_no, from_ms, to_ms, minus_from_ms, minus_to_ms) AS
-    CASE missing_no WHEN 1 THEN from_ms WHEN 2 THEN to_ms WHEN 3 THEN minus_from_ms
-                    WHEN 4 THEN minus_to_ms END;
+CREATE OR REPLACE MACRO missing_milestone(missing_no, from_milestone, to_milestone, minus_from_milestone, minus_to_milestone) AS
+    CASE missing_no WHEN 1 THEN from_milestone WHEN 2 THEN to_milestone WHEN 3 THEN minus_from_milestone
+                    WHEN 4 THEN minus_to_milestone END;
 
 -- io_stages: one row per (io, stage definition) of every stage set io_stage_definitions
 -- holds: io_stage_durations with the names joined back. A view.
 --   io_id, stage_set, stage, seq, parent, direction   as in stage_definitions
 --   dur        ns; NULL when a milestone of this io is missing
 --   from_ts, to_ts   when the stage's from and to milestones happened (io_milestones: ns,
---              initiator clock); NULL when missing. For a clock-free stage (minus_from_ms)
+--              initiator clock); NULL when missing. For a clock-free stage (minus_from_milestone)
 --              dur is not to_ts - from_ts: the target's time inside the span is taken out
 --   missing    the first missing milestone, NULL when dur is known
 CREATE OR REPLACE VIEW io_stages AS
 SELECT i.io_id, d.stage_set, d.stage, d.seq, d.parent, d.direction, s.dur, s.from_ts, s.to_ts,
-       missing_milestone(s.missing_no, d.from_ms, d.to_ms, d.minus_from_ms, d.minus_to_ms) AS missing
+       missing_milestone(s.missing_no, d.from_milestone, d.to_milestone, d.minus_from_milestone, d.minus_to_milestone) AS missing
 FROM io_stage_durations s JOIN io i USING (io_n) JOIN io_stage_definitions d USING (def_no);
 
 -- io_stage_check: one row per (io, stage set): do the top-level stages sum to end_to_end,
@@ -377,7 +377,7 @@ WITH s AS (
            max(s.dur) FILTER (WHERE d.stage = 'end_to_end') AS end_to_end_ns,
            sum(s.dur) FILTER (WHERE d.parent IS NULL AND d.stage <> 'end_to_end')::BIGINT AS top_sum_ns,
            count(*) FILTER (WHERE d.parent IS NULL AND d.stage <> 'end_to_end' AND s.dur IS NULL) AS top_missing,
-           min(missing_milestone(s.missing_no, d.from_ms, d.to_ms, d.minus_from_ms, d.minus_to_ms))
+           min(missing_milestone(s.missing_no, d.from_milestone, d.to_milestone, d.minus_from_milestone, d.minus_to_milestone))
                FILTER (WHERE d.parent IS NULL) AS first_missing
     FROM io_stage_durations s JOIN io_stage_definitions d USING (def_no)
     GROUP BY s.io_n, d.stage_set
@@ -413,7 +413,7 @@ ORDER BY s.preference LIMIT 1;
 CREATE OR REPLACE VIEW stage_coverage AS
 WITH defs AS (
     SELECT def_no, stage_set, stage, seq, regexp_replace(ms, '#last$', '') AS milestone, pos
-    FROM (SELECT def_no, stage_set, stage, seq, unnest([from_ms, to_ms, minus_from_ms, minus_to_ms]) AS ms,
+    FROM (SELECT def_no, stage_set, stage, seq, unnest([from_milestone, to_milestone, minus_from_milestone, minus_to_milestone]) AS ms,
                  unnest([1, 2, 3, 4]) AS pos
           FROM io_stage_definitions)
     WHERE ms IS NOT NULL

@@ -79,9 +79,9 @@ WHERE CASE WHEN c.is_last THEN t.last_n ELSE t.first_n END > 0;
 SET VARIABLE io_stage_names = (
     SELECT {'stage_set': list(stage_set ORDER BY def_no), 'stage': list(stage ORDER BY def_no),
             'seq': list(seq ORDER BY def_no), 'parent': list(parent ORDER BY def_no),
-            'direction': list(direction ORDER BY def_no), 'from_ms': list(from_ms ORDER BY def_no),
-            'to_ms': list(to_ms ORDER BY def_no), 'minus_from_ms': list(minus_from_ms ORDER BY def_no),
-            'minus_to_ms': list(minus_to_ms ORDER BY def_no),
+            'direction': list(direction ORDER BY def_no), 'from_milestone': list(from_milestone ORDER BY def_no),
+            'to_milestone': list(to_milestone ORDER BY def_no), 'minus_from_milestone': list(minus_from_milestone ORDER BY def_no),
+            'minus_to_milestone': list(minus_to_milestone ORDER BY def_no),
             'rank': list(rank ORDER BY def_no)}
     FROM (SELECT *, row_number() OVER (ORDER BY stage_set, seq, def_no) AS rank FROM io_stage_definitions)
 );
@@ -96,17 +96,17 @@ CREATE OR REPLACE MACRO stage_def_field(field, def_no) AS struct_extract(getvari
 -- (reports/report/export.py); the writer keeps the report's sets.
 --   io_id, stage_set, stage, seq, parent   as in io_stages / stage_definitions
 --   direction   'submission' (initiator -> target), 'completion' (target -> initiator), 'both'
---   dur_ns      the stage's duration (ns); NULL when a milestone of this io is missing
---   missing     that first missing milestone, NULL when dur_ns is known
+--   dur         the stage's duration (ns); NULL when a milestone of this io is missing
+--   missing     that first missing milestone, NULL when dur is known
 -- Rows in io order (io.io_n: initiator, then submit time), then stage_set, seq: sorted, the
 -- file is deterministic and 4.6x smaller (123.5 -> 26.8 MB at 10 M events, zstd) for 2.2 s
 -- more (3.6 -> 5.8 s).
 CREATE OR REPLACE MACRO io_stage_export_part(lo, hi) AS TABLE
 SELECT io_id, stage_def_field('stage_set', def_no) AS stage_set, stage_def_field('stage', def_no) AS stage,
        stage_def_field('seq', def_no) AS seq, stage_def_field('parent', def_no) AS parent,
-       stage_def_field('direction', def_no) AS direction, dur AS dur_ns,
-       missing_milestone(missing_no, stage_def_field('from_ms', def_no), stage_def_field('to_ms', def_no),
-                         stage_def_field('minus_from_ms', def_no), stage_def_field('minus_to_ms', def_no)) AS missing
+       stage_def_field('direction', def_no) AS direction, dur,
+       missing_milestone(missing_no, stage_def_field('from_milestone', def_no), stage_def_field('to_milestone', def_no),
+                         stage_def_field('minus_from_milestone', def_no), stage_def_field('minus_to_milestone', def_no)) AS missing
 FROM (SELECT sel.io_id, s.def_no, s.dur, s.missing_no
       FROM io_stage_durations s JOIN io_selected sel USING (io_n)
       WHERE (lo IS NULL OR s.io_n >= lo) AND (hi IS NULL OR s.io_n < hi)

@@ -37,7 +37,7 @@ def test_every_stage_names_known_ids(con):
     bad = con.execute("""
         SELECT d.stage_set || ':' || d.stage, a FROM stage_definitions d, unnest(d.aliases) t(a)
         LEFT JOIN stage_definitions o ON o.stage_set || ':' || o.stage = a
-        WHERE o.stage IS NULL OR o.from_ms <> d.from_ms OR o.to_ms <> d.to_ms""").fetchall()
+        WHERE o.stage IS NULL OR o.from_milestone <> d.from_milestone OR o.to_milestone <> d.to_milestone""").fetchall()
     assert bad == []
     # parents exist in the same set
     assert con.execute("""SELECT count(*) FROM stage_definitions d WHERE parent IS NOT NULL AND NOT EXISTS
@@ -84,7 +84,7 @@ def test_a_stage_users_add_gets_milestones_no_shipped_stage_reads(fixture_run):
     run = fixture_run("lab-6.1-patched-base-randread")
     con = views.connect(run)
     frm, to = "i:nvme_tcp_try_send_cmd_pdu", "i:nvme_tcp_done_send_req#last"
-    read = {r[0] for r in con.execute("SELECT unnest([from_ms, to_ms, minus_from_ms, minus_to_ms]) "
+    read = {r[0] for r in con.execute("SELECT unnest([from_milestone, to_milestone, minus_from_milestone, minus_to_milestone]) "
                                       "FROM io_stage_definitions").fetchall()}
     assert frm not in read and to not in read
     con.execute("INSERT INTO stage_definitions VALUES ('ntprof', 'user_cmd_pdu_sent', 99, NULL, 'initiator', "

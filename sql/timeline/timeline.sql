@@ -23,7 +23,7 @@
 --   parent_slice the slice it nests in: its parent stage on the same part, else the root
 --   depth        0 roots, 1 top-level stages, 2.. their children
 --   sib          1.. rank among the slices sharing parent_slice (by seq)
---   from_ms, to_ms   the milestones the slice spans (a clock-free stage is drawn over its
+--   from_milestone, to_milestone   the milestones the slice spans (a clock-free stage is drawn over its
 --                whole from..to span; its duration is in the slice's stage_dur_ns arg)
 --   begin_pos, end_pos   order of the slice's begin and end among events of one track at
 --                one timestamp: depth-first (a parent begins before and ends after its children)
@@ -48,17 +48,17 @@ WITH RECURSIVE d AS (
 ), stages AS (
     SELECT r.stage, r.part,
            coalesce(r.eff_parent, CASE r.part WHEN 'initiator' THEN 'end_to_end' ELSE 'target_side' END) AS parent_slice,
-           len(t.path) AS depth, r.sib, r.seq, r.from_ms, r.to_ms,
+           len(t.path) AS depth, r.sib, r.seq, r.from_milestone, r.to_milestone,
            coalesce(t.path[1], 0) * 262144 + coalesce(t.path[2], 0) * 4096 + coalesce(t.path[3], 0) * 64 AS begin_pos,
-           CASE WHEN r.side = 'both' AND r.from_ms LIKE 'i:%' AND r.to_ms LIKE 't:%' THEN 'out'
-                WHEN r.side = 'both' AND r.from_ms LIKE 't:%' AND r.to_ms LIKE 'i:%' THEN 'back' END AS flow_kind
+           CASE WHEN r.side = 'both' AND r.from_milestone LIKE 'i:%' AND r.to_milestone LIKE 't:%' THEN 'out'
+                WHEN r.side = 'both' AND r.from_milestone LIKE 't:%' AND r.to_milestone LIKE 'i:%' THEN 'back' END AS flow_kind
     FROM r JOIN tree t USING (stage)
 )
-SELECT stage, part, NULL AS parent_slice, 0 AS depth, 1 AS sib, -1 AS seq, NULL AS from_ms, NULL AS to_ms,
+SELECT stage, part, NULL AS parent_slice, 0 AS depth, 1 AS sib, -1 AS seq, NULL AS from_milestone, NULL AS to_milestone,
        0 AS begin_pos, 63 * 262144 AS end_pos, NULL AS flow
 FROM (VALUES ('end_to_end', 'initiator'), ('target_side', 'target')) v(stage, part)
 UNION ALL
-SELECT stage, part, parent_slice, depth, sib, seq, from_ms, to_ms, begin_pos,
+SELECT stage, part, parent_slice, depth, sib, seq, from_milestone, to_milestone, begin_pos,
        begin_pos + 63 * CASE depth WHEN 1 THEN 4096 WHEN 2 THEN 64 ELSE 1 END AS end_pos,
        CASE WHEN flow_kind IS NOT NULL
              AND row_number() OVER (PARTITION BY flow_kind ORDER BY seq) = 1 THEN flow_kind END AS flow

@@ -43,10 +43,10 @@ def test_one_cut_has_the_same_intervals_under_each_of_its_names(fixture_run):
     population, so the same statistics and the same bootstrap intervals under each name."""
     con = load.compare_connection(fixture_run(BASE), fixture_run(RUN))
     same = con.execute("""
-        WITH d AS (SELECT stage_set, stage, from_ms, to_ms, coalesce(minus_from_ms, '') AS mf,
-                          coalesce(minus_to_ms, '') AS mt FROM stage_definitions),
+        WITH d AS (SELECT stage_set, stage, from_milestone, to_milestone, coalesce(minus_from_milestone, '') AS mf,
+                          coalesce(minus_to_milestone, '') AS mt FROM stage_definitions),
         pairs AS (SELECT a.stage_set AS set_a, a.stage AS stage_a, b.stage_set AS set_b, b.stage AS stage_b
-                  FROM d a JOIN d b USING (from_ms, to_ms, mf, mt)
+                  FROM d a JOIN d b USING (from_milestone, to_milestone, mf, mt)
                   WHERE (a.stage_set, a.stage) < (b.stage_set, b.stage))
         SELECT p.set_a, p.stage_a, p.set_b, p.stage_b, x.group_key, x.statistic,
                (x.base_ns, x.run_ns, x.lad, x.lad_lo, x.lad_hi, x.change_lo_ns, x.change_hi_ns, x.significant)

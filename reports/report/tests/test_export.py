@@ -64,13 +64,13 @@ def test_io_parquet_one_row_per_reported_io(mixed):
 def test_io_stages_match_the_milestones(mixed):
     st = data.stages(mixed).collect()
     io = data.io(mixed).collect()
-    assert st.columns == ["io_id", "stage_set", "stage", "seq", "parent", "direction", "dur_ns", "missing"]
+    assert st.columns == ["io_id", "stage_set", "stage", "seq", "parent", "direction", "dur", "missing"]
     assert set(st["stage_set"]) == {"stock"}
     assert st.height == io.height * 12                        # 12 stock stages per I/O
     assert set(st["direction"]) == {"submission", "completion", "both"}
     # end_to_end is measured between two milestones of io.parquet; target_exec too (target clock)
     j = st.filter(pl.col("stage").is_in(["end_to_end", "target_exec"])).pivot(
-        "stage", index="io_id", values="dur_ns").join(io, on="io_id")
+        "stage", index="io_id", values="dur").join(io, on="io_id")
     assert (j["end_to_end"] == j["i:block_rq_complete"] - j["i:block_bio_queue"]).all()
     m = j.filter(pl.col("target_exec").is_not_null())
     assert m.height > 0 and (m["target_exec"] == m["t:nvmet_req_complete"] - m["t:nvmet_req_init"]).all()
@@ -78,7 +78,7 @@ def test_io_stages_match_the_milestones(mixed):
 
 def nearest_rank(q):
     """The report's percentile (DuckDB quantile_disc): the sorted value at ceil(q * n) - 1."""
-    return pl.col("dur_ns").sort().get((pl.len() * q).ceil().cast(pl.Int64) - 1)
+    return pl.col("dur").sort().get((pl.len() * q).ceil().cast(pl.Int64) - 1)
 
 
 def test_polars_reproduces_the_report(mixed):
@@ -86,7 +86,7 @@ def test_polars_reproduces_the_report(mixed):
     # the README's lines: mean and p50 of end_to_end per group
     e2e = data.stages(mixed).filter(pl.col("stage_set") == "stock", pl.col("stage") == "end_to_end")
     got = (e2e.join(data.io(mixed), on="io_id").group_by("group_key")
-           .agg(n=pl.len(), mean_ns=pl.col("dur_ns").mean(), p50_ns=nearest_rank(0.5), p99_ns=nearest_rank(0.99))
+           .agg(n=pl.len(), mean_ns=pl.col("dur").mean(), p50_ns=nearest_rank(0.5), p99_ns=nearest_rank(0.99))
            .collect())
     got = {r["group_key"]: r for r in got.iter_rows(named=True)}
     assert len(got) == len(doc["groups"]) > 10

@@ -161,7 +161,7 @@ def test_stock_timeline(stock):
         assert io_id(a) == io_id(b)
     # drawn durations are the stages' (fabric_total, clock-free, is drawn over the whole wait and
     # carries its own duration as stage_dur_ns)
-    durs = {(r[0], r[1]): r[2] for r in stock["stages"].select("io_id", "stage", "dur_ns").iter_rows()}
+    durs = {(r[0], r[1]): r[2] for r in stock["stages"].select("io_id", "stage", "dur").iter_rows()}
     for s in t.slices:
         if s.depth == 0:
             continue
