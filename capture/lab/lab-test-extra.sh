@@ -24,6 +24,7 @@ repo=$(dirname "$capture_dir")
 runs=${NTSCOPE_RUNS:-$repo/runs}
 py=${NTSCOPE_PYTHON:-python3}
 parts=${*:-a b c d e}
+mkdir -p "$runs"
 passed=0 failed=0
 result() { # result ok|FAIL WHAT
 	if [ "$1" = ok ]; then passed=$((passed + 1)); echo "ok   $2"; else failed=$((failed + 1)); echo "FAIL $2"; fi
@@ -73,9 +74,9 @@ if want c; then
 	if [ "$fails" = 0 ] && [ "$oks" -ge 9 ]; then result ok "(c) probed pairs name the patched pairs' causes: $oks checks ($runs/lab-extra-probed.log)"
 	else result FAIL "(c) probed pairs: $oks ok, $fails failed ($runs/lab-extra-probed.log)"; fi
 	# and the probed runs gave the detailed stages (mode probes), not the stock ones only
+	# (the analysis' own mode: lab-test writes compare.json there, not report.json)
 	for r in "$runs"/lab-extra-probed-slow-device "$runs"/lab-extra-probed-few-queues; do
-		[ -f "$r/report/report.json" ] || continue
-		mode=$("$py" -c 'import json,sys; print(json.load(open(sys.argv[1]))["mode"])' "$r/report/report.json")
+		mode=$(cd "$repo" && "$py" -m ntscope sql "$r" -c "SELECT mode FROM analysis_mode" 2>&1 | tail -n 1)
 		[ "$mode" = probes ] && result ok "(c) ${r##*/}: analysis mode probes" || result FAIL "(c) ${r##*/}: analysis mode $mode (want probes)"
 	done
 fi

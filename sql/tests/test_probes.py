@@ -120,13 +120,12 @@ def test_mixed_run_probed_initiator_stock_target(fresh_run, drop_systems):
 
 
 def test_probed_fixtures_are_there():
-    """A base, a slow device and a slow network on both stock kernels, few queues on 6.1 (the
-    compare cases' runs, sql/compare/tests/cases/probes_*)."""
+    """A base, a slow device, a slow network and few queues on both stock kernels (the compare
+    cases' runs, sql/compare/tests/cases/probes_*)."""
     for kernel in ("6.1", "6.12"):
-        for scenario in ("base-randread", "cmp-slow-net-delay-target"):
+        for scenario in ("base-randread", "cmp-slow-net-delay-target", "few-queues", "few-queues-1job"):
             assert f"lab-{kernel}-stock-probes-{scenario}" in PROBED, (kernel, scenario)
     assert {"lab-6.1-stock-probes-slow-device", "lab-6.12-stock-probes-cmp-slow-device"} <= set(PROBED)
-    assert {"lab-6.1-stock-probes-few-queues", "lab-6.1-stock-probes-few-queues-1job"} <= set(PROBED)
 
 
 @pytest.mark.parametrize("name", PROBED)
