@@ -1,5 +1,5 @@
 -- requires: none
--- input: slo_objectives  the rows --slo gives (reports/report/slo.py)
+-- input: slo_objectives  the rows --slo gives (reports/slo/objectives.py)
 
 -- slo_objectives: one row per objective (an input of the loader: the rows --slo gives;
 -- by default none).

@@ -1,7 +1,7 @@
 -- requires: core/stages, report/io_selected, report/reports, slo/objectives
 
 -- Service-level objectives on the selected I/O (analyze --slo 'read,4k: p99 <= 2ms').
--- The report CLI fills slo_objectives (reports/report/slo.py parses the text); these
+-- The report CLI fills slo_objectives (reports/slo/objectives.py parses the text); these
 -- views judge them: over the whole selection, per second, and by the worst I/Os.
 
 -- slo_io: one row per (objective, selected I/O it applies to) with the judged duration.

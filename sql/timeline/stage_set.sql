@@ -1,5 +1,5 @@
 -- requires: core/stages
--- input: timeline_stage_set  the report's primary stage set (reports/report/timeline.py)
+-- input: timeline_stage_set  the report's primary stage set (reports/timeline/perfetto_trace.py)
 
 -- timeline_stage_set: one row: the stage set the timeline draws, by default
 -- primary_stage_set (the report passes its own, an input of the loader, when its --stage-set

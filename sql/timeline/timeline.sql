@@ -1,6 +1,6 @@
 -- requires: core/stage_definitions, core/join, core/stages, core/cpu_wait, report/io_selected, report/reports, timeline/stage_set
 
--- The Perfetto timeline (report/timeline.perfetto-trace, reports/report/timeline.py): every
+-- The Perfetto timeline (report/timeline.perfetto-trace, reports/timeline/perfetto_trace.py): every
 -- selected io as slices on the io lanes of its host's transport queue (the encoder puts each io
 -- on the first lane of its queue that is free), stages nested, flows between the initiator and
 -- the target part, counters per queue and device, and per CPU the runs of NVMe/TCP's io_work
