@@ -52,7 +52,8 @@ def reset_peak():
 def child(run, memory_limit):
     import tracemalloc
     from ntscope.common import converter
-    from ntscope.reports.report import export, selection, spec, timeline
+    from ntscope.reports.report import export, selection, spec
+    from ntscope.reports.timeline import perfetto_trace as timeline
     from ntscope.sql import views
     out = {}
 

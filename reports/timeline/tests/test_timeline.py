@@ -191,7 +191,8 @@ def test_slices_sorted_in_parts_give_the_same_trace(stock, tmp_path):
     """A long run's io rows and spans are sorted a part of at most timeline.PART_IOS I/Os at a
     time (a statement holds one part, whatever the run's length): written in 13 parts of about
     500 I/Os, and in one, the trace is the one analyze wrote, byte for byte."""
-    from ntscope.reports.report import selection, spec, timeline
+    from ntscope.reports.report import selection, spec
+    from ntscope.reports.timeline import perfetto_trace as timeline
     from ntscope.sql import views
     con = views.connect(stock["run"])
     selection.apply(con, spec.Spec())
