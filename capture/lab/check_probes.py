@@ -7,7 +7,7 @@
       NVMe/TCP milestones from the patched events and from the probes (ntscope analyze
       --milestones tracepoint / probe). Per ntprof stage, at least MIN_COVER % of the I/Os the
       patched events measure must be measured by the probes too, and MIN_PCT % agree within
-      max(REL x the patched duration, ABS_US). The share within the issue's max(5%, 5 us) is
+      max(REL x the patched duration, ABS_US). The share within the native bound max(5%, 5 us) is
       printed beside it: under the lab's emulation the tracepoint recorded first delays its
       probe by its own cost (2-10 us), which native hardware does in 0.1-0.3 us.
   check_probes.py means PATCHED[,PATCHED2...] PROBED[,PROBED2...] [--rel 0.10] [--abs-us 20]
@@ -137,7 +137,7 @@ def main(argv):
     ag.add_argument("--min-pct", type=float, default=95.0)
     ag.add_argument("--min-cover", type=float, default=99.0)
     ag.add_argument("--rel", type=float, default=0.05)
-    # the criterion is max(5%, 5 us); under the lab's emulation a tracepoint and its probe
+    # natively the bound is max(5%, 5 us); under the lab's emulation a tracepoint and its probe
     # are 2-10 us apart at the median (the one recorded first delays the other by its own cost)
     # and up to 30 us at p95 on a loaded 2-core host (a vCPU descheduled between the two)
     ag.add_argument("--abs-us", type=float, default=30.0)

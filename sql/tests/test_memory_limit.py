@@ -1,4 +1,4 @@
-"""Bounded memory (issue 11: peak RSS <= 3 GB whatever the run's size): every DuckDB
+"""Bounded memory (the goal: peak RSS <= 3 GB whatever the run's size): every DuckDB
 connection ntscope opens (connection.new_connection) gets a memory limit by default, the override
 (--memory-limit, NTSCOPE_MEMORY_LIMIT, `none`) is what DuckDB reads back, a bad value is an
 error that says where it came from, DuckDB spills into a private folder under --temp-dir /
