@@ -37,7 +37,10 @@ def test_toml_spec_and_flag_override(tmp_path):
     p = tmp_path / "spec.toml"
     p.write_text('[filter]\ntype = ["read"]\nsize = ">=8k"\nqueue = [1]\n[group]\nby = ["type", "queue"]\n')
     s = specmod.Spec.from_toml(str(p))
-    assert s.where() == "io_type IN ('read') AND (size_bytes >= 8192) AND qid IN (1)"
+    with pytest.raises(RuntimeError, match="selection.apply"):
+        s.where()   # a queue filter is a key of the run's queues: resolved against the run first
+    s.queue_keys = ["initiator/c0/q1"]   # what selection.apply resolves qid 1 to on one initiator
+    assert s.where() == "io_type IN ('read') AND (size_bytes >= 8192) AND queue_key IN ('initiator/c0/q1')"
     assert s.group_by == ["type", "queue"]
     s2 = specmod.Spec.from_toml(str(p), types="write")
     assert s2.types == ["write"]
@@ -114,7 +117,7 @@ def test_filters_and_grouping(mixed, analyze):
     assert r.returncode == 0, r.stderr
     doc = json.load(open(os.path.join(mixed, "report", "report.json")))
     keys = [g["key"] for g in doc["groups"]]
-    assert keys and all(k["type"] == "write" and k["queue"] in (1, 2) for k in keys)
+    assert keys and all(k["type"] == "write" and k["queue"] in ("initiator/c0/q1", "initiator/c0/q2") for k in keys)
     total = sum(g["count"] for g in doc["groups"])
     assert 0 < total < 1439  # fio issued 1439 writes of 4k-128k
     r = analyze(mixed, "--size", "huge")
