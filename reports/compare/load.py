@@ -121,7 +121,6 @@ def compare_connection(base_dirs, run_dirs, keep_run=False, on_first_run=None, p
     stash = spill.private_dir(con, "ntscope-compare-", temp_dir)
     ok = False
     try:
-        parts = []
         for role, paths in (("base", as_list(base_dirs)), ("run", as_list(run_dirs))):
             for rep, path in enumerate(paths, 1):
                 name = f"{role}_{rep}"

@@ -1,5 +1,5 @@
 """Terminal text for the compare model (formatting only)."""
-from ntscope.reports.interference.render_text import fit, interference_text
+from ntscope.reports.interference.render_text import interference_text
 
 
 def us(ns, signed=False):
