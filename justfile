@@ -9,6 +9,9 @@ export NTSCOPE_CACHE := env_var_or_default("NTSCOPE_CACHE", env_var("HOME") / ".
 # This checkout's own venv and cargo target (tools/checkout-cache.sh computes the same path).
 checkout_cache := NTSCOPE_CACHE / "checkouts" / file_name(canonicalize(justfile_directory())) + "-" + replace_regex(sha256(canonicalize(justfile_directory())), '^(.{12}).*$', '$1')
 export CARGO_TARGET_DIR := env_var_or_default("CARGO_TARGET_DIR", checkout_cache / "target")
+# cargo's intermediate files are shared by every checkout (each crate's own path keys them), so a
+# second clone reuses the dependencies' build; the binaries stay in each checkout's target.
+export CARGO_BUILD_BUILD_DIR := env_var_or_default("CARGO_BUILD_BUILD_DIR", NTSCOPE_CACHE / "cargo-build")
 export NTSCOPE_RUNS := env_var_or_default("NTSCOPE_RUNS", justfile_directory() / "runs")
 export NTSCOPE_PYTHON := env_var_or_default("NTSCOPE_PYTHON", checkout_cache / "venv/bin/python")
 
@@ -46,34 +49,48 @@ convert RUN *FLAGS: _python
 demo *FLAGS: _python
     @"$NTSCOPE_PYTHON" -m ntscope demo "$@"
 
-# Everything CI runs: converter, fuzzing, Python (SQL diff tests, reports, verdicts), examples, kernel patches, lab.
-test: (_packages "test" "lab" "kernel") build test-analyzer (fuzz-analyzer "60") test-python test-examples test-capture test-kernel lab-test (kernel-bootcheck "6.1") (kernel-loopback-check "6.1")
+# Everything CI runs, phase by phase (tools/run_tests.py): converter, fuzzing, Python (SQL diff tests, reports, verdicts), examples, kernel patches, lab; prints a table of each phase's seconds and appends it to tools/test_times.jsonl.
+test *ARGS: _python
+    "$NTSCOPE_PYTHON" tools/run_tests.py "$@"
 
 # The shipped example reports equal a fresh `just analyze` of their fixtures; README quotes them.
 test-examples: _python
     "$NTSCOPE_PYTHON" tools/check_examples.py
 
 # Analyzer: unit tests, bad-input tests, the differential test against libtracecmd.
-test-analyzer: (_packages "test") _python
+test-analyzer: test-analyzer-unit test-differential
+
+# Analyzer's cargo tests (unit and bad-input tests).
+test-analyzer-unit: (_packages "test")
     cargo test --quiet --release --manifest-path analyzer/Cargo.toml
+
+# The differential test: the converter against libtracecmd, event by event, on every real trace.
+test-differential: (_packages "test") build _python
     NTSCOPE_BIN="$CARGO_TARGET_DIR/release/ntscope-analyzer" bash analyzer/tests/differential.sh
 
-# Python tests: SQL diff tests, real captures, reports, verdicts, hostile inputs, packaging (pytest args pass on).
+# Python tests: SQL diff tests, real captures, reports, verdicts, hostile inputs, packaging (pytest args pass on), one worker per core (NTSCOPE_TEST_WORKERS=N, 0: in this process).
 test-python *ARGS: (_packages "test") build _python
-    "$NTSCOPE_PYTHON" -m pytest -q "$@"
+    "$NTSCOPE_PYTHON" -m pytest -q -n "${NTSCOPE_TEST_WORKERS:-auto}" --durations=15 "$@"
 
 # Throughput and memory of convert vs `trace-cmd report` and `cat`.
 bench-convert: (_packages "test") build
     NTSCOPE_BIN="$CARGO_TARGET_DIR/release/ntscope-analyzer" bash analyzer/bench/bench_convert.sh
 
-# Fuzz the trace.dat reader for SECONDS (cargo-fuzz, nightly toolchain).
-fuzz-analyzer SECONDS="60": build
+# Build the fuzz target (cargo-fuzz, nightly toolchain, sanitizer build; its intermediate files are shared by checkouts).
+fuzz-build:
     #!/usr/bin/env bash
     set -euo pipefail
     if ! rustup run nightly rustc --version >/dev/null 2>&1; then
         echo "fuzz-analyzer: no nightly Rust toolchain (cargo-fuzz needs it); fix: rustup toolchain install nightly" >&2; exit 2
     fi
     command -v cargo-fuzz >/dev/null 2>&1 || cargo install --quiet --locked cargo-fuzz
+    cd analyzer/fuzz
+    cargo +nightly fuzz build --release decode
+
+# Fuzz the trace.dat reader for SECONDS (cargo-fuzz, nightly toolchain).
+fuzz-analyzer SECONDS="60": build fuzz-build
+    #!/usr/bin/env bash
+    set -euo pipefail
     bash analyzer/fuzz/seed_corpus.sh
     cd analyzer/fuzz
     cargo +nightly fuzz run --release decode corpus/decode -- -max_total_time="$1" -timeout=10 -rss_limit_mb=4096 -print_final_stats=1 > "$NTSCOPE_CACHE/fuzz.log" 2>&1 || { tail -40 "$NTSCOPE_CACHE/fuzz.log"; echo "fuzz-analyzer: the decoder crashed, hung or leaked; the input is under analyzer/fuzz/artifacts/" >&2; exit 1; }

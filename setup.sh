@@ -10,9 +10,11 @@
 #   - `just` (rust-just, from the venv) on PATH
 # Rust must already be installed (rustup): the converter is built here once.
 set -euo pipefail
+t0=$(date +%s)
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 checkout_cache=$(bash "$repo/tools/checkout-cache.sh")
 venv=$checkout_cache/venv
+venv_state=kept
 die() { echo "setup: error: $*" >&2; exit 2; }
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo -n "$@"; fi; }
 
@@ -22,18 +24,28 @@ py=${NTSCOPE_SETUP_PYTHON:-python3}
 "$py" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null \
     || die "$py is older than 3.11 (ntscope needs tomllib); fix: install Python >= 3.11, or set NTSCOPE_SETUP_PYTHON"
 
-# 2. The venv with ntscope installed from this checkout, exact versions. Redone only when
+# 2. The converter, built once in release (cargo's progress shows): the editable install below,
+#    `just demo` and the tests reuse this build. cargo's intermediate files are shared by every
+#    checkout (the justfile sets the same build dir), so a second clone builds only the crate.
+export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$checkout_cache/target}
+export CARGO_BUILD_BUILD_DIR=${CARGO_BUILD_BUILD_DIR:-${NTSCOPE_CACHE:-$HOME/.cache/ntscope}/cargo-build}
+echo "setup: building the converter (cargo build --release; minutes the first time, a second after)" >&2
+cargo build --release --manifest-path "$repo/analyzer/Cargo.toml" \
+    || die "cargo could not build the converter (see its message above); fix: check that Rust is up to date (rustup update)"
+
+# 3. The venv with ntscope installed from this checkout, exact versions. Redone only when
 #    pyproject.toml, constraints.txt or the checkout's path changed.
 stamp_want=$( { cat "$repo/pyproject.toml" "$repo/constraints.txt"; echo "$repo"; } | sha256sum | cut -c1-16)
 if [ "$(cat "$venv/.ntscope-setup" 2>/dev/null)" != "$stamp_want" ] || ! "$venv/bin/python" -c 'import ntscope.cli' 2>/dev/null; then
-    echo "setup: installing the ntscope package into $venv (builds the converter once)" >&2
+    echo "setup: installing the ntscope package into $venv" >&2
+    venv_state=installed
     if [ ! -x "$venv/bin/python" ] && ! "$py" -m venv "$venv" 2>/dev/null; then
         # Debian's own python3 needs python3-venv (ensurepip) for a venv
         rm -rf "$venv"
         DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq python3-venv >/dev/null || true
         "$py" -m venv "$venv" || die "cannot create a venv with $py; fix: apt-get install python3-venv"
     fi
-    export PIP_CONSTRAINT="$repo/constraints.txt" CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$checkout_cache/target}
+    export PIP_CONSTRAINT="$repo/constraints.txt"
     "$venv/bin/python" -m pip install -q --disable-pip-version-check -e "$repo[test]" rust-just \
         || die "pip could not install ntscope into $venv (see its message above); fix: check the package index"
     echo "$stamp_want" > "$venv/.ntscope-setup"
@@ -41,10 +53,13 @@ fi
 "$venv/bin/python" -c 'import duckdb, pyarrow, pytest, ntscope.cli' \
     || die "the venv $venv lacks a module after installation; fix: rm -rf $venv and run setup.sh again"
 
-# 3. just on PATH (/usr/local/bin as root, else ~/.local/bin)
+# 4. just on PATH (/usr/local/bin as root, else ~/.local/bin)
 if ! command -v just >/dev/null 2>&1; then
     if [ "$(id -u)" = 0 ]; then d=/usr/local/bin; else d=$HOME/.local/bin; mkdir -p "$d"; fi
     ln -sf "$venv/bin/just" "$d/just"
     command -v just >/dev/null 2>&1 || die "'just' is in $d, which is not on PATH; fix: export PATH=\"$d:\$PATH\" (or use $venv/bin/just)"
 fi
+# How long this took, for `just test`'s phase table (tools/run_tests.py reads it).
+printf '{"seconds": %s, "venv": "%s", "finished_unix": %s}\n' "$(( $(date +%s) - t0 ))" "$venv_state" "$(date +%s)" \
+    > "$checkout_cache/setup-last.json.tmp" && mv "$checkout_cache/setup-last.json.tmp" "$checkout_cache/setup-last.json"
 echo "setup: ok (python: $venv/bin/python, just: $(command -v just))" >&2

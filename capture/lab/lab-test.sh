@@ -53,6 +53,11 @@ passed=0 failed=0
 result() { # result OK|FAIL what
 	if [ "$1" = ok ]; then passed=$((passed + 1)); echo "ok   $2"; else failed=$((failed + 1)); echo "FAIL $2"; fi
 }
+# LAB_TEST_TIMES=FILE: one line per run or check, "WHAT<TAB>SECONDS<TAB>ok|FAIL" (tools/run_tests.py
+# shows them in `just test`'s table of phases)
+timing() { # timing WHAT START_EPOCH OK|FAIL
+	[ -z "${LAB_TEST_TIMES:-}" ] || printf '%s\t%s\t%s\n' "$1" "$(( $(date +%s) - $2 ))" "$3" >>"$LAB_TEST_TIMES"
+}
 
 # 1. ntscope-capture on this host without tracing (capture/tests/test_capture.sh: arguments,
 # preflight on prepared trees, the trace-cmd command, host.json with a stand-in trace-cmd).
@@ -64,29 +69,80 @@ fi
 
 # 2. Lab scenarios: each run is checked by check_run.py. A spec is [NAME@]SCENARIO[:k=v,...];
 # the run is runs/<prefix>-NAME (NAME defaults to the scenario).
+# LAB_TEST_JOBS runs are recorded side by side (default 2): a run's VMs leave about half of the
+# host's 2 cores idle (they wait on their timers, the link and each other), so two runs take
+# little more than one. Runs are started in list order, LAB_TEST_JOBS at a time, so a diagnosis
+# pair (listed next to each other) is recorded side by side under the same load.
+jobs=${LAB_TEST_JOBS:-2}
+[[ "$jobs" =~ ^[1-9]$ ]] || { echo "lab-test: LAB_TEST_JOBS '$jobs' is not a number from 1 to 9" >&2; exit 2; }
 declare -A spec_of=() # run name -> its spec, to record a diagnosis pair again
-record() { # record SPEC: capture runs/<prefix>-NAME with lab.sh, then check_run.py
-	local spec=$1 name sc params=() run t0 out rc
-	name=${spec%%:*} sc=${spec%%:*}
+job_tmp=$(mktemp -d)
+trap 'rm -rf "$job_tmp"' EXIT
+spec_run() { # spec_run SPEC: prints "NAME SCENARIO" of a spec
+	local name=${1%%:*} sc=${1%%:*}
 	case "$name" in *@*) sc=${name#*@} name=${name%%@*} ;; esac
-	[ "$spec" != "${spec%%:*}" ] && IFS=, read -r -a params <<<"${spec#*:}"
-	spec_of[$name]=$spec
-	run="$prefix-$name"
-	t0=$(date +%s)
-	if bash "$here/lab.sh" "$run" "$sc" force=1 build=1 ${lab_args[@]+"${lab_args[@]}"} ${params[@]+"${params[@]}"}; then
-		result ok "lab $run $sc ${params[*]:-} ($(( $(date +%s) - t0 )) s)"
-		out=$(python3 "$here/check_run.py" "$runs/$run")
-		rc=$?
-		echo "$out" | sed 's/^/    /'
-		if [ $rc = 0 ]; then result ok "check_run $run: $(tail -n 1 <<<"$out")"
-		else result FAIL "check_run $run: $(tail -n 1 <<<"$out")"; fi
-	else
-		result FAIL "lab $run $sc ${params[*]:-} (see the error above)"
-	fi
+	echo "$name $sc"
 }
+record_job() { # record_job SPEC DIR CHECK: one run (lab.sh), then its check; output in DIR/log,
+	# results in DIR/results ("ok|FAIL<TAB>what"). CHECK: run (check_run.py) or multi-host
+	# (`just analyze`, then check_multi_host.py)
+	local spec=$1 dir=$2 check=$3 name sc params=() run t0 out rc
+	read -r name sc <<<"$(spec_run "$spec")"
+	[ "$spec" != "${spec%%:*}" ] && IFS=, read -r -a params <<<"${spec#*:}"
+	run="$prefix-$name"
+	exec >"$dir/log" 2>&1
+	res() { printf '%s\t%s\n' "$1" "$2" >>"$dir/results"; }
+	t0=$(date +%s)
+	if ! bash "$here/lab.sh" "$run" "$sc" force=1 build=1 ${lab_args[@]+"${lab_args[@]}"} ${params[@]+"${params[@]}"}; then
+		res FAIL "lab $run $sc ${params[*]:-} (see the error above)"
+		timing "$run" "$t0" FAIL
+		return
+	fi
+	res ok "lab $run $sc ${params[*]:-} ($(( $(date +%s) - t0 )) s)"
+	if [ "$check" = multi-host ]; then
+		if ! (cd "$repo" && just analyze "$runs/$run" >/dev/null 2>"$runs/$run.analyze.err"); then
+			res FAIL "analyze $run failed: $(tail -n 3 "$runs/$run.analyze.err")"
+			timing "$run" "$t0" FAIL
+			return
+		fi
+		out=$("${NTSCOPE_PYTHON:-python3}" "$here/check_multi_host.py" "$runs/$run")
+	else
+		out=$(python3 "$here/check_run.py" "$runs/$run")
+	fi
+	rc=$?
+	echo "$out" | sed 's/^/    /'
+	[ "$check" = run ] && check=check_run
+	if [ $rc = 0 ]; then res ok "$check $run: $(tail -n 1 <<<"$out")"; timing "$run" "$t0" ok
+	else res FAIL "$check $run: $(tail -n 1 <<<"$out")"; timing "$run" "$t0" FAIL; fi
+}
+record_with() { # record_with CHECK SPEC...: record the specs, LAB_TEST_JOBS side by side, each checked
+	local check=$1 batch=() spec i name
+	shift
+	while [ $# -gt 0 ]; do
+		batch=()
+		while [ $# -gt 0 ] && [ ${#batch[@]} -lt "$jobs" ]; do batch+=("$1"); shift; done
+		for i in "${!batch[@]}"; do
+			read -r name _ <<<"$(spec_run "${batch[$i]}")"
+			spec_of[$name]=${batch[$i]}
+			rm -rf "$job_tmp/$i" && mkdir -p "$job_tmp/$i"
+			record_job "${batch[$i]}" "$job_tmp/$i" "$check" &
+		done
+		wait
+		for i in "${!batch[@]}"; do
+			cat "$job_tmp/$i/log"
+			while IFS=$'\t' read -r st what; do result "$st" "$what"; done <"$job_tmp/$i/results"
+		done
+	done
+}
+record() { record_with run "$@"; } # record SPEC...: lab.sh, then check_run.py
 lab_args=("$@")
+repo=$(dirname "$capture_dir")
 t_all=$(date +%s)
-for spec in $scenarios $diagnosis_runs; do record "$spec"; done
+# the initramfs first, once, so that side-by-side runs do not each build it (a missing kernel
+# is built by the first run while the other waits on build_kernel.sh's lock)
+bash "$here/build-initramfs.sh" >/dev/null || result FAIL "build-initramfs.sh (see the error above)"
+# shellcheck disable=SC2086
+record $scenarios $diagnosis_runs
 
 # 2b. The capture's probes beside the patched events (scenario probes-agreement, patched kernel;
 # recorded by lab-test-extra.sh (a), or here when LAB_TEST_SCENARIOS names it):
@@ -112,7 +168,6 @@ fi
 # README.md, "Live checks"): base runs' own network time varies by 2x (2.2..4.5 ms), hence
 # 10 ms injections; null_blk's timer fires late, never early; a 10 ms netem delay
 # measured +8.8..+13.7 ms; the busy device added +5.8 ms for 10 ms service time.
-repo=$(dirname "$capture_dir")
 compare_check() { # compare_check BASE RUN check_diagnosis-args...: prints the check's line;
 	# exit 1: the check failed, 2: a run is missing or compare failed (not worth a second pair)
 	local base=$runs/$prefix-$1 run=$runs/$prefix-$2
@@ -135,23 +190,24 @@ recorded() { # recorded NAME...: every run was recorded by this session (a subse
 	for n in "$@"; do [ -n "${spec_of[$n]:-}" ] || return 1; done
 }
 diagnose() { # diagnose BASE RUN check_diagnosis-args...
-	local b=$1 r=$2 out first rc
+	local b=$1 r=$2 out first rc t0
 	recorded "$b" "$r" || return 0
+	t0=$(date +%s)
 	out=$(compare_check "$@")
 	rc=$?
-	if [ $rc = 0 ]; then result ok "diagnosis $prefix-$r: $out"; return; fi
+	if [ $rc = 0 ]; then result ok "diagnosis $prefix-$r: $out"; timing "compare $b $r" "$t0" ok; return; fi
 	if [ $rc = 1 ] && [ "${LAB_TEST_RETRY:-1}" != 0 ] && [ -n "${spec_of[$b]:-}" ] && [ -n "${spec_of[$r]:-}" ]; then
 		first=$out
 		echo "again $prefix-$r: the first pair gave: $first; recording $prefix-$b and $prefix-$r once more"
 		retried=$((retried + 1))
-		record "${spec_of[$b]}"
-		record "${spec_of[$r]}"
+		record "${spec_of[$b]}" "${spec_of[$r]}"
 		out=$(compare_check "$@")
 		rc=$?
 		out="$out (second pair; the first: $first)"
-		if [ $rc = 0 ]; then result ok "diagnosis $prefix-$r: $out"; return; fi
+		if [ $rc = 0 ]; then result ok "diagnosis $prefix-$r: $out"; timing "compare $b $r (pair recorded twice)" "$t0" ok; return; fi
 	fi
 	result FAIL "diagnosis $prefix-$r: $out"
+	timing "compare $b $r" "$t0" FAIL
 }
 sizes() { # sizes RUN: the analyze report's groups by size against fio's iologs
 	local run=$runs/$prefix-$1 out
@@ -285,24 +341,8 @@ fi
 # agrees with, >= 99% matched, no negative stage, I/O counts per initiator (and disk) = fio's.
 # LAB_TEST_MULTI_HOST= (empty) skips it.
 multi_host_runs=${LAB_TEST_MULTI_HOST-"two-ini@two-initiators two-tgt@two-targets"}
-for spec in $multi_host_runs; do
-	name=${spec%%@*} sc=${spec#*@} run="$prefix-${spec%%@*}"
-	t0=$(date +%s)
-	if ! bash "$here/lab.sh" "$run" "$sc" force=1 build=1 "$@"; then
-		result FAIL "lab $run $sc (see the error above)"
-		continue
-	fi
-	result ok "lab $run $sc ($(( $(date +%s) - t0 )) s)"
-	if ! (cd "$repo" && just analyze "$runs/$run" >/dev/null 2>"$runs/$run.analyze.err"); then
-		result FAIL "analyze $run failed: $(tail -n 3 "$runs/$run.analyze.err")"
-		continue
-	fi
-	out=$("${NTSCOPE_PYTHON:-python3}" "$here/check_multi_host.py" "$runs/$run")
-	rc=$?
-	echo "$out" | sed 's/^/    /'
-	if [ $rc = 0 ]; then result ok "multi-host $run: $(tail -n 1 <<<"$out")"
-	else result FAIL "multi-host $run: $(tail -n 1 <<<"$out")"; fi
-done
+# shellcheck disable=SC2086
+record_with multi-host $multi_host_runs
 echo "lab-test: scenarios took $(( $(date +%s) - t_all )) s"
 echo "$passed passed, $failed failed, $retried diagnosis pairs recorded twice"
 [ "$failed" = 0 ]

@@ -198,13 +198,41 @@ def performance_table(repo=REPO):
     return "\n".join(head + rows)
 
 
+TEST_TIMES = "tools/test_times.jsonl"
+
+
+def test_time_table(repo=REPO):
+    """README's "Test time" table: the newest passing `just test` record of each cache state (a
+    fresh machine, a warm cache) from tools/test_times.jsonl (tools/run_tests.py writes them),
+    with its slowest phases."""
+    with open(os.path.join(repo, TEST_TIMES)) as f:
+        recs = [json.loads(line) for line in f if line.strip()]
+    whole = [r for r in recs if r["bench"] == "test-time" and r["params"].get("complete") and not r["figures"]["failed"]]
+    head = ["| cache | `bash setup.sh && just test` | slowest phases | date | commit | machine |",
+            "|---|---|---|---|---|---|"]
+    rows = []
+    for state in ("fresh", "warm"):
+        rec = latest(whole, lambda r, state=state: r["params"]["cache"] == state)
+        if not rec:
+            continue
+        phases = sorted((x for x in rec["figures"]["rows"] if not x["phase"].startswith(" ")), key=lambda x: -x["s"])
+        slowest = ", ".join(f"{x['phase']} {x['s'] / 60:.1f}" for x in phases[:4])
+        rows.append(f"| {state}{' (CI)' if rec['params'].get('ci') else ''} | {rec['figures']['total_s'] / 60:.1f} min "
+                    f"| {slowest} (min) | {rec['date'][:10]} | {(rec['commit'] or '?')[:10]} | {machine_text(rec['machine'])} |")
+    return "\n".join(head + rows)
+
+
 def main(argv):
     if argv == ["table"]:
         print(performance_table())
         return 0
+    if argv == ["test-times"]:
+        print(test_time_table())
+        return 0
     if len(argv) != 3 or argv[0] != "append":
         print("usage: python -m ntscope.common.bench_results append BENCH DEFAULT_PATH < {params, figures, goals} (JSON)\n"
-              "       python -m ntscope.common.bench_results table   (README's Performance table, from the results files)", file=sys.stderr)
+              "       python -m ntscope.common.bench_results table   (README's Performance table, from the results files)\n"
+              "       python -m ntscope.common.bench_results test-times   (README's Test time table, from tools/test_times.jsonl)", file=sys.stderr)
         return 2
     doc = json.load(sys.stdin)
     print(append(argv[2], argv[1], doc.get("params", {}), doc.get("figures", {}), doc.get("goals", [])))

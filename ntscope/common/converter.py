@@ -33,6 +33,12 @@ def cargo_binary(root):
     return os.path.join(target, "release", BINARY)
 
 
+def cargo_build_dir():
+    """cargo's intermediate files, shared by every checkout (setup.sh and the justfile use the same
+    folder): a second clone builds only the crate itself, not its dependencies."""
+    return os.environ.get("CARGO_BUILD_BUILD_DIR") or os.path.join(cache_dir(), "cargo-build")
+
+
 def newest_source(root):
     """(mtime, path) of the newest file the converter is built from."""
     newest = (0.0, None)
@@ -58,7 +64,8 @@ def build(root, why):
           "a few minutes the first time, seconds after a small change", file=sys.stderr)
     r = subprocess.run([cargo, "build", "--release", "--manifest-path",
                         os.path.join(root, "analyzer", "Cargo.toml")],
-                       env=dict(os.environ, CARGO_TARGET_DIR=os.path.dirname(os.path.dirname(cargo_binary(root)))))
+                       env=dict(os.environ, CARGO_TARGET_DIR=os.path.dirname(os.path.dirname(cargo_binary(root))),
+                                CARGO_BUILD_BUILD_DIR=cargo_build_dir()))
     if r.returncode != 0:
         raise NtscopeError(f"building the converter failed (cargo exit {r.returncode}); see cargo's message above")
 

@@ -24,7 +24,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from ntscope.common import derived
+from ntscope.common import converter, derived
 from ntscope.sql import views
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -459,8 +459,11 @@ def test_the_command_check_catches_a_package_setup_does_not_install(tmp_path):
 
 
 def test_setup_stops_with_exit_2_when_pip_cannot_install(tmp_path):
+    # the converter is built already (the shared build folder and this checkout's target)
     env = dict(os.environ, NTSCOPE_CACHE=str(tmp_path / "cache"), PIP_INDEX_URL="http://127.0.0.1:9/simple",
-               PIP_RETRIES="0", PIP_TIMEOUT="2", PIP_NO_CACHE_DIR="1", PIP_FIND_LINKS="")
+               PIP_RETRIES="0", PIP_TIMEOUT="2", PIP_NO_CACHE_DIR="1", PIP_FIND_LINKS="",
+               CARGO_TARGET_DIR=os.path.dirname(os.path.dirname(converter.cargo_binary(REPO))),
+               CARGO_BUILD_BUILD_DIR=converter.cargo_build_dir())
     r = subprocess.run(["bash", os.path.join(REPO, "setup.sh")], env=env, capture_output=True, text=True, timeout=600)
     assert r.returncode == 2
     assert "setup: error: pip could not install ntscope" in r.stderr and "setup: ok" not in r.stderr

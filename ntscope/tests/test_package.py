@@ -24,7 +24,8 @@ def test_pip_install_into_a_fresh_venv_then_analyze_from_elsewhere(tmp_path):
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     py = str(venv / "bin" / "python")
     env = dict(os.environ, PIP_CONSTRAINT=os.path.join(REPO, "constraints.txt"), PIP_DISABLE_PIP_VERSION_CHECK="1",
-               CARGO_TARGET_DIR=os.path.dirname(os.path.dirname(converter.cargo_binary(REPO))))
+               CARGO_TARGET_DIR=os.path.dirname(os.path.dirname(converter.cargo_binary(REPO))),
+               CARGO_BUILD_BUILD_DIR=converter.cargo_build_dir())
     env.pop("NTSCOPE_BIN", None)
     src = source_copy(str(tmp_path / "src"))
     r = subprocess.run([py, "-m", "pip", "install", "-q", src], env=env, capture_output=True, text=True)

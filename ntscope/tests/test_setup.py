@@ -47,7 +47,8 @@ def not_root_env(tmp_path, dpkg_knows=None):
 def test_analysis_setup_and_demo_without_root(tmp_path):
     env, log, home = not_root_env(tmp_path)
     env.update(NTSCOPE_CACHE=str(tmp_path / "cache"), NTSCOPE_RUNS=str(tmp_path / "runs"),
-               CARGO_TARGET_DIR=os.path.dirname(os.path.dirname(converter.cargo_binary(REPO))))
+               CARGO_TARGET_DIR=os.path.dirname(os.path.dirname(converter.cargo_binary(REPO))),
+               CARGO_BUILD_BUILD_DIR=converter.cargo_build_dir())
     env.pop("NTSCOPE_PYTHON", None)
     env.pop("NTSCOPE_BIN", None)
     r = subprocess.run(["bash", os.path.join(REPO, "setup.sh")], env=env, cwd=REPO, capture_output=True, text=True, timeout=900)
