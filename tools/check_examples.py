@@ -2,7 +2,8 @@
 """Checks that the shipped example reports are what ntscope prints today: re-analyzes
 each example's fixture into a temporary run and compares the report text, and checks
 that README.md quotes the stock example and the slow-device comparison verbatim and holds
-the "Performance" table the benches' results files give (ntscope/common/bench_results.py table).
+the "Performance" table the benches' results files give (ntscope/common/bench_results.py table)
+and the "Test time" table of `just test`'s own records (bench_results.py test-times).
 Run by `just test-examples`. --write replaces the shipped examples with the fresh output
 (review the diff)."""
 import os
@@ -94,13 +95,17 @@ def main():
         failed += 1
         print("FAIL README.md's example comparison differs from reports/compare/examples/slow-device.compare.txt")
     from ntscope.common import bench_results
-    if bench_results.performance_table(REPO) in readme:
-        print("OK   README.md's Performance table is the results files' latest figures")
-    else:
-        failed += 1
-        print("FAIL README.md's Performance table differs from analyzer/bench/results.jsonl and "
-              "sql/bench/results.jsonl; fix: paste the output of `python -m ntscope.common.bench_results table` into README.md")
-    print(f"{len(EXAMPLES) + len(COMPARE_EXAMPLES) + 3 - failed} passed, {failed} failed")
+    for name, table, sources, verb in (
+            ("Performance", bench_results.performance_table(REPO),
+             "analyzer/bench/results.jsonl and sql/bench/results.jsonl", "table"),
+            ("Test time", bench_results.test_time_table(REPO), bench_results.TEST_TIMES, "test-times")):
+        if table in readme:
+            print(f"OK   README.md's {name} table holds the latest figures of {sources}")
+        else:
+            failed += 1
+            print(f"FAIL README.md's {name} table differs from {sources}; "
+                  f"fix: paste the output of `python -m ntscope.common.bench_results {verb}` into README.md")
+    print(f"{len(EXAMPLES) + len(COMPARE_EXAMPLES) + 4 - failed} passed, {failed} failed")
     return 1 if failed else 0
 
 

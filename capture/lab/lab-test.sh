@@ -8,7 +8,9 @@
 #      checks instead (extra_runs, extra_checks below): no structural or three-VM runs
 # Env: LAB_TEST_SCENARIOS="[name@]scenario[:param=value,...] ..." replaces the default list of
 #      structural runs, LAB_TEST_DIAGNOSIS the runs of the live diagnosis, LAB_TEST_MULTI_HOST
-#      the three-VM runs (name@scenario ...; each list: empty skips it).
+#      the three-VM runs (name@scenario ...; each list: empty skips it). LAB_TEST_JOBS: runs
+#      recorded side by side (default 2), LAB_TEST_TIMES=FILE: seconds per run and check,
+#      LAB_TEST_CAPTURE_TEST=0: test_capture.sh not run (just test runs it in its own phase).
 # Out: runs/<prefix>-<name>/ (replaced each time; LAB_TEST_PREFIX, default lab-test); last line "N passed, N failed, N diagnosis
 #      pairs recorded twice" (LAB_TEST_RETRY=0: a live pair whose check fails is not recorded again).
 set -uo pipefail
