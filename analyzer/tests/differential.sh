@@ -8,7 +8,8 @@
 #   which, each checked by its sha256) and under fixtures/, recursively; plus,
 #   for each distinct sample, trace-cmd-converted copies as file version 6 and
 #   as uncompressed version 7 (NTSCOPE_DIFF_VARIANTS=0 skips those), and
-#   synthetic traces (NTSCOPE_DIFF_SYNTH=0 skips those).
+#   synthetic traces (NTSCOPE_DIFF_SYNTH=0 skips those). NTSCOPE_DIFF_JOBS traces are checked
+#   at a time (default 2).
 #   --oracle-only: only the oracle's self-check (no converter needed).
 #
 # Per trace: tracecmd_dump (oracle/, C over libtracecmd) and
@@ -160,10 +161,9 @@ event_counts() { awk -F'\t' '{ n[($1 == "" ? "" : $1 "/") $6]++ } END { for (k i
 
 passed=0
 failed=0
-declare -A result_by_sum=()
 
-check_trace() { # trace path, label
-    local t=$1 label=$2 d=$work/cur
+check_trace() { # trace path, label, scratch folder of its own
+    local t=$1 label=$2 d=$3
     rm -rf "$d"; mkdir -p "$d"
 
     if ! "$oracle_bin" "$t" > "$d/oracle.txt" 2> "$d/oracle.err"; then
@@ -238,24 +238,35 @@ check_trace() { # trace path, label
     return 1
 }
 
-run_one() { # trace path, label
-    local t=$1 label=$2 sum
-    sum=$(sha256sum "$t" | cut -c1-64)
-    if [ -n "${result_by_sum[$sum]:-}" ]; then
-        # Byte-identical to a trace already compared (samples are copied to fixtures/).
-        printf '%-4s %s\n' "${result_by_sum[$sum]%% *}" "$label: same bytes as ${result_by_sum[$sum]#* }, result reused"
-        if [ "${result_by_sum[$sum]%% *}" = OK ]; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
-        return
-    fi
-    if check_trace "$t" "$label"; then
-        passed=$((passed + 1)); result_by_sum[$sum]="OK $label"
-    else
-        failed=$((failed + 1)); result_by_sum[$sum]="FAIL $label"
-    fi
-}
-
-for t in "${traces[@]}"; do run_one "$t" "$(display_name "$t")"; done
-for v in "${variants[@]}"; do run_one "${v%%|*}" "${v#*|}"; done
+# Every distinct trace (by content: samples are copied to fixtures/) is checked once, NTSCOPE_DIFF_JOBS
+# at a time (default 2: each check is one process after another, so two use both cores); the
+# results print in list order, a copy's line naming the trace whose result it reuses.
+jobs=${NTSCOPE_DIFF_JOBS:-2}
+[[ "$jobs" =~ ^[1-9][0-9]?$ ]] || die "NTSCOPE_DIFF_JOBS '$jobs' is not a number from 1 to 99"
+items=()
+for t in "${traces[@]}"; do items+=("$t|$(display_name "$t")"); done
+items+=(${variants[@]+"${variants[@]}"})
+first_of=()   # item index -> index of the first item with the same bytes
+declare -A index_by_sum=()
+running=0
+for i in "${!items[@]}"; do
+    sum=$(sha256sum "${items[$i]%%|*}" | cut -c1-64)
+    if [ -n "${index_by_sum[$sum]:-}" ]; then first_of[$i]=${index_by_sum[$sum]}; continue; fi
+    index_by_sum[$sum]=$i first_of[$i]=$i
+    if [ "$running" -ge "$jobs" ]; then wait -n || true; running=$((running - 1)); fi
+    ( check_trace "${items[$i]%%|*}" "${items[$i]#*|}" "$work/job-$i" >"$work/job-$i.log" 2>&1
+      echo $? >"$work/job-$i.rc"; rm -rf "$work/job-$i" ) &
+    running=$((running + 1))
+done
+wait
+for i in "${!items[@]}"; do
+    f=${first_of[$i]} label=${items[$i]#*|}
+    st=FAIL
+    [ "$(cat "$work/job-$f.rc" 2>/dev/null)" = 0 ] && st=OK
+    if [ "$f" = "$i" ]; then cat "$work/job-$i.log"
+    else printf '%-4s %s\n' "$st" "$label: same bytes as ${items[$f]#*|}, result reused"; fi
+    if [ "$st" = OK ]; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+done
 
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]
