@@ -7,8 +7,8 @@ $BENCH_RESULTS), so where the suite's time goes is data.
 
 A phase is a `just` recipe (the recipes stay the one definition of each check). The set-up
 (setup.sh) runs before `just test`: its own timing file ($checkout_cache/setup-last.json) is
-read and shown as the first row. The lab's runs are rows of their own (lab-test.sh writes one
-line per run to $LAB_TEST_TIMES). A failing phase does not stop the others, except the
+read and shown as the first row when setup ended within the last 5 minutes. The lab's runs
+are rows of their own (lab-test.sh writes one line per run to $LAB_TEST_TIMES). A failing phase does not stop the others, except the
 converter build and the packages, which every later phase needs; the exit status is 1 when a
 phase failed.
 
@@ -16,7 +16,6 @@ The record's cache state is "fresh" when this call found no lab kernel, no conve
 no installed test packages (a new machine), "warm" when it found all of them, else "partial".
 Run by the checkout's venv python (ntscope.common.bench_results: date, commit, machine)."""
 import argparse
-import datetime
 import json
 import os
 import subprocess
@@ -67,13 +66,14 @@ def cache_state():
 
 
 def setup_row():
-    """setup.sh's last timing (setup-last.json), when it ran in the last two hours."""
+    """setup.sh's last timing (setup-last.json), when it ended right before this call (as in
+    `bash setup.sh && just test`)."""
     try:
         with open(os.path.join(checkout_cache(), "setup-last.json")) as f:
             s = json.load(f)
     except (OSError, ValueError):
         return None
-    if time.time() - s.get("finished_unix", 0) > 7200:
+    if time.time() - s.get("finished_unix", 0) > 300:
         return None
     return {"phase": "setup", "s": s["seconds"], "result": "ok", "detail": s.get("venv", "")}
 

@@ -217,7 +217,7 @@ def test_time_table(repo=REPO):
             continue
         phases = sorted((x for x in rec["figures"]["rows"] if not x["phase"].startswith(" ")), key=lambda x: -x["s"])
         slowest = ", ".join(f"{x['phase']} {x['s'] / 60:.1f}" for x in phases[:4])
-        rows.append(f"| {state}{' (CI)' if rec['params'].get('ci') else ''} | {rec['figures']['total_s'] / 60:.1f} min "
+        rows.append(f"| {state}{', CI=true' if rec['params'].get('ci') else ''} | {rec['figures']['total_s'] / 60:.1f} min "
                     f"| {slowest} (min) | {rec['date'][:10]} | {(rec['commit'] or '?')[:10]} | {machine_text(rec['machine'])} |")
     return "\n".join(head + rows)
 

@@ -116,5 +116,5 @@ def test_readme_table_takes_the_newest_complete_passing_run_of_each_cache_state(
             f.write(json.dumps(r) + "\n")
     lines = bench_results.test_time_table(str(tmp_path)).splitlines()
     assert lines[2] == "| fresh | 40.0 min | lab 20.0, python 16.0 (min) | 2026-11-02 | abcdef0123 | 2 cores, 23.5 GiB, x |"
-    assert lines[3].startswith("| warm (CI) | 20.0 min | lab 10.0, python 8.0 (min) | 2026-11-02 |")
+    assert lines[3].startswith("| warm, CI=true | 20.0 min | lab 10.0, python 8.0 (min) | 2026-11-02 |")
     assert len(lines) == 4                                # no row for partial caches
