@@ -12,8 +12,9 @@ are rows of their own (lab-test.sh writes one line per run to $LAB_TEST_TIMES). 
 converter build and the packages, which every later phase needs; the exit status is 1 when a
 phase failed.
 
-The record's cache state is "fresh" when this call found no lab kernel, no converter build and
-no installed test packages (a new machine), "warm" when it found all of them, else "partial".
+The record's cache state is "fresh" when this call found no lab kernel, no converter build (none
+before setup.sh, when setup ran just before) and no installed test packages (a new machine),
+"warm" when it found all of them, else "partial".
 Run by the checkout's venv python (ntscope.common.bench_results: date, commit, machine)."""
 import argparse
 import json
@@ -53,14 +54,17 @@ def checkout_cache():
                           text=True, check=True).stdout.strip()
 
 
-def cache_state():
-    """What this machine had before the suite ran: lab kernel, converter build, test packages."""
+def cache_state(setup=None):
+    """What this machine had before the suite ran: lab kernel, converter build, test packages. When
+    setup.sh ran just before (setup, its record), whether the converter was there before setup."""
     cache = os.environ.get("NTSCOPE_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "ntscope")
     kernel = os.path.join(cache, "kernels", "-".join(LAB_KERNEL), "bzImage")
     target = os.environ.get("CARGO_TARGET_DIR") or os.path.join(checkout_cache(), "target")
     have = {"lab_kernel": os.path.isfile(kernel),
             "converter": os.path.isfile(os.path.join(target, "release", "ntscope-analyzer")),
             "packages": subprocess.run(["dpkg", "-s", "trace-cmd", "qemu-system-x86"], capture_output=True).returncode == 0}
+    if setup and setup.get("converter") in ("built", "kept"):
+        have["converter"] = setup["converter"] == "kept"
     state = "warm" if all(have.values()) else "fresh" if not any(have.values()) else "partial"
     return state, have
 
@@ -75,7 +79,7 @@ def setup_row():
         return None
     if time.time() - s.get("finished_unix", 0) > 300:
         return None
-    return {"phase": "setup", "s": s["seconds"], "result": "ok", "detail": s.get("venv", "")}
+    return {"phase": "setup", "s": s["seconds"], "result": "ok", "converter": s.get("converter"), "venv": s.get("venv")}
 
 
 def lab_rows(path):
@@ -129,8 +133,9 @@ def main(argv=None):
                       file=sys.stderr)
                 return 2
             chosen = (chosen & set(asked)) if keep else (chosen - set(asked))
-    state, have = cache_state()
-    rows = [r for r in [setup_row()] if r]
+    setup = setup_row()
+    state, have = cache_state(setup)
+    rows = [setup] if setup else []
     failed = []
     t_all = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="ntscope-test-") as tmp:

@@ -19,8 +19,8 @@ def runner(monkeypatch, tmp_path):
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     monkeypatch.setenv("BENCH_RESULTS", str(tmp_path / "times.jsonl"))
-    monkeypatch.setattr(mod, "setup_row", lambda: {"phase": "setup", "s": 12.0, "result": "ok", "detail": "kept"})
-    monkeypatch.setattr(mod, "cache_state", lambda: ("warm", {"lab_kernel": True, "converter": True, "packages": True}))
+    monkeypatch.setattr(mod, "setup_row", lambda: {"phase": "setup", "s": 12.0, "result": "ok", "converter": "kept"})
+    monkeypatch.setattr(mod, "cache_state", lambda setup: ("warm", {"lab_kernel": True, "converter": True, "packages": True}))
     return mod
 
 
@@ -118,3 +118,22 @@ def test_readme_table_takes_the_newest_complete_passing_run_of_each_cache_state(
     assert lines[2] == "| fresh | 40.0 min | lab 20.0, python 16.0 (min) | 2026-11-02 | abcdef0123 | 2 cores, 23.5 GiB, x |"
     assert lines[3].startswith("| warm, CI=true | 20.0 min | lab 10.0, python 8.0 (min) | 2026-11-02 |")
     assert len(lines) == 4                                # no row for partial caches
+
+
+def test_a_converter_setup_built_just_before_counts_as_not_found(monkeypatch, tmp_path):
+    """`bash setup.sh && just test` on a new machine: setup built the converter, so the suite finds
+    one, yet the machine had none: setup's record says so, and the state is not warm."""
+    spec = importlib.util.spec_from_file_location("run_tests_state", os.path.join(REPO, "tools", "run_tests.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    target = tmp_path / "target" / "release"
+    target.mkdir(parents=True)
+    (target / "ntscope-analyzer").write_text("")
+    monkeypatch.setenv("CARGO_TARGET_DIR", str(tmp_path / "target"))
+    monkeypatch.setenv("NTSCOPE_CACHE", str(tmp_path / "cache"))   # no lab kernel there
+    state, have = mod.cache_state({"converter": "built"})
+    assert have["converter"] is False and have["lab_kernel"] is False and state != "warm"
+    state, have = mod.cache_state({"converter": "kept"})
+    assert have["converter"] is True and state != "warm"
+    assert mod.cache_state(None)[1]["converter"] is True
+
