@@ -29,8 +29,8 @@ py=${NTSCOPE_SETUP_PYTHON:-python3}
 #    checkout (the justfile sets the same build dir), so a second clone builds only the crate.
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$checkout_cache/target}
 export CARGO_BUILD_BUILD_DIR=${CARGO_BUILD_BUILD_DIR:-${NTSCOPE_CACHE:-$HOME/.cache/ntscope}/cargo-build}
-converter_state=kept   # for `just test`'s cache state: was the converter there before this setup?
-[ -x "$CARGO_TARGET_DIR/release/ntscope-analyzer" ] || converter_state=built
+cargo_deps=kept   # for `just test`'s cache state: were the dependencies built before this setup?
+[ -d "$CARGO_BUILD_BUILD_DIR/release/deps" ] || cargo_deps=built
 echo "setup: building the converter (cargo build --release; minutes the first time, a second after)" >&2
 cargo build --release --manifest-path "$repo/analyzer/Cargo.toml" \
     || die "cargo could not build the converter (see its message above); fix: check that Rust is up to date (rustup update)"
@@ -62,7 +62,7 @@ if ! command -v just >/dev/null 2>&1; then
     command -v just >/dev/null 2>&1 || die "'just' is in $d, which is not on PATH; fix: export PATH=\"$d:\$PATH\" (or use $venv/bin/just)"
 fi
 # How long this took, for `just test`'s phase table (tools/run_tests.py reads it).
-printf '{"seconds": %s, "venv": "%s", "converter": "%s", "finished_unix": %s}\n' "$(( $(date +%s) - t0 ))" \
-    "$venv_state" "$converter_state" "$(date +%s)" \
+printf '{"seconds": %s, "venv": "%s", "cargo_deps": "%s", "finished_unix": %s}\n' "$(( $(date +%s) - t0 ))" \
+    "$venv_state" "$cargo_deps" "$(date +%s)" \
     > "$checkout_cache/setup-last.json.tmp" && mv "$checkout_cache/setup-last.json.tmp" "$checkout_cache/setup-last.json"
 echo "setup: ok (python: $venv/bin/python, just: $(command -v just))" >&2

@@ -12,9 +12,9 @@ are rows of their own (lab-test.sh writes one line per run to $LAB_TEST_TIMES). 
 converter build and the packages, which every later phase needs; the exit status is 1 when a
 phase failed.
 
-The record's cache state is "fresh" when this call found no lab kernel, no converter build (none
-before setup.sh, when setup ran just before) and no installed test packages (a new machine),
-"warm" when it found all of them, else "partial".
+The record's cache state is "fresh" when this call found no lab kernel, no built converter
+dependencies (cargo's shared build folder; before setup.sh, when setup ran just before) and no
+installed test packages (a new machine), "warm" when it found all of them, else "partial".
 Run by the checkout's venv python (ntscope.common.bench_results: date, commit, machine)."""
 import argparse
 import json
@@ -24,7 +24,7 @@ import sys
 import tempfile
 import time
 
-from ntscope.common import bench_results
+from ntscope.common import bench_results, converter
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -55,16 +55,16 @@ def checkout_cache():
 
 
 def cache_state(setup=None):
-    """What this machine had before the suite ran: lab kernel, converter build, test packages. When
-    setup.sh ran just before (setup, its record), whether the converter was there before setup."""
+    """What this machine had before the suite ran: the lab kernel, the converter's dependencies
+    built (cargo's build folder, shared by checkouts), the test packages. When setup.sh ran just
+    before (setup: its record), whether the dependencies were built before setup."""
     cache = os.environ.get("NTSCOPE_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "ntscope")
     kernel = os.path.join(cache, "kernels", "-".join(LAB_KERNEL), "bzImage")
-    target = os.environ.get("CARGO_TARGET_DIR") or os.path.join(checkout_cache(), "target")
     have = {"lab_kernel": os.path.isfile(kernel),
-            "converter": os.path.isfile(os.path.join(target, "release", "ntscope-analyzer")),
+            "cargo_deps": os.path.isdir(os.path.join(converter.cargo_build_dir(), "release", "deps")),
             "packages": subprocess.run(["dpkg", "-s", "trace-cmd", "qemu-system-x86"], capture_output=True).returncode == 0}
-    if setup and setup.get("converter") in ("built", "kept"):
-        have["converter"] = setup["converter"] == "kept"
+    if setup and setup.get("cargo_deps") in ("built", "kept"):
+        have["cargo_deps"] = setup["cargo_deps"] == "kept"
     state = "warm" if all(have.values()) else "fresh" if not any(have.values()) else "partial"
     return state, have
 
@@ -79,7 +79,7 @@ def setup_row():
         return None
     if time.time() - s.get("finished_unix", 0) > 300:
         return None
-    return {"phase": "setup", "s": s["seconds"], "result": "ok", "converter": s.get("converter"), "venv": s.get("venv")}
+    return {"phase": "setup", "s": s["seconds"], "result": "ok", "cargo_deps": s.get("cargo_deps"), "venv": s.get("venv")}
 
 
 def lab_rows(path):

@@ -19,8 +19,8 @@ def runner(monkeypatch, tmp_path):
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     monkeypatch.setenv("BENCH_RESULTS", str(tmp_path / "times.jsonl"))
-    monkeypatch.setattr(mod, "setup_row", lambda: {"phase": "setup", "s": 12.0, "result": "ok", "converter": "kept"})
-    monkeypatch.setattr(mod, "cache_state", lambda setup: ("warm", {"lab_kernel": True, "converter": True, "packages": True}))
+    monkeypatch.setattr(mod, "setup_row", lambda: {"phase": "setup", "s": 12.0, "result": "ok", "cargo_deps": "kept"})
+    monkeypatch.setattr(mod, "cache_state", lambda setup: ("warm", {"lab_kernel": True, "cargo_deps": True, "packages": True}))
     return mod
 
 
@@ -120,20 +120,18 @@ def test_readme_table_takes_the_newest_complete_passing_run_of_each_cache_state(
     assert len(lines) == 4                                # no row for partial caches
 
 
-def test_a_converter_setup_built_just_before_counts_as_not_found(monkeypatch, tmp_path):
-    """`bash setup.sh && just test` on a new machine: setup built the converter, so the suite finds
-    one, yet the machine had none: setup's record says so, and the state is not warm."""
+def test_dependencies_setup_built_just_before_count_as_not_found(monkeypatch, tmp_path):
+    """`bash setup.sh && just test` on a new machine: setup built the converter's dependencies, so
+    the suite finds them, yet the machine had none: setup's record says so, and the state is not
+    warm."""
     spec = importlib.util.spec_from_file_location("run_tests_state", os.path.join(REPO, "tools", "run_tests.py"))
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
-    target = tmp_path / "target" / "release"
-    target.mkdir(parents=True)
-    (target / "ntscope-analyzer").write_text("")
-    monkeypatch.setenv("CARGO_TARGET_DIR", str(tmp_path / "target"))
+    (tmp_path / "build" / "release" / "deps").mkdir(parents=True)
+    monkeypatch.setenv("CARGO_BUILD_BUILD_DIR", str(tmp_path / "build"))
     monkeypatch.setenv("NTSCOPE_CACHE", str(tmp_path / "cache"))   # no lab kernel there
-    state, have = mod.cache_state({"converter": "built"})
-    assert have["converter"] is False and have["lab_kernel"] is False and state != "warm"
-    state, have = mod.cache_state({"converter": "kept"})
-    assert have["converter"] is True and state != "warm"
-    assert mod.cache_state(None)[1]["converter"] is True
-
+    state, have = mod.cache_state({"cargo_deps": "built"})
+    assert have["cargo_deps"] is False and have["lab_kernel"] is False and state != "warm"
+    state, have = mod.cache_state({"cargo_deps": "kept"})
+    assert have["cargo_deps"] is True and state != "warm"
+    assert mod.cache_state(None)[1]["cargo_deps"] is True
