@@ -81,7 +81,7 @@ fuzz-build:
     #!/usr/bin/env bash
     set -euo pipefail
     if ! rustup run nightly rustc --version >/dev/null 2>&1; then
-        echo "fuzz-analyzer: no nightly Rust toolchain (cargo-fuzz needs it); fix: rustup toolchain install nightly" >&2; exit 2
+        echo "fuzz-build: no nightly Rust toolchain (cargo-fuzz needs it); fix: rustup toolchain install nightly" >&2; exit 2
     fi
     command -v cargo-fuzz >/dev/null 2>&1 || cargo install --quiet --locked cargo-fuzz
     cd analyzer/fuzz
