@@ -10,7 +10,8 @@
 #      structural runs, LAB_TEST_DIAGNOSIS the runs of the live diagnosis, LAB_TEST_MULTI_HOST
 #      the three-VM runs (name@scenario ...; each list: empty skips it). LAB_TEST_JOBS: runs
 #      recorded side by side (default 2), LAB_TEST_TIMES=FILE: seconds per run and check,
-#      LAB_TEST_CAPTURE_TEST=0: test_capture.sh not run (just test runs it in its own phase).
+#      LAB_TEST_CAPTURE_TEST=0: test_capture.sh not run (just test runs it in its own phase),
+#      LAB_TEST_INTERRUPT=0: the Ctrl-C check (section 5) not run.
 # Out: runs/<prefix>-<name>/ (replaced each time; LAB_TEST_PREFIX, default lab-test); last line "N passed, N failed, N diagnosis
 #      pairs recorded twice" (LAB_TEST_RETRY=0: a live pair whose check fails is not recorded again).
 set -uo pipefail
@@ -80,6 +81,16 @@ jobs=${LAB_TEST_JOBS:-2}
 declare -A spec_of=() # run name -> its spec, to record a diagnosis pair again
 job_tmp=$(mktemp -d)
 trap 'rm -rf "$job_tmp"' EXIT
+# Each side-by-side run is started in a process group of its own (set -m): without one, a
+# background job ignores SIGINT, and so would lab.sh and its VMs. Ctrl-C or SIGTERM here sends
+# SIGTERM to every running group; lab.sh's own trap then stops its VMs.
+job_pids=()
+stop_jobs() {
+	local p
+	for p in ${job_pids[@]+"${job_pids[@]}"}; do kill -TERM -- "-$p" 2>/dev/null; done
+	wait
+}
+trap 'stop_jobs; echo "lab-test: interrupted; the runs in progress were stopped" >&2; exit 130' INT TERM
 spec_run() { # spec_run SPEC: prints "NAME SCENARIO" of a spec
 	local name=${1%%:*} sc=${1%%:*}
 	case "$name" in *@*) sc=${name#*@} name=${name%%@*} ;; esac
@@ -127,9 +138,13 @@ record_with() { # record_with CHECK SPEC...: record the specs, LAB_TEST_JOBS sid
 			read -r name _ <<<"$(spec_run "${batch[$i]}")"
 			spec_of[$name]=${batch[$i]}
 			rm -rf "$job_tmp/$i" && mkdir -p "$job_tmp/$i"
+			set -m
 			record_job "${batch[$i]}" "$job_tmp/$i" "$check" &
+			job_pids+=("$!")
+			set +m
 		done
 		wait
+		job_pids=()
 		for i in "${!batch[@]}"; do
 			cat "$job_tmp/$i/log"
 			while IFS=$'\t' read -r st what; do result "$st" "$what"; done <"$job_tmp/$i/results"
@@ -345,6 +360,14 @@ fi
 multi_host_runs=${LAB_TEST_MULTI_HOST-"two-ini@two-initiators two-tgt@two-targets"}
 # shellcheck disable=SC2086
 record_with multi-host $multi_host_runs
+# 5. Ctrl-C during side-by-side runs stops them all, VMs included (capture/tests/test_lab_interrupt.py;
+# about 10 s; LAB_TEST_INTERRUPT=0 skips it, as the nested lab-test.sh that test starts does).
+if [ "$set_name" = core ] && [ "${LAB_TEST_INTERRUPT:-1}" = 1 ]; then
+	t0=$(date +%s)
+	if out=$(LAB_TEST_INTERRUPT=0 "${NTSCOPE_PYTHON:-python3}" "$capture_dir/tests/test_lab_interrupt.py" 2>&1); then
+		result ok "$(tail -n 1 <<<"$out" | sed 's/^ok: //')"; timing "interrupt" "$t0" ok
+	else echo "$out" | sed 's/^/    /'; result FAIL "$(tail -n 1 <<<"$out" | sed 's/^FAIL: //')"; timing "interrupt" "$t0" FAIL; fi
+fi
 echo "lab-test: scenarios took $(( $(date +%s) - t_all )) s"
 echo "$passed passed, $failed failed, $retried diagnosis pairs recorded twice"
 [ "$failed" = 0 ]
