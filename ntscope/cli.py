@@ -279,12 +279,17 @@ def cmd_sql(a):
             from .common.output import write_text
             write_text(target, text)
         return EXIT_OK
+    from ntscope.sql import guards
+    out = None if a.unrestricted else guards.out_dir(a.out, run)
     if a.shell or (a.command is None and sys.stdin.isatty()):
         from ntscope.sql import shell
-        return shell.run(run, memory_limit=a.memory_limit, temp_dir=a.temp_dir, milestones=a.milestones)
+        return shell.run(run, memory_limit=a.memory_limit, temp_dir=a.temp_dir, milestones=a.milestones,
+                         out=out, unrestricted=a.unrestricted)
     # -c or statements on stdin: the reports' own DuckDB connection, results as CSV
     con = views.connect(run, memory_limit=a.memory_limit, temp_dir=a.temp_dir, interference=True,
                         milestones=a.milestones)
+    if not a.unrestricted:
+        guards.apply(con, run, out)
     return csv_runner.run_script(con, a.command if a.command is not None else sys.stdin.read())
 
 
@@ -457,6 +462,12 @@ def parser():
                      "(dot commands such as .mode from a file or pipe)")
     sq.add_argument("--script", metavar="FILE", help="write the whole view script to FILE instead (- for stdout): a new "
                     "file or one an earlier --script wrote, never a file of a run")
+    sq.add_argument("--out", metavar="DIR", help="a folder SQL may write files to (COPY ... TO 'DIR/x.csv'), created "
+                    "when missing; never inside a run. Without it SQL reads only the run's converted files "
+                    "and writes nothing (README: What SQL may touch)")
+    sq.add_argument("--unrestricted", action="store_true", help="lift the guards: SQL may read and write any "
+                    "file you may (a run's trace.dat included), load extensions, and the shell's .read, "
+                    ".output and .shell work")
     add_milestones_flag(sq)
     add_memory_flags(sq)
     add_verify_flag(sq)

@@ -12,7 +12,8 @@ DuckDB connection with every view of the run.
 io() and stages() read what `ntscope analyze RUN` wrote (the I/Os its filters selected; columns
 and units in reports/README.md "Per-I/O data"); events() reads what `ntscope convert` wrote
 (<host>/parquet/<system>/<event>.parquet). Nothing is read until you .collect(). connect() needs
-the run converted (`ntscope convert RUN` or `ntscope analyze RUN`) and only reads it. A run is a
+the run converted (`ntscope convert RUN` or `ntscope analyze RUN`) and only reads it; its SQL
+touches no other file unless you pass out=DIR (a folder it may write) or unrestricted=True. A run is a
 path or a name under runs/, as for every ntscope command; paths are taken literally."""
 import os
 import re
@@ -70,13 +71,17 @@ def events(run, system, event):
     return pl.concat(frames, how="diagonal_relaxed")
 
 
-def connect(run, memory_limit=None, temp_dir=None):
+def connect(run, memory_limit=None, temp_dir=None, out=None, unrestricted=False):
     """A DuckDB connection with every view of the run, as `ntscope sql RUN` has them (sql/:
     events, io, io_stages, the report, interference and CPU-wait views; io_selected keeps every
     I/O, grouped by type and size). The run is only read: its hosts must be converted already
     (<host>/parquet/); DuckDB's tables and spill files live in a private temporary folder,
     removed when the connection is closed or collected. memory_limit, temp_dir: as analyze's
-    --memory-limit and --temp-dir."""
-    from ntscope.sql import views
+    --memory-limit and --temp-dir. SQL on it is guarded as `ntscope sql`'s (sql/guards.py): it
+    reads the run's converted files and writes only in OUT (a folder outside every run, created
+    when missing); unrestricted=True lifts the guards (any file, Python data frames by name)."""
+    from ntscope.sql import guards, views
     run_dir = runs.resolve(run)
-    return views.connect(run_dir, memory_limit=memory_limit, temp_dir=temp_dir, interference=True)
+    out_dir = None if unrestricted else guards.out_dir(out, run_dir)
+    con = views.connect(run_dir, memory_limit=memory_limit, temp_dir=temp_dir, interference=True)
+    return con if unrestricted else guards.apply(con, run_dir, out_dir)

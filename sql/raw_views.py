@@ -202,3 +202,18 @@ def run_events(con, run_dir):
                            ).fetchall()[0][0]
     except Exception as e:  # noqa: BLE001 - duckdb raises its own IOException / InvalidInputException
         raise unreadable_parquet(f"the Parquet files of {run_dir}", e) from None
+
+
+def view_files(run_dir):
+    """Every file the run's views read (absolute paths, as the views name them): each host's
+    event files of SYSTEMS and its symbol tables (sql/guards.py allows exactly these)."""
+    run_dir = os.path.abspath(run_dir)
+    files = []
+    for h in find_hosts(run_dir):
+        for system in SYSTEMS:
+            files += [os.path.abspath(f) for f in event_files(run_dir, h, system)]
+        for _, fname, _ in SYMBOL_TABLES:
+            f = os.path.join(run_dir, h, "parquet", fname)
+            if os.path.isfile(f):
+                files.append(f)
+    return files

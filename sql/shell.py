@@ -3,8 +3,10 @@
 In:  a run directory, ntscope's memory limit and spill settings (connection.limited_connection).
 Out: DuckDB's own command-line shell (PyPI package duckdb-cli, the DuckDB version of the duckdb
      Python package the reports use, or the one tested with it: TESTED_PAIRS) on an in-memory database, started with an init
-     script that loads every view of the run as views.connect() does: dot commands, completion,
-     .mode, .output and .tables are DuckDB's. Its exit status is the shell's (0 or 2).
+     script that loads every view of the run as views.connect() does, then applies the guards
+     of guards.py and the shell's safe mode (.read, .output, .import, .open and .shell are
+     refused; --unrestricted: neither): completion, .mode and .tables are DuckDB's. Its exit
+     status is the shell's (0 or 2).
 
 The init script is written to a private folder (the shell's spill folder, mode 0700) and
 removed with it when the shell exits. Paths from the run reach the script only as quoted SQL
@@ -18,7 +20,7 @@ import signal
 import subprocess
 import sys
 
-from ntscope.sql import connection, memory_policy, quoting, raw_views, views
+from ntscope.sql import connection, guards, memory_policy, quoting, raw_views, views
 from ntscope.sql.spill import spill_dir
 from ntscope.common.errors import NtscopeError
 
@@ -85,7 +87,7 @@ def checked_binary():
     return path, have
 
 
-def init_script(run_dir, spill, memory_limit=None, temp_dir=None, milestones=None):
+def init_script(run_dir, spill, memory_limit=None, temp_dir=None, milestones=None, out=None, unrestricted=False):
     """The shell's init script: ntscope's settings (memory limit, SPILL as its spill folder,
     planner settings), the tables' database (in memory or a file by the run's size, as
     views.connect), then every view part and the interference views, each file's tables
@@ -101,11 +103,18 @@ def init_script(run_dir, spill, memory_limit=None, temp_dir=None, milestones=Non
     settings = ([] if limit is None else [f"SET memory_limit = {quoting.sql_str(limit)}"]) + [
         f"SET temp_directory = {quoting.sql_str(spill)}", *connection.PLANNER_SETTINGS, *connection.attach_sql(spill, tables)]
     checkpoint = f"CHECKPOINT {connection.DATABASE};\n" if tables == memory_policy.TABLES_IN_FILE else ""
+    # the guards (guards.py) after the views, then the shell's safe mode: no .read, .output,
+    # .import, .open or .shell (they reach files outside DuckDB's guards)
+    # (safe mode turns external access off and locks the configuration itself: SQL doing either
+    # first would fail there)
+    guarded = "" if unrestricted else "".join(
+        s + ";\n" for s in guards.guard_sql(guards.allowed_files(run_dir), spill, out)
+        if s not in guards.LOCKING) + ".safe_mode\n"
     # .bail: a statement that fails ends the shell (no prompt over half the views); .output:
     # the statements' own results (CHECKPOINT's) are not shown.
     text = ("-- ntscope: the views of one run for the DuckDB shell (ntscope sql RUN)\n"
             ".bail on\n.output /dev/null\n" + "".join(s + ";\n" for s in settings) +
-            "".join(p.rstrip() + "\n" + checkpoint for p in parts) + ".output\n.bail off\n")
+            "".join(p.rstrip() + "\n" + checkpoint for p in parts) + ".output\n.bail off\n" + guarded)
     created = {}
     for kind, name in CREATED.findall("\n".join(parts)):
         created.setdefault(name, kind.upper())
@@ -127,10 +136,11 @@ def summary(run_dir, shell_version, facts, spill):
             f"  loading {count['VIEW']} views, {count['TABLE']} tables ({where}), {count['MACRO']} macros: "
             f"{', '.join(first)} ... (.tables lists them, DESCRIBE io shows one's columns)\n"
             f"  memory limit {limit}, spill folder {spill}\n"
+            f"  SQL {facts.get('access', '')}\n"
             "  .help lists the dot commands; .quit or Ctrl-D leaves\n")
 
 
-def run(run_dir, memory_limit=None, temp_dir=None, milestones=None, stdin=None):
+def run(run_dir, memory_limit=None, temp_dir=None, milestones=None, stdin=None, out=None, unrestricted=False):
     """Opens the DuckDB shell on the run's views (stdin: the shell's standard input, None: ours)
     and returns ntscope's exit status: 0, or 2 when the shell ends in an error (a failing
     statement read from a pipe, or the views failing to load)."""
@@ -138,7 +148,10 @@ def run(run_dir, memory_limit=None, temp_dir=None, milestones=None, stdin=None):
     run_dir = os.path.abspath(run_dir)
     spill = spill_dir(temp_dir)
     try:
-        text, facts = init_script(run_dir, spill, memory_limit, temp_dir, milestones)
+        text, facts = init_script(run_dir, spill, memory_limit, temp_dir, milestones, out, unrestricted)
+        facts["access"] = ("unrestricted (--unrestricted): any file this user may read or write" if unrestricted else
+                           "reads the run's converted files; " + (f"writes only in {out}" if out else
+                                                                  "writes no file (--out DIR to export)"))
         init = os.path.join(spill, INIT_NAME)
         fd = os.open(init, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(fd, "w") as f:
