@@ -157,6 +157,18 @@ def cmd_analyze(a):
 
 
 # ------------------------------------------------------------------ compare / interference
+def check_two_recordings(base, run):
+    """fail() when a run of one side holds the same recording as a run of the other
+    (runs.same_recording), else None."""
+    for r in run:
+        for b in base:
+            how = runs.same_recording(b, r)
+            if how:
+                return fail(f"{r} and {b} are one recording ({how}); fix: compare two different recordings (a run "
+                            "compared with itself has no change to explain)")
+    return None
+
+
 def cmd_compare(a):
     from ntscope.reports.compare import model, params as compare_params, render_html, render_text
     params = compare_params.from_flags({k: getattr(a, k) for k in compare_params.COLUMNS})   # before any work
@@ -170,12 +182,18 @@ def cmd_compare(a):
         same = "" if r == b else f" (as {b} and {r}: the same folder)"
         return fail(f"{r} is on both sides{same}; fix: give each run to one side only (a run compared with "
                     "itself has no change to explain)")
+    one_recording = check_two_recordings(base, run)   # the same files: before converting anything
+    if one_recording:
+        return one_recording
     out = report_folder(a.out, run[0])
     steps = ["convert", "views (base)", "interference (base)", "views (run)", "interference (run)", "LAD", "write"]
     with OutputLock(out, "comparison"), Progress(steps, enabled=show_progress(a)) as p:
         p.step("converting hosts not converted yet")
         for r in base + run:
             runs.convert_missing(r, progress=p, quiet=a.quiet, verify=a.verify)
+        one_recording = check_two_recordings(base, run)   # copies: the traces' sha256, known once converted
+        if one_recording:
+            return one_recording
         m, plots = model.compare_documents(base, run, progress=p, plots=True, cache=not a.no_cache,
                                            memory_limit=a.memory_limit, temp_dir=a.temp_dir, params=params)
         text = printable(render_text.compare_text(m))

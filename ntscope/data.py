@@ -41,6 +41,18 @@ def _report_file(run, name):
     return path
 
 
+def _checked(run_dir):
+    """run_dir when every host's converted files are what the converter wrote from its trace
+    (runs.needs_converting: the check every ntscope command makes), else an NtscopeError: this
+    API reads, it never converts."""
+    for host in runs.host_dirs(run_dir):
+        why = runs.needs_converting(os.path.join(run_dir, host))
+        if why:
+            raise NtscopeError(f"{os.path.join(run_dir, host)} cannot be read as converted: {why}; "
+                               f"fix: ntscope convert {run_dir} (it converts what changed), then read it again")
+    return run_dir
+
+
 def io(run):
     """report/io.parquet as a LazyFrame: one row per I/O the report covers."""
     return _pl().scan_parquet(_report_file(run, "io.parquet"), glob=False)
@@ -59,7 +71,7 @@ def events(run, system, event):
         if not NAME.match(str(v)):
             raise NtscopeError(f"{what} {v!r} is not a trace {what} name; fix: e.g. events(run, 'nvme', "
                                "'nvme_setup_cmd') (names as in <host>/parquet/<system>/<event>.parquet)")
-    run_dir = runs.resolve(run)
+    run_dir = _checked(runs.resolve(run))
     frames = []
     for host in runs.host_dirs(run_dir):
         path = os.path.join(run_dir, host, "parquet", system, f"{event}.parquet")
@@ -81,7 +93,7 @@ def connect(run, memory_limit=None, temp_dir=None, out=None, unrestricted=False)
     reads the run's converted files and writes only in OUT (a folder outside every run, created
     when missing); unrestricted=True lifts the guards (any file, Python data frames by name)."""
     from ntscope.sql import guards, views
-    run_dir = runs.resolve(run)
+    run_dir = _checked(runs.resolve(run))
     out_dir = None if unrestricted else guards.out_dir(out, run_dir)
     con = views.connect(run_dir, memory_limit=memory_limit, temp_dir=temp_dir, interference=True)
     return con if unrestricted else guards.apply(con, run_dir, out_dir)

@@ -10,6 +10,7 @@ import shutil
 import stat
 
 from .common.errors import NtscopeError
+from .common.output import create_new
 
 FIXTURE = "stock-randread-4k-qd8"
 MARK = ".ntscope-demo"
@@ -39,14 +40,25 @@ def same_bytes(a, b):
 
 
 def copy_file(src, dst):
-    """dst becomes a copy of src: written aside, then renamed over it."""
+    """dst becomes a copy of src: written aside (a new file, never through a link), then
+    renamed over it."""
     tmp = os.path.join(os.path.dirname(dst), f".{os.path.basename(dst)}.tmp-{os.getpid()}")
-    shutil.copyfile(src, tmp)
+    if os.path.lexists(tmp):
+        os.unlink(tmp)
+    with open(src, "rb") as fin, os.fdopen(create_new(tmp), "wb") as fout:
+        shutil.copyfileobj(fin, fout)
     os.replace(tmp, dst)
 
 
 def refresh(src, dst):
-    """Puts back every fixture file that is missing or differs in the demo folder dst."""
+    """Puts back every fixture file that is missing or differs in the demo folder dst; a host
+    folder there that is a symbolic link is refused (its files belong to wherever it points)."""
+    for host in HOSTS:
+        where = os.path.join(dst, host)
+        if os.path.islink(where) or (os.path.lexists(where) and not os.path.isdir(where)):
+            what = f"a symbolic link (to {os.readlink(where)})" if os.path.islink(where) else "not a folder"
+            raise NtscopeError(f"{where} is {what}; demo writes only into the host folders it made; fix: remove "
+                               f"it (what a link points to stays), then run demo again")
     for host, name in fixture_files(src):
         target = os.path.join(dst, host, name)
         os.makedirs(os.path.dirname(target), exist_ok=True)

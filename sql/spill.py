@@ -6,6 +6,7 @@ import re
 import shutil
 import tempfile
 
+from ntscope.common import out_folder
 from ntscope.common.errors import NtscopeError as RunError
 from ntscope.common.processes import pid_alive
 
@@ -32,6 +33,11 @@ def spill_dir(temp_dir=None):
     (/tmp). Never inside a run: the inputs stay as they were."""
     parent = temp_dir or os.environ.get(TEMP_DIR_ENV) or tempfile.gettempdir()
     parent = os.path.abspath(parent)
+    inside = out_folder.inside_a_run(parent)
+    if inside:
+        given = "--temp-dir" if temp_dir else TEMP_DIR_ENV if os.environ.get(TEMP_DIR_ENV) else "TMPDIR"
+        raise RunError(f"{given} {parent}: {inside}; spill files never go inside a run; fix: pass --temp-dir "
+                       f"(or set {TEMP_DIR_ENV} to) a folder outside every run, e.g. /tmp or a scratch disk")
     try:
         os.makedirs(parent, exist_ok=True)
         clean_stale_spill(parent)

@@ -178,8 +178,8 @@ pub fn check_target(dir: &Path) -> Result<(), String> {
         return Ok(());
     }
     let md = dir.join("metadata.json");
-    let ours = std::fs::symlink_metadata(&md).ok().filter(|m| m.is_file() && m.len() < 64 << 20).and_then(|_| std::fs::read(&md).ok()).and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok()).map(|v| v["converter"]["name"] == "ntscope").unwrap_or(false);
-    if !ours {
+    let meta = std::fs::symlink_metadata(&md).ok().filter(|m| m.is_file() && m.len() < 64 << 20).and_then(|_| std::fs::read(&md).ok()).and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok()).filter(|v| v["converter"]["name"] == "ntscope");
+    let Some(meta) = meta else {
         let names: Vec<String> = entries.iter().take(3).map(|e| e.file_name().to_string_lossy().into_owned()).collect();
         return Err(format!(
             "it is not empty ({} entries: {}{}) and has no metadata.json written by ntscope",
@@ -187,7 +187,12 @@ pub fn check_target(dir: &Path) -> Result<(), String> {
             names.join(", "),
             if entries.len() > 3 { ", ..." } else { "" }
         ));
-    }
+    };
+    // Only the event files metadata.json lists are ours: a user's <system>/<name>.parquet
+    // beside them is not replaced with the output.
+    let listed: std::collections::HashSet<PathBuf> =
+        meta["events"].as_array().into_iter().flatten().filter_map(|e| e["file"].as_str()).map(|f| dir.join(f)).collect();
+    let check_event_files = |d: &Path, count: &mut usize| check_event_files(d, count, &listed);
     for e in &entries {
         let n = e.file_name();
         let p = e.path();
@@ -231,8 +236,8 @@ fn list_dirs(dir: &Path, count: &mut usize, check: fn(&str) -> Result<(), String
     Ok(out)
 }
 
-/// `dir` must hold only regular files named `<event>.parquet`.
-fn check_event_files(dir: &Path, count: &mut usize) -> Result<(), String> {
+/// `dir` must hold only regular files named `<event>.parquet` that metadata.json lists.
+fn check_event_files(dir: &Path, count: &mut usize, listed: &std::collections::HashSet<PathBuf>) -> Result<(), String> {
     for e in std::fs::read_dir(dir).map_err(|e| format!("cannot list {}: {}", dir.display(), e))? {
         let e = e.map_err(|e| format!("cannot list {}: {}", dir.display(), e))?;
         *count += 1;
@@ -245,6 +250,9 @@ fn check_event_files(dir: &Path, count: &mut usize) -> Result<(), String> {
             && std::fs::symlink_metadata(&p).map(|m| m.is_file()).unwrap_or(false);
         if !ok {
             return Err(format!("it holds {}, which ntscope does not write", p.display()));
+        }
+        if !listed.contains(&p) {
+            return Err(format!("it holds {}, which its metadata.json does not list (ntscope did not write it)", p.display()));
         }
     }
     Ok(())

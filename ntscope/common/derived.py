@@ -16,18 +16,24 @@ file whose stat changed but whose bytes did not gets its new stat recorded (when
 be written), so the next check is fast again. ctime cannot be set by users: a file rewritten
 and given back its old mtime is still seen.
 
-A metadata.json the converter did not write (no converter.name "ntscope": hand-made test runs)
-is not checked."""
+metadata.json itself is sealed (SEAL: an HMAC under this user's key, ntscope.common.seal) when
+record() writes it: one edited by hand or by another tool, or converted under another key,
+is not trusted and the host is converted again (seal_problem).
+
+A metadata.json that does not name ntscope's converter is not ntscope's: beside a trace.dat
+the host is converted again (its parquet/ moved aside whole, runs.make_room); without a trace
+(hand-made test runs from text) it is read as it is."""
 import hashlib
 import json
 import os
 import re
 import stat
 
-from . import inputs
+from . import inputs, seal
 from .errors import NtscopeError
 
 WRITTEN = "ntscope_written"   # the key record() adds to metadata.json
+SEAL = "ntscope_seal"         # and the seal over all of it (write_metadata, seal_problem)
 METADATA = "metadata.json"
 IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 FIX = "convert the run again (ntscope convert RUN)"
@@ -101,8 +107,29 @@ def symbol_files(meta):
 
 
 def write_metadata(host_dir, meta):
+    """metadata.json written atomically, sealed with this user's key (SEAL) when it can be had."""
     from .output import write_text
+    secret = seal.key()
+    if secret is not None:
+        meta[SEAL] = seal.sign(meta, secret, SEAL)
     write_text(metadata_path(host_dir), json.dumps(meta, indent=2) + "\n")
+
+
+def seal_problem(meta):
+    """Why metadata.json with checksums (WRITTEN) cannot be trusted, or None: it must carry the
+    seal record() put there, under this user's key. Without it, anything in it (a checksum
+    deleted, a file's hash rewritten to match a swapped file, a skipped event type erased)
+    could have been edited."""
+    if not isinstance(meta.get(WRITTEN), dict):
+        return None
+    secret = seal.key()
+    if secret is None:
+        return None   # no key can be had (a cache that cannot be written): checksums only
+    if seal.verifies(meta, secret, SEAL):
+        return None
+    return ("its metadata.json is not as this user's ntscope recorded it (" +
+            ("no seal: edited, or converted by an older ntscope" if SEAL not in meta else
+             "its seal does not match: edited, or converted by another user or with another NTSCOPE_CACHE") + ")")
 
 
 def record(host_dir, trace_stat=None, recount=False):
@@ -148,6 +175,25 @@ def unlisted(host_dir, names):
     return out
 
 
+def foreign_entries(host_dir):
+    """What of <host>/parquet/ its metadata.json does not account for (relative paths, sorted): a
+    file or folder there that is not metadata.json, a listed event file, a named symbol file or
+    a folder on the way to one. Only those are ntscope's to replace."""
+    top = os.path.join(host_dir, "parquet")
+    meta = load(host_dir)
+    ours = {METADATA} | {rel for rel, _ in listed(meta)} | {rel for rel, _ in symbol_files(meta)}
+    folders = {os.path.dirname(rel) for rel in ours}
+    folders |= {"/".join(f.split("/")[:i]) for f in list(folders) for i in range(1, f.count("/") + 1)}
+    out = []
+    for d, dirs, files in os.walk(top):
+        here = os.path.relpath(d, top)
+        rel = lambda name: name if here == "." else f"{here}/{name}"   # noqa: E731
+        out += [rel(f) for f in files if rel(f) not in ours]
+        out += [rel(x) + "/" for x in dirs if rel(x) not in folders]
+        dirs[:] = [x for x in dirs if rel(x) in folders]
+    return sorted(out)
+
+
 # The latest timestamp the views take: they subtract and add clock offsets between hosts and
 # windows on nanoseconds in BIGINT; 2^62 ns is 146 years (a TAI clock reads 1.8e18 in 2025).
 MAX_TS = 1 << 62
@@ -184,6 +230,9 @@ def check(host_dir, full=False):
         return [str(e).split("; fix:")[0]]
     if not by_converter(meta):
         return []
+    unsealed = seal_problem(meta)
+    if unsealed:
+        return [f"{metadata_path(host_dir)}: {unsealed}"]
     where = os.path.join(host_dir, "parquet")
     written = meta.get(WRITTEN)
     trace = os.path.join(host_dir, "trace.dat")

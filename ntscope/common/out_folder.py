@@ -5,8 +5,8 @@ converter's own is analyzer/src/out_dir.rs, with the same meaning).
 
 A folder is written only when it is absent, empty, or an earlier set of the same kind: a
 folder holding ntscope's manifest (MANIFEST, naming its kind and the files ntscope wrote
-there), or, for folders written before manifests existed, nothing but regular files named as
-that kind's files. It is never a run, a host folder of a run, its parquet/, a folder holding
+there). Files named as ntscope names them prove nothing without it (a user's report.txt): a
+folder holding only such names is refused, with a fix that says so. It is never a run, a host folder of a run, its parquet/, a folder holding
 runs, or a folder inside a host folder (a run's inputs). Inside the folder only the files
 the manifest names are ntscope's: everything else (a notes/ folder, a .mine file) is the
 user's and is kept as it is through every rewrite (output.ReportSet).
@@ -27,9 +27,9 @@ MANIFEST = ".ntscope-manifest.json"
 MANIFEST_MAX_BYTES = 1 << 20
 REPORT = "report"               # RUN/report or --out of analyze, compare, interference, sweep
 COMPARE_SIDE = "compare-side"   # RUN/.ntscope/compare-side (reports/compare/side_cache.py)
-# What each kind's folders held before they had a manifest (read as that kind when they hold
-# nothing else): the names ntscope wrote there.
-LEGACY_FILES = {
+# The names ntscope writes in each kind's folders. Without a manifest such names prove nothing
+# (a user's report.txt has one): a folder holding only them is refused, with these words.
+KNOWN_NAMES = {
     REPORT: {f"{stem}.{ext}" for stem in ("report", "interference", "compare", "sweep") for ext in ("txt", "json", "html")}
             | {"io.parquet", "io_stages.parquet", "timeline.perfetto-trace"},
     COMPARE_SIDE: {"side.json", "stages.parquet", "ios.parquet", "info.parquet"},
@@ -73,6 +73,22 @@ def run_hosts(d):
     except OSError:
         return []
     return [n for n in names if os.path.isdir(os.path.join(d, n)) and is_host_folder(os.path.join(d, n))]
+
+
+def inside_a_run(path):
+    """What run path is or lies inside (its folder, a host folder, converted files, its report
+    or .ntscope): a phrase, else None. Unlike part_of_a_run, a folder that merely holds runs
+    is not one. path need not exist; its existing part is resolved (links followed)."""
+    p = os.path.realpath(path)
+    while True:
+        if is_converted_folder(p) or is_host_folder(p):
+            return f"it lies inside the host folder {p if is_host_folder(p) else os.path.dirname(p)} of a run"
+        if run_hosts(p):
+            return f"it lies inside the run folder {p}"
+        up = os.path.dirname(p)
+        if up == p:
+            return None
+        p = up
 
 
 def part_of_a_run(path):
@@ -156,21 +172,10 @@ def manifest_text(kind, names):
 
 
 def ours(folder, kind):
-    """The names in folder that ntscope wrote (its manifest's, or the legacy names present when it
-    has none); None when the folder is not a set of this kind."""
+    """The names in folder that ntscope wrote: its manifest's; None when the folder is not a set
+    of this kind (no manifest, or another kind's). Only a manifest makes a file ntscope's."""
     listed = read_manifest(folder, kind)
-    if isinstance(listed, set):
-        return listed
-    if listed is not None:
-        return None
-    try:
-        entries = os.listdir(folder)
-    except OSError:
-        return None
-    legacy = LEGACY_FILES.get(kind, set())
-    if all(e in legacy and stat.S_ISREG(os.lstat(os.path.join(folder, e)).st_mode) for e in entries):
-        return set(entries)
-    return None
+    return listed if isinstance(listed, set) else None
 
 
 # ------------------------------------------------------------------ may a command write there?
@@ -204,11 +209,14 @@ def check_target(out_dir, kind):
         what = (f"its {MANIFEST} says it is a {other} folder, not a {kind} folder" if other and other != kind
                 else f"its {MANIFEST} cannot be read")
         raise refuse(out_dir, what, fix)
-    if listed is None and ours(out_dir, kind) is None:
+    if listed is None:
         shown = ", ".join(entries[:3]) + (", ..." if len(entries) > 3 else "")
+        known = KNOWN_NAMES.get(kind, set())
+        why = (f"ntscope cannot tell they are its own (no {MANIFEST}: written by an ntscope from before manifests, or "
+               "yours)" if all(e in known for e in entries) else f"ntscope did not write it (no {MANIFEST})")
         raise refuse(out_dir, f"it is not empty ({len(entries)} {'entry' if len(entries) == 1 else 'entries'}: {shown}) "
-                              f"and ntscope did not write it "
-                              f"(no {MANIFEST})", fix)
+                              f"and {why}", fix + ("; or remove those files if an older ntscope wrote them"
+                                                   if all(e in known for e in entries) else ""))
 
 
 # ------------------------------------------------------------------ emptying a folder set aside
@@ -231,7 +239,7 @@ def discard(folder, out_dir, kind, note=True):
     except FileNotFoundError:
         return []
     listed = read_manifest(folder, kind)
-    mine = listed if isinstance(listed, set) else (LEGACY_FILES.get(kind, set()) if listed is None else set())
+    mine = listed if isinstance(listed, set) else set()
     kept = []
     for e in entries:
         p, q = os.path.join(folder, e), os.path.join(out_dir, e)

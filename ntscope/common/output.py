@@ -16,7 +16,6 @@ import fcntl
 import os
 import ctypes
 import re
-import signal
 import stat
 import sys
 
@@ -36,11 +35,31 @@ def fail_on_os_error(what, path, e):
     raise NtscopeError(f"{what} {path}: {e.strerror}; fix: {fix}") from None
 
 
+def open_no_follow(path, flags, mode=0o644):
+    """os.open that never goes through a symbolic link at PATH (O_NOFOLLOW): a link there, even
+    a dangling one that would create a file elsewhere, is an NtscopeError with the fix."""
+    try:
+        return os.open(path, flags | os.O_NOFOLLOW | os.O_CLOEXEC, mode)
+    except OSError as e:
+        if e.errno == errno.ELOOP or (e.errno == errno.EEXIST and os.path.islink(path)):
+            raise NtscopeError(f"{path} is a symbolic link (to {os.readlink(path)}); ntscope never writes through a "
+                               "link; fix: remove the link (what it points to stays)") from None
+        raise
+
+
+def create_new(path, mode=0o644):
+    """A new file at PATH opened for writing (O_EXCL: nothing there before, not even a link)."""
+    return open_no_follow(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+
+
 def write_text(path, text):
-    """One file, atomically: a per-process temporary name, fsync, rename."""
+    """One file, atomically: a per-process temporary name (made new, never through a link),
+    fsync, rename."""
     tmp = os.path.join(os.path.dirname(path) or ".", f".{os.path.basename(path)}.tmp-{os.getpid()}")
     try:
-        with open(tmp, "w") as f:
+        if os.path.lexists(tmp):
+            os.unlink(tmp)   # left by a dead writer with this pid
+        with os.fdopen(create_new(tmp), "w") as f:
             f.write(text)
             f.flush()
             os.fsync(f.fileno())
@@ -99,7 +118,7 @@ class OutputLock:
         parent = os.path.dirname(self.out_dir)
         try:
             os.makedirs(parent, exist_ok=True)
-            self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            self.fd = open_no_follow(self.path, os.O_RDWR | os.O_CREAT)
         except OSError as e:
             fail_on_os_error("cannot create the lock file", self.path, e)
         try:
@@ -202,9 +221,6 @@ class ReportSet:
         """A file of the set is complete: on disk before the set is swapped in."""
         with open(path, "rb") as f:
             os.fsync(f.fileno())
-        # fault injection (tests): kill -9 mid-set, in the set whose folder has this name
-        if os.environ.get("NTSCOPE_TEST_KILL_DURING_COMMIT") == self.name:
-            os.kill(os.getpid(), signal.SIGKILL)
 
     def carry_over(self):
         """What of out_dir the new set keeps: files of other sets and everything of the user's
@@ -243,9 +259,6 @@ class ReportSet:
             except BaseException:
                 os.rename(old, self.out_dir)
                 raise
-        # fault injection (tests): kill -9 with the user's folders still in the set swapped out
-        if os.environ.get("NTSCOPE_TEST_KILL_AT_SWAP") == self.name:
-            os.kill(os.getpid(), signal.SIGKILL)
         return old
 
     def commit(self):

@@ -54,14 +54,54 @@ def identity(run_dir):
     return st.st_dev, st.st_ino
 
 
+def recording_keys(run_dir):
+    """{key: where} of what makes a run's recording itself, whatever folder holds it: each
+    host's trace.dat as a file (device and inode: a hard-linked copy, a host folder linked to
+    another run's are the same file) and as its bytes (the sha256 its conversion recorded in
+    metadata.json: a copy)."""
+    keys = {}
+    try:
+        hosts = host_dirs(run_dir)
+    except NtscopeError:
+        return keys
+    for host in hosts:
+        trace = os.path.join(run_dir, host, "trace.dat")
+        try:
+            st = os.stat(trace)
+            keys[("file", st.st_dev, st.st_ino)] = f"{host}/trace.dat"
+        except OSError:
+            pass
+        try:
+            src = derived.load(os.path.join(run_dir, host)).get("source")
+        except NtscopeError:
+            continue
+        if isinstance(src, dict) and isinstance(src.get("sha256"), str):
+            keys.setdefault(("sha256", src["sha256"]), f"{host}/trace.dat")
+    return keys
+
+
+def same_recording(a, b):
+    """How run folders a and b hold one recording (a phrase), or None (recording_keys)."""
+    ka, kb = recording_keys(a), recording_keys(b)
+    for key in sorted(set(ka) & set(kb), key=lambda k: (k[0], kb[k])):
+        how = "is the same file as" if key[0] == "file" else "has the same bytes (sha256) as"
+        return f"its {kb[key]} {how} {a}'s {ka[key]}"
+    return None
+
+
 def check_distinct(dirs, where, fix="give each run once"):
-    """Refuses one run given twice in dirs, under any path (links followed)."""
+    """Refuses one run given twice in dirs, under any path (links followed), or as two folders
+    holding one recording (same_recording)."""
     seen = {}
     for d in dirs:
         key = identity(d)
         if key in seen:
             same = "" if seen[key] == d else f" (as {seen[key]}: the same folder)"
             raise NtscopeError(f"{where} names {d} twice{same}; fix: {fix}")
+        for other in seen.values():
+            how = same_recording(other, d)
+            if how:
+                raise NtscopeError(f"{where} names one recording twice: {d} and {other} ({how}); fix: {fix}")
         seen[key] = d
 
 
@@ -111,6 +151,8 @@ def needs_converting(host_dir, verify=False):
         check_trace_file(trace)
     if not os.path.lexists(derived.metadata_path(host_dir)):
         return "not converted yet" if has_trace else None
+    if has_trace and not converted_by_ntscope(host_dir):
+        return "its parquet/metadata.json was not written by ntscope's converter"
     problems = derived.check(host_dir, full=verify)
     if not problems:
         return None
@@ -120,6 +162,47 @@ def needs_converting(host_dir, verify=False):
                        f"{f' (and {len(problems) - 1} more)' if len(problems) > 1 else ''}; there is no trace.dat to "
                        "convert again; fix: restore the host's trace.dat (ntscope converts it again) or its parquet/ "
                        "as it was converted")
+
+
+def converted_by_ntscope(host_dir):
+    """True unless the host's metadata.json is readable and names another converter."""
+    try:
+        return derived.by_converter(derived.load(host_dir))
+    except NtscopeError:
+        return True   # unreadable: derived.check says why
+
+
+def make_room(host_dir):
+    """Before a host is converted again: its parquet/ must hold nothing but what its
+    metadata.json lists (derived.foreign_entries), else the converter would replace a user's
+    file; such a file is refused with its name and the fix. A parquet/ without its metadata.json
+    (deleted) cannot tell its files apart: it is moved aside whole (parquet.orphaned-<time>,
+    said on stderr), never deleted."""
+    import time
+    where = os.path.join(host_dir, "parquet")
+    if not os.path.isdir(where) or os.path.islink(where) or not os.listdir(where):
+        return
+    if not os.path.lexists(derived.metadata_path(host_dir)) or not converted_by_ntscope(host_dir):
+        aside = f"{where}.orphaned-{time.strftime('%Y%m%dT%H%M%S')}"
+        try:
+            os.rename(where, aside)
+        except OSError as e:
+            raise NtscopeError(f"{where} has no metadata.json of ntscope's, so it cannot tell its files are its own, and it "
+                               f"cannot be moved aside to {aside} ({e.strerror}); fix: move it away yourself (or "
+                               "delete it if it holds only ntscope's converted files), then run again") from None
+        print(f"ntscope: note: {where} had no metadata.json of ntscope's (it cannot tell its files are its own): moved to "
+              f"{aside}; delete that folder once you have checked it holds nothing of yours", file=sys.stderr)
+        return
+    try:
+        foreign = derived.foreign_entries(host_dir)
+    except NtscopeError:
+        return   # a metadata.json that cannot be read: the converter's own check says so
+    if foreign:
+        more = f" (and {len(foreign) - 1} more)" if len(foreign) > 1 else ""
+        raise NtscopeError(f"{where} holds {os.path.join(where, foreign[0])}{more}, which ntscope did not write (its "
+                           f"metadata.json does not list it); converting {host_dir}/trace.dat again would replace "
+                           f"{where}; fix: move it out of {where} (it is yours: ntscope never deletes it), then run "
+                           "the command again")
 
 
 def convert_missing(run_dir, progress=None, quiet=False, verify=False):
@@ -137,6 +220,7 @@ def convert_missing(run_dir, progress=None, quiet=False, verify=False):
     binary = converter.path()
     for i, (host, why) in enumerate(todo):
         trace = os.path.join(run_dir, host, "trace.dat")
+        make_room(os.path.join(run_dir, host))
         again = "" if why == "not converted yet" else f" again: {why}"
         if progress:
             progress.note(f"converting {host}/trace.dat ({i + 1}/{len(todo)})")

@@ -32,6 +32,8 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 SMALL = "lab-6.1-stock-base-randread"          # 328 reads, stock 6.1, two hosts
 SMALL_IOS = 328
 OTHER = "lab-6.1-stock-slow-device"            # another run with another count
+# `ntscope ARGS` killed by SIGKILL at a point of writing a report set (fault injection, test-only)
+KILL_AT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "kill_at.py")
 
 
 def tree_digest(path):
@@ -398,8 +400,8 @@ def test_kill_9_in_the_middle_leaves_the_previous_set(fresh, ntscope_bin):
                    env=env, check=True, capture_output=True)
     before = tree_digest(os.path.join(run, "report"))
     # the process kills itself with SIGKILL after the first file of the new set is written
-    r = subprocess.run([sys.executable, "-m", "ntscope", "analyze", run, "--quiet", "--group-by", "type,queue"],
-                       env=dict(env, NTSCOPE_TEST_KILL_DURING_COMMIT="report"), capture_output=True)
+    r = subprocess.run([sys.executable, KILL_AT, "written", "report", "analyze", run, "--quiet", "--group-by", "type,queue"],
+                       env=env, capture_output=True)
     assert r.returncode == -signal.SIGKILL
     assert any(e.startswith(".report.tmp-") for e in os.listdir(run)), "the set was never being written"
     assert tree_digest(os.path.join(run, "report")) == before       # not a mixed set
@@ -419,8 +421,8 @@ def test_kill_9_while_keeping_the_compare_input_leaves_the_previous_one(fresh, n
     note = os.path.join(run, "target", "notes.txt")   # an input changes: the next analyze keeps a new side
     with open(note, "w") as f:
         f.write("changed")
-    r = subprocess.run([sys.executable, "-m", "ntscope", "analyze", run, "--quiet"],
-                       env=dict(env, NTSCOPE_TEST_KILL_DURING_COMMIT="compare-side"), capture_output=True)
+    r = subprocess.run([sys.executable, KILL_AT, "written", "compare-side", "analyze", run, "--quiet"],
+                       env=env, capture_output=True)
     assert r.returncode == -signal.SIGKILL
     assert any(e.startswith(".compare-side.tmp-") for e in os.listdir(kept)), "the side was never being written"
     assert tree_digest(side_cache.folder(run)) == before   # the previous set, whole
@@ -595,7 +597,7 @@ def test_a_kill_at_the_swap_loses_no_user_folder(fresh, ntscope_bin):
     os.makedirs(notes)
     with open(os.path.join(notes, "todo.txt"), "w") as f:
         f.write("keep me\n")
-    r = subprocess.run(cmd, env=dict(env, NTSCOPE_TEST_KILL_AT_SWAP="report"), capture_output=True)
+    r = subprocess.run([sys.executable, KILL_AT, "swapped", "report", *cmd[3:]], env=env, capture_output=True)
     assert r.returncode == -signal.SIGKILL
     (stale,) = [e for e in os.listdir(run) if e.startswith(".report.old-")]
     assert os.listdir(os.path.join(run, stale, "notes")) == ["todo.txt"]   # where the kill left it
@@ -605,15 +607,23 @@ def test_a_kill_at_the_swap_loses_no_user_folder(fresh, ntscope_bin):
     assert not [e for e in os.listdir(run) if e.startswith((".report.old-", ".report.tmp-"))]
 
 
-def test_a_report_folder_from_before_manifests_is_taken_and_a_foreign_one_is_not(fresh, ntscope_cli, tmp_path):
+@pytest.mark.parametrize("files", [{"report.txt": b"my notes\n"}, {"io.parquet": b"PAR1 mine PAR1"},
+                                   {"report.txt": b"an old report\n", "compare.json": b"{}\n"}])
+def test_report_file_names_without_a_manifest_are_not_ours(fresh, ntscope_cli, tmp_path, files):
     run = fresh(SMALL)
-    legacy = tmp_path / "legacy"
-    legacy.mkdir()
-    (legacy / "report.txt").write_text("an old report\n")
-    (legacy / "compare.json").write_text("{}\n")
-    r = ntscope_cli("analyze", run, "--quiet", "--no-interference", "--out", str(legacy))
-    assert r.returncode == 0, r.stderr
-    assert "report.json" in manifest_files(str(legacy)) and (legacy / "compare.json").read_text() == "{}\n"
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    for name, data in files.items():
+        (folder / name).write_bytes(data)
+    r = ntscope_cli("analyze", run, "--quiet", "--no-interference", "--out", str(folder))
+    refused(r, f"refusing to write into {folder}: it is not empty ({len(files)} ",
+            "ntscope cannot tell they are its own (no .ntscope-manifest.json", "fix: pass --out a folder",
+            "or remove those files if an older ntscope wrote them")
+    assert {n: (folder / n).read_bytes() for n in os.listdir(folder)} == files
+
+
+def test_a_foreign_manifest_is_refused(fresh, ntscope_cli, tmp_path):
+    run = fresh(SMALL)
     side = os.path.join(run, "elsewhere")
     os.makedirs(os.path.join(side, ".ntscope-manifest.json"))   # a manifest that is not ntscope's
     r = ntscope_cli("analyze", run, "--quiet", "--no-interference", "--out", side)
@@ -780,8 +790,7 @@ def test_verify_hashes_files_whose_stat_looks_unchanged(fresh, ntscope_cli):
     (entry,) = [e for e in meta["events"] if e["file"] == rel]
     entry["bytes"] = os.path.getsize(path)
     meta["ntscope_written"]["files"][rel] = derived.stat_key(os.stat(path))
-    with open(meta_path, "w") as f:
-        json.dump(meta, f)
+    derived.write_metadata(os.path.join(run, "initiator"), meta)   # sealed, as only ntscope itself can
     query = "SELECT count(*) AS n FROM raw_nvme WHERE event = 'nvme_complete_rq'"
     r = ntscope_cli("sql", run, "-c", query)
     assert r.returncode == 0 and "again" not in r.stderr and r.stdout.split() == ["n", "10"], r.stderr  # stat only

@@ -45,12 +45,13 @@ import duckdb
 
 import ntscope
 from ntscope.common import derived, inputs, out_folder
+from ntscope.common import seal as seal_mod
 from ntscope.common.output import OutputLock, ReportSet
 from ntscope.common.errors import NtscopeError
 from ntscope.sql import raw_views, views
 
 SCHEMA = "ntscope.compare-side/5"   # 2: io_rank instead of io_id; 3: def_no instead of the stage names; 4: ios.parquet; 5: checksums and seal
-SEAL_KEY_FILE = "compare-side.key"
+SEAL_KEY_FILE = seal_mod.KEY_FILE
 CACHE_DIR = os.path.join(".ntscope", "compare-side")
 FILES = ("stages.parquet", "ios.parquet", "info.parquet")   # in load.export_side's order
 
@@ -130,38 +131,13 @@ def pin(src, dst):
 
 
 def seal_key():
-    """This user's secret that seals kept sides (32 random bytes, SEAL_KEY_FILE in NTSCOPE_CACHE,
-    mode 0600, made by the first ntscope that needs it), or None when it cannot be had."""
-    from ntscope.common import cache
-    path = os.path.join(cache.cache_dir(), SEAL_KEY_FILE)
-    for _ in range(2):
-        try:
-            data = inputs.read_bytes(path, "seal key", 64, "remove it: ntscope makes another")
-            return data if len(data) == 32 else None
-        except NtscopeError:
-            if os.path.lexists(path):
-                return None
-        try:
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        except FileExistsError:
-            continue   # made meanwhile by another ntscope: read it
-        except OSError:
-            return None
-        try:
-            os.write(fd, os.urandom(32))
-        finally:
-            os.close(fd)
-    return None
-
-
-def canonical(doc):
-    return json.dumps(doc, sort_keys=True, separators=(",", ":"), default=str).encode()
+    """This user's secret that seals kept sides (ntscope.common.seal)."""
+    return seal_mod.key()
 
 
 def seal(doc, secret):
     """The seal of a side.json document (every field but the seal itself)."""
-    return hmac.new(secret, canonical({k: v for k, v in doc.items() if k != "seal"}), hashlib.sha256).hexdigest()
+    return seal_mod.sign(doc, secret)
 
 
 def checksums(paths):
@@ -234,7 +210,7 @@ def store(run_dir, run_key, files, first_run):
     try:
         secret = seal_key()
         if secret is None:
-            raise NtscopeError(f"no seal key in {os.path.join(os.path.dirname(d), SEAL_KEY_FILE)}")
+            raise NtscopeError(f"no seal key in {seal_mod.key_path()} (NTSCOPE_CACHE)")
         # the documents as side.json will give them back (JSON types), then sealed
         doc = json.loads(json.dumps({"key": run_key, "first_run": first_run, "files": checksums(files)}, default=str))
         doc["seal"] = seal(doc, secret)
