@@ -272,4 +272,19 @@ mod tests {
         assert_eq!(stale_pid(std::ffi::OsStr::new(".parquet.tmp-"), n), None);
         assert_eq!(stale_pid(std::ffi::OsStr::new("parquet.tmp-1"), n), None);
     }
+
+    #[test]
+    fn only_listed_event_files_are_ours() {
+        let dir = std::env::temp_dir().join(format!("ntscope-out-dir-test-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("nvme")).unwrap();
+        std::fs::write(dir.join("metadata.json"), r#"{"converter": {"name": "ntscope"}, "events": [{"file": "nvme/nvme_setup_cmd.parquet"}]}"#).unwrap();
+        std::fs::write(dir.join("nvme/nvme_setup_cmd.parquet"), b"PAR1").unwrap();
+        assert_eq!(check_target(&dir), Ok(()));
+        // a user's file named like an event file: not listed, so not ours to replace
+        std::fs::write(dir.join("nvme/my_analysis.parquet"), b"mine").unwrap();
+        let err = check_target(&dir).unwrap_err();
+        assert!(err.contains("my_analysis.parquet, which its metadata.json does not list"), "{}", err);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }
