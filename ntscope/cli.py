@@ -95,6 +95,7 @@ def cmd_analyze(a):
     from ntscope.reports.timeline import perfetto_trace as timeline
     from ntscope.sql import views
     run = runs.resolve(a.run)
+    runs.require_hosts(run)   # before the lock file: nothing is written into a folder that is no run
     out = report_folder(a.out, run)
     spec = spec_from_args(a)
     with OutputLock(out), Progress(ANALYZE_STEPS, enabled=show_progress(a)) as p:
@@ -185,6 +186,8 @@ def cmd_compare(a):
     one_recording = check_two_recordings(base, run)   # the same files: before converting anything
     if one_recording:
         return one_recording
+    for r in base + run:
+        runs.require_hosts(r)
     out = report_folder(a.out, run[0])
     steps = ["convert", "views (base)", "interference (base)", "views (run)", "interference (run)", "LAD", "write"]
     with OutputLock(out, "comparison"), Progress(steps, enabled=show_progress(a)) as p:
@@ -210,6 +213,7 @@ def cmd_interference(a):
     from ntscope.reports.interference import model, plot_data, render_html, render_text
     from ntscope.sql import views
     run = runs.resolve(a.run)
+    runs.require_hosts(run)
     out = report_folder(a.out, run)
     with OutputLock(out), Progress(["convert", "views", "interference", "write"], enabled=show_progress(a)) as p:
         p.step("converting hosts not converted yet")
@@ -234,6 +238,8 @@ def cmd_sweep(a):
         except ValueError:
             raise NtscopeError(f"--values {a.values!r} is not a comma list of finite numbers; fix: e.g. "
                                "--values 1,4,16,32") from None
+    for r in run_dirs:
+        runs.require_hosts(r)
     out = report_folder(a.out, run_dirs[-1])
     with OutputLock(out, "sweep"), Progress(["convert"] + ["views"] * len(run_dirs) + ["write"],
                                              enabled=show_progress(a)) as p:
@@ -260,7 +266,8 @@ def script_target(path):
     if path == "-":
         return None
     fix = "pass --script a new file name outside the run (or - for stdout)"
-    inside = out_folder.part_of_a_run(path) or out_folder.part_of_a_run_output(path)
+    inside = (out_folder.part_of_a_run(path) or out_folder.part_of_a_run_output(path)
+              or out_folder.inside_a_run(os.path.dirname(os.path.abspath(path))))
     if inside:
         raise NtscopeError(f"refusing to write the view script to {path}: {inside}; fix: {fix}")
     try:

@@ -40,6 +40,39 @@ def read_json_text(path, what, limit, fix):
     return json.dumps(inputs.read_json(path, what, limit, fix))
 
 
+# host.json's fields the views read, as capture/schemas/host.schema.json gives them (a test holds
+# the two equal), with the bounds the views' integer types need: checked before the views see them.
+INT32 = {"type": "integer", "minimum": 0, "maximum": 2**31 - 1}
+COUNT = {"type": "integer", "minimum": 0, "maximum": 2**62}
+HOST_JSON_READ = {"type": "object", "properties": {
+    "role": {"enum": ["initiator", "target"]},
+    "trace_clock": {"type": "string"},
+    "clock_max_error_ns": {"type": ["integer", "null"], "minimum": 0, "maximum": 2**62},
+    "start_utc": {"type": "string"}, "end_utc": {"type": "string"},
+    "sample": {"type": "object", "properties": {"n": dict(INT32, minimum=1), "mask": INT32}},
+    "probes": {"type": "object", "properties": {"active": {"type": "boolean"}, "misses": COUNT, "hits": COUNT}},
+    "lost_events": {"type": "object", "properties": {"overrun": COUNT, "commit_overrun": COUNT, "dropped": COUNT}},
+    "filters": {"type": "object", "properties": {"applied": {"type": ["boolean", "null"]}}},
+    "nvme_tcp_digest": {"type": ["object", "null"], "properties": {"header": {"type": "boolean"},
+                                                                   "data": {"type": "boolean"}}},
+}}
+
+
+def check_host_json(path, text):
+    """RunError naming host.json, the field, its value and the fix when a field the views read
+    is not what capture writes (a role of 5, a sample rate near 2^63, negative misses)."""
+    from ntscope.common import json_schema
+    if text is None:
+        return
+    found = json_schema.problems(json.loads(text), HOST_JSON_READ)
+    if found:
+        field, value, must = found[0]
+        shown = json.dumps(value)
+        shown = shown if len(shown) <= 40 else shown[:40] + "..."
+        raise RunError(f"host.json {path}: {field.replace('$.', '', 1)} is {shown}; it {must} "
+                       f"(capture/schemas/host.schema.json); fix: {HOST_JSON_FIX}")
+
+
 HOST_JSON_FIX = ("write it as capture does (a JSON object: role, clock, controllers ...), or remove it "
                  "(the host's role is then inferred from its events)")
 
@@ -144,6 +177,7 @@ def run_hosts_sql(run_dir, hosts):
         meta = read_json_text(os.path.join(run_dir, h, "parquet", "metadata.json"), "metadata.json",
                               inputs.METADATA_MAX, "convert the run again (ntscope convert RUN)")
         hj = read_json_text(os.path.join(run_dir, h, "host.json"), "host.json", inputs.HOST_JSON_MAX, HOST_JSON_FIX)
+        check_host_json(os.path.join(run_dir, h, "host.json"), hj)
         rows.append("(" + ", ".join([sql_str(h), sql_str(os.path.abspath(os.path.join(run_dir, h))),
                                      "NULL" if meta is None else sql_str(meta) + "::JSON",
                                      "NULL" if hj is None else sql_str(hj) + "::JSON"]) + ")")

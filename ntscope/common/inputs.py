@@ -55,6 +55,12 @@ def open_regular(path, what, fix):
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError as e:
+        try:
+            mode = os.stat(path).st_mode   # a socket cannot be opened at all (ENXIO): say what it is
+        except OSError:
+            mode = None
+        if mode is not None and not stat.S_ISREG(mode):
+            raise NtscopeError(f"{what} {path} is {kind_of(mode)}, not a regular file; fix: {fix}") from None
         raise NtscopeError(f"{what} {path} {not_openable(path, e)}; fix: {fix}") from None
     st = os.fstat(fd)
     if not stat.S_ISREG(st.st_mode):
@@ -116,6 +122,9 @@ def read_json(path, what, limit, fix, top=dict):
         doc = parse_json(text)
     except ValueError as e:
         raise NtscopeError(f"{what} {path} is not valid JSON ({e}); fix: {fix}") from None
+    except RecursionError:
+        raise NtscopeError(f"{what} {path} nests arrays or objects too deeply to read (no file ntscope reads "
+                           f"nests more than a few levels); fix: {fix}") from None
     if not isinstance(doc, top):
         raise NtscopeError(f"{what} {path} holds {json_kind(doc)}, not {json_kind(top())}; fix: {fix}")
     return doc

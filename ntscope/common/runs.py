@@ -121,8 +121,21 @@ def host_dirs(run_dir):
             continue
         if os.path.lexists(os.path.join(d, "trace.dat")) or os.path.isdir(os.path.join(d, "parquet")):
             check_host_name(run_dir, name)
+            check_utf8_name(run_dir, name)
             hosts.append(name)
     return hosts
+
+
+def check_utf8_name(run_dir, name):
+    """Refuses a host folder whose name is not UTF-8 (the reports, JSON and the converter's
+    arguments carry host names as text)."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        shown = name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        raise NtscopeError(f"host folder {os.path.join(run_dir, shown)}: its name is not UTF-8 text; ntscope names "
+                           f"hosts by their folder in reports and JSON; fix: rename the folder (e.g. mv it to "
+                           f"{os.path.join(run_dir, 'initiator2')})") from None
 
 
 def check_host_name(run_dir, name):
@@ -205,14 +218,20 @@ def make_room(host_dir):
                            "the command again")
 
 
-def convert_missing(run_dir, progress=None, quiet=False, verify=False):
-    """Converts every host of the run whose trace.dat has no parquet/ that is what the
-    converter wrote from it (the one place that decides what needs converting; verify: hash
-    every file, not only those whose stat changed). Returns the hosts converted."""
+def require_hosts(run_dir):
+    """host_dirs, or the error that the folder is no run (before anything is written there)."""
     hosts = host_dirs(run_dir)
     if not hosts:
         raise NtscopeError(f"no host under {run_dir} (expected <host>/trace.dat); "
                            f"fix: copy each host's trace.dat to {run_dir}/<host>/trace.dat")
+    return hosts
+
+
+def convert_missing(run_dir, progress=None, quiet=False, verify=False):
+    """Converts every host of the run whose trace.dat has no parquet/ that is what the
+    converter wrote from it (the one place that decides what needs converting; verify: hash
+    every file, not only those whose stat changed). Returns the hosts converted."""
+    hosts = require_hosts(run_dir)
     todo = [(h, why) for h in hosts for why in [needs_converting(os.path.join(run_dir, h), verify)] if why]
     if not todo:
         check_time_ranges(run_dir, hosts)

@@ -28,6 +28,12 @@ MIN_BUCKET_S, MAX_BUCKET_S = 1e-6, 1e6
 MAX_WINDOW_S = 1e9                 # about 31 years
 
 
+def shown(text, limit=40):
+    """A value as a message quotes it: cut after LIMIT characters (a 5,000-digit value stays readable)."""
+    t = str(text)
+    return t if len(t) <= limit else f"{t[:limit]}... ({len(t)} characters)"
+
+
 class SpecError(NtscopeError):
     """A filter or grouping that cannot be applied (exit 2)."""
 
@@ -35,7 +41,10 @@ class SpecError(NtscopeError):
 def parse_size(text):
     m = re.fullmatch(r"\s*(\d+)\s*([a-zA-Z]*)\s*", str(text))
     if not m or m.group(2).lower() not in UNITS:
-        raise SpecError(f"size '{text}' is not a size; fix: use bytes or k/m suffixes, e.g. 4096, 4k, 128KiB")
+        raise SpecError(f"size '{shown(text)}' is not a size; fix: use bytes or k/m suffixes, e.g. 4096, 4k, 128KiB")
+    if len(m.group(1).lstrip("0")) > 15:   # beyond MAX_SIZE whatever the unit (and int() refuses 4,300 digits)
+        raise SpecError(f"size '{shown(text)}' has {len(m.group(1))} digits, more than any I/O (at most {MAX_SIZE:,} "
+                        "bytes); fix: e.g. 4k, 128k, 1m")
     size = int(m.group(1)) * UNITS[m.group(2).lower()]
     if size > MAX_SIZE:
         raise SpecError(f"size '{text}' is {size:,} bytes, more than any I/O (at most {MAX_SIZE:,}); fix: e.g. 4k, 128k, 1m")
@@ -269,6 +278,8 @@ class Spec:
             doc = tomllib.loads(inputs.read_text(path, "spec file", inputs.SPEC_MAX, fix))
         except tomllib.TOMLDecodeError as e:
             raise SpecError(f"spec file {path}: {e}; fix: {fix}") from None
+        except RecursionError:
+            raise SpecError(f"spec file {path} nests tables or arrays too deeply to read; fix: {fix}") from None
         checked = spec_file_values(doc, path)
         flt, grp = checked.get("filter", {}), checked.get("group", {})
         args = dict(types=flt.get("type"), sizes=flt.get("size"), devices=flt.get("device"),

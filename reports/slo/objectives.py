@@ -9,7 +9,7 @@ slo_objectives table (sql/slo/slo.sql judges them). Grammar:
     LIMIT      a duration with its unit: ns, us, ms or s (e.g. 2ms, 500us)"""
 import re
 
-from ntscope.reports.report.spec import SpecError, parse_size
+from ntscope.reports.report.spec import SpecError, parse_size, shown
 
 TYPES = ("read", "write", "flush", "discard", "write_zeroes", "other")
 UNITS_NS = {"ns": 1, "us": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
@@ -58,7 +58,7 @@ def parse(text, slo_id, primary_set, stages):
         raise SpecError(f"objective {text!r}: percentile {stat} is not between p0 and p100; {FIX}")
     limit = float(m.group("limit")) * UNITS_NS[m.group("unit")]
     if limit > MAX_LIMIT_NS:
-        raise SpecError(f"objective {text!r}: the bound {m.group('limit')}{m.group('unit')} is beyond any I/O's "
+        raise SpecError(f"objective {shown(text)!r}: the bound {shown(m.group('limit') + m.group('unit'))} is beyond any I/O's "
                         f"latency (at most {MAX_LIMIT_NS // UNITS_NS['s']:,} s); {FIX}")
     # '< X' on integer ns is '<= X - 1'
     row["limit_ns"] = int(limit) - (1 if m.group("op") == "<" and limit == int(limit) else 0)
