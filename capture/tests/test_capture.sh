@@ -161,6 +161,8 @@ expect "sample not a power of two" 2 "sample '6' is not a power of two between 1
 expect "sample too big" 2 "sample '8192' is not a power of two" @ "" role=initiator run=x sample=8192
 expect "block value" 2 "block 'some' is not all or none" @ "" role=initiator run=x block=some
 expect "check flag value" 2 "check 'yes' is not 0 or 1" @ "" role=initiator run=x check=yes
+expect "clock not a clock name" 2 "clock 'm.n.' is not a trace clock name" "e.g. clock=mono" @ "" role=initiator run=x clock=m.n. dry_run=1 -- true
+expect "empty ring buffer" 2 "buffer_kb '0' leaves no ring buffer to record into" @ "" role=initiator run=x buffer_kb=0 dry_run=1 -- true
 
 # ---------------------------------------------------------------- 2. preflight on prepared trees
 r=$(tree stock-ini initiator stock)

@@ -193,7 +193,12 @@ def make_room(host_dir):
     said on stderr), never deleted."""
     import time
     where = os.path.join(host_dir, "parquet")
-    if not os.path.isdir(where) or os.path.islink(where) or not os.listdir(where):
+    if os.path.lexists(where) and (os.path.islink(where) or not os.path.isdir(where)):
+        what = (f"a symbolic link (to {os.readlink(where)})" if os.path.islink(where) else
+                inputs.kind_of(os.lstat(where).st_mode) if not os.path.isfile(where) else "a file")
+        raise NtscopeError(f"{where} is {what}, where ntscope writes the host's converted event files; fix: move it "
+                           f"out of {host_dir} (it is yours: ntscope never deletes it), then run the command again")
+    if not os.path.isdir(where) or not os.listdir(where):
         return
     if not os.path.lexists(derived.metadata_path(host_dir)) or not converted_by_ntscope(host_dir):
         aside = f"{where}.orphaned-{time.strftime('%Y%m%dT%H%M%S')}"

@@ -154,3 +154,20 @@ def test_the_python_api_checks_before_it_reads(fresh):
     flip_a_bit(bad)   # the initiator whole again: the target's edit alone is found
     with pytest.raises(NtscopeError, match=f"{run}/target cannot be read as converted: .*{UNSEALED}"):
         data.connect(run)
+
+
+@pytest.mark.parametrize("make, what", [
+    (lambda p: open(p, "w").close(), "a file"),
+    (lambda p: os.symlink("/tmp", p), "a symbolic link (to /tmp)"),
+    (os.mkfifo, "a FIFO"),
+])
+def test_a_parquet_entry_that_is_no_folder_gets_the_right_fix(fresh, ntscope_cli, make, what):
+    run = fresh(SMALL, convert=False)
+    where = os.path.join(run, "initiator", "parquet")
+    make(where)
+    before = inputs_digest(run)
+    r = ntscope_cli("analyze", run, "--quiet")
+    assert r.returncode == 2, r.stderr
+    assert f"{where} is {what}, where ntscope writes the host's converted event files; fix: move it out of" in r.stderr
+    assert "--out" not in r.stderr and "Traceback" not in r.stderr
+    assert inputs_digest(run) == before and os.path.lexists(where)
