@@ -16,12 +16,10 @@ the run converted (`ntscope convert RUN` or `ntscope analyze RUN`) and only read
 touches no other file unless you pass out=DIR (a folder it may write) or unrestricted=True. A run is a
 path or a name under runs/, as for every ntscope command; paths are taken literally."""
 import os
-import re
 
 from .common import runs
+from .common.derived import EVENT_NAME, SYSTEM_NAME   # the names the converter writes (xhci-hcd included)
 from .common.errors import NtscopeError
-
-NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")   # system and event names the converter writes
 
 
 def _pl():
@@ -67,8 +65,8 @@ def events(run, system, event):
     """Every host's <host>/parquet/<system>/<event>.parquet as one LazyFrame, with a 'host'
     column (the host directory's name) first; columns missing on a host are null."""
     pl = _pl()
-    for what, v in (("system", system), ("event", event)):
-        if not NAME.match(str(v)):
+    for what, v, name in (("system", system, SYSTEM_NAME), ("event", event, EVENT_NAME)):
+        if not name.match(str(v)):
             raise NtscopeError(f"{what} {v!r} is not a trace {what} name; fix: e.g. events(run, 'nvme', "
                                "'nvme_setup_cmd') (names as in <host>/parquet/<system>/<event>.parquet)")
     run_dir = _checked(runs.resolve(run))

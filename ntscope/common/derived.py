@@ -36,6 +36,11 @@ WRITTEN = "ntscope_written"   # the key record() adds to metadata.json
 SEAL = "ntscope_seal"         # and the seal over all of it (write_metadata, seal_problem)
 METADATA = "metadata.json"
 IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+# the names the converter gives folders and files (analyzer/src/names.rs): a system may hold '.'
+# and '-' (xhci-hcd), an event '-', an instance '.', '+' and '-'
+SYSTEM_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
+EVENT_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_-]*$")
+INSTANCE_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.+-]*$")
 FIX = "convert the run again (ntscope convert RUN)"
 
 
@@ -79,8 +84,9 @@ def listed(meta):
     for ev in meta.get("events") or []:
         rel = ev.get("file") if isinstance(ev, dict) else None
         parts = rel.split("/") if isinstance(rel, str) else []
-        ok = (len(parts) in (2, 4) and parts[-1].endswith(".parquet") and IDENT.match(parts[-1][:-8])
-              and IDENT.match(parts[-2]) and (len(parts) == 2 or (parts[0] == "instances" and parts[1] not in ("", ".", ".."))))
+        ok = (len(parts) in (2, 4) and parts[-1].endswith(".parquet") and EVENT_NAME.match(parts[-1][:-8])
+              and SYSTEM_NAME.match(parts[-2])
+              and (len(parts) == 2 or (parts[0] == "instances" and INSTANCE_NAME.match(parts[1]))))
         if not ok:
             raise NtscopeError(f"metadata.json lists an event file {rel!r}, which is not <system>/<event>.parquet; fix: {FIX}")
         out.append((rel, ev))
@@ -167,10 +173,10 @@ def unlisted(host_dir, names):
     out = []
     for system in sorted(os.listdir(top)):
         d = os.path.join(top, system)
-        if system == "instances" or not IDENT.match(system) or not os.path.isdir(d):
+        if system == "instances" or not SYSTEM_NAME.match(system) or not os.path.isdir(d):
             continue
         for f in sorted(os.listdir(d)):
-            if f.endswith(".parquet") and IDENT.match(f[:-8]) and f"{system}/{f}" not in names:
+            if f.endswith(".parquet") and EVENT_NAME.match(f[:-8]) and f"{system}/{f}" not in names:
                 out.append(f"{system}/{f}")
     return out
 

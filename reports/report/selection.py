@@ -74,6 +74,13 @@ def apply(con, spec: Spec):
         hosts = con.execute("SELECT string_agg(host || ' (role ' || coalesce(role, '?') || ')', ', ' ORDER BY host) "
                             "FROM hosts").fetchall()[0][0]
         target_ios = con.execute("SELECT count(*) FROM nvme_commands WHERE role = 'target' AND kind = 'io'").fetchall()[0][0]
+        nvme_events = con.execute("SELECT (SELECT count(*) FROM raw_nvme) + (SELECT count(*) FROM raw_nvmet) + "
+                                  "(SELECT count(*) FROM raw_nvme_tcp) + (SELECT count(*) FROM raw_nvmet_tcp)").fetchall()[0][0]
+        if nvme_events == 0:
+            raise NtscopeError(f"the run's traces hold no NVMe event at all (no nvme, nvmet, nvme_tcp or nvmet_tcp "
+                               f"event on any host: {hosts or 'none'}): they were recorded without the NVMe "
+                               "tracepoints; fix: record each host with `just capture role=initiator|target ...` "
+                               "(or trace-cmd record -e nvme -e nvmet -e block ...)")
         seen = (f"a target-only run measures no stage: every stage is an initiator I/O's (end_to_end starts and ends "
                 f"on the initiator, the target's stages are its part of it); the target recorded {target_ios} I/O "
                 "commands (`just sql RUN`: nvme_commands WHERE role = 'target'); " if target_ios else "")

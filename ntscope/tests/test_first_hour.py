@@ -1,0 +1,65 @@
+"""The first hour of a new user (issue "The first hour, again"): what a user meets first gives
+the right answer or the right fix. Hyphenated trace systems (xhci-hcd) are read, a trace with
+no NVMe event says exactly that, the README's notebook lines run as printed."""
+import json
+import os
+import re
+import shutil
+import sys
+
+import pytest
+
+from ntscope.common import derived
+
+from test_hostile import REPO, SMALL, SMALL_IOS, fresh, report_count  # noqa: F401
+
+
+def test_a_hyphenated_event_system_is_read_and_not_converted_forever(fresh, ntscope_cli):
+    # what `-e all` on a host with xhci-hcd gives: the converter writes xhci-hcd/<event>.parquet
+    run = fresh(SMALL)
+    host = os.path.join(run, "initiator")
+    meta = derived.load(host)
+    entry = next(e for e in meta["events"] if e["file"] == "block/block_plug.parquet")
+    os.makedirs(os.path.join(host, "parquet", "xhci-hcd"))
+    os.rename(os.path.join(host, "parquet", entry["file"]), os.path.join(host, "parquet", "xhci-hcd", "xhci_address_ctx.parquet"))
+    written = meta["ntscope_written"]["files"]
+    written["xhci-hcd/xhci_address_ctx.parquet"] = written.pop(entry["file"])
+    entry.update(file="xhci-hcd/xhci_address_ctx.parquet", system="xhci-hcd", event="xhci_address_ctx")
+    derived.write_metadata(host, meta)       # as the converter and ntscope record it
+    for _ in range(2):
+        r = ntscope_cli("analyze", run, "--quiet", "--no-interference")
+        assert r.returncode == 0, r.stderr
+        assert "again" not in r.stderr and report_count(run) == SMALL_IOS
+    from ntscope import data
+    assert data.events(run, "xhci-hcd", "xhci_address_ctx").collect().columns[0] == "host"
+
+
+def test_a_trace_with_no_nvme_event_says_so(fresh, ntscope_cli):
+    from conftest import drop_systems
+    run = fresh(SMALL)
+    for host in ("initiator", "target"):
+        drop_systems(run, host, "nvme", "nvmet", "nvme_tcp", "nvmet_tcp")
+        derived.write_metadata(os.path.join(run, host), derived.load(os.path.join(run, host)))
+        os.unlink(os.path.join(run, host, "trace.dat"))   # the Parquet as a block-only recording gives it
+    r = ntscope_cli("analyze", run, "--quiet")
+    assert r.returncode == 2
+    assert "the run's traces hold no NVMe event at all (no nvme, nvmet, nvme_tcp or nvmet_tcp event on any host" in r.stderr
+    assert "fix: record each host with `just capture" in r.stderr
+
+
+def test_the_readme_notebook_lines_run_as_printed_without_numpy(fixture_run, tmp_path, monkeypatch):
+    text = open(os.path.join(REPO, "README.md")).read()
+    block = re.search(r"```python\n(from ntscope import data\n.*?)```", text, re.S).group(1)
+    demo = fixture_run("stock-randread-4k-qd8")
+    os.makedirs(tmp_path / "runs")
+    shutil.copytree(demo, tmp_path / "runs" / "demo")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setitem(sys.modules, "numpy", None)     # no install brings numpy: the lines must not need it
+    monkeypatch.setitem(sys.modules, "pandas", None)
+    *setup, last = [line for line in block.splitlines() if line and not line.startswith("#")]
+    scope = {}
+    exec("\n".join(setup), scope)
+    rows = eval(last.split("#")[0], scope)
+    ((key, count, iops),) = rows
+    said = re.search(r"# (\d+) reads, ([\d.]+) IOPS", last)
+    assert count == int(said.group(1)) and round(iops, 1) == float(said.group(2))
