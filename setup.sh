@@ -7,7 +7,7 @@
 #     <folder>-<hash of its path>/venv) holding the ntscope package (editable, from this
 #     checkout) with the exact versions of constraints.txt; pip's refusal or failure stops
 #     setup with exit 2. Two checkouts on one machine each have their venv and cargo target.
-#   - `just` (rust-just, from the venv) on PATH
+#   - `just` (rust-just, from the venv) and `ntscope` on PATH
 # Rust must already be installed (rustup): the converter is built here once.
 set -euo pipefail
 t0=$(date +%s)
@@ -55,14 +55,19 @@ fi
 "$venv/bin/python" -c 'import duckdb, pyarrow, pytest, ntscope.cli' \
     || die "the venv $venv lacks a module after installation; fix: rm -rf $venv and run setup.sh again"
 
-# 4. just on PATH (/usr/local/bin as root, else ~/.local/bin)
-if ! command -v just >/dev/null 2>&1; then
-    if [ "$(id -u)" = 0 ]; then d=/usr/local/bin; else d=$HOME/.local/bin; mkdir -p "$d"; fi
-    ln -sf "$venv/bin/just" "$d/just"
-    command -v just >/dev/null 2>&1 || die "'just' is in $d, which is not on PATH; fix: export PATH=\"$d:\$PATH\" (or use $venv/bin/just)"
-fi
+# 4. just and ntscope on PATH (/usr/local/bin as root, else ~/.local/bin): a `just` found there
+#    already is kept; `ntscope` is linked unless another one (not a link setup made) is found.
+if [ "$(id -u)" = 0 ]; then d=/usr/local/bin; else d=$HOME/.local/bin; fi
+mkdir -p "$d"
+command -v just >/dev/null 2>&1 || ln -sf "$venv/bin/just" "$d/just"
+found=$(command -v ntscope 2>/dev/null || true)
+if [ -z "$found" ] || [ -L "$found" ]; then ln -sf "$venv/bin/ntscope" "$d/ntscope"; fi
+case ":$PATH:" in
+*":$d:"*) ;;
+*) echo "setup: note: just and ntscope are in $d, which is not on your PATH yet; add it: export PATH=\"$d:\$PATH\" (e.g. in ~/.profile), or run $venv/bin/just and $venv/bin/ntscope" >&2 ;;
+esac
 # How long this took, for `just test`'s phase table (tools/run_tests.py reads it).
 printf '{"seconds": %s, "venv": "%s", "cargo_deps": "%s", "finished_unix": %s}\n' "$(( $(date +%s) - t0 ))" \
     "$venv_state" "$cargo_deps" "$(date +%s)" \
     > "$checkout_cache/setup-last.json.tmp" && mv "$checkout_cache/setup-last.json.tmp" "$checkout_cache/setup-last.json"
-echo "setup: ok (python: $venv/bin/python, just: $(command -v just))" >&2
+echo "setup: ok (python: $venv/bin/python, just: $(command -v just || echo "$d/just"), ntscope: $(command -v ntscope || echo "$d/ntscope"))" >&2

@@ -1,4 +1,4 @@
-"""`python -m ntscope COMMAND`: the front door (the justfile's recipes call it).
+"""`ntscope COMMAND` (or `python3 -m ntscope COMMAND`): the front door (the justfile's recipes call it).
 
   convert RUN                 a run: every <host>/trace.dat not converted yet (or changed since)
                               -> <host>/parquet/, each by `ntscope-analyzer convert` (the

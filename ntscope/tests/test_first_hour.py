@@ -63,3 +63,16 @@ def test_the_readme_notebook_lines_run_as_printed_without_numpy(fixture_run, tmp
     ((key, count, iops),) = rows
     said = re.search(r"# (\d+) reads, ([\d.]+) IOPS", last)
     assert count == int(said.group(1)) and round(iops, 1) == float(said.group(2))
+
+
+def test_python3_m_ntscope_outside_its_environment_says_how_to_set_up():
+    import subprocess
+    python = "/usr/bin/python3"
+    if not os.path.exists(python) or subprocess.run([python, "-c", "import duckdb"], capture_output=True).returncode == 0:
+        pytest.skip("needs a system Python without ntscope's packages")
+    r = subprocess.run([python, "-m", "ntscope", "analyze", "runs/demo"], cwd=REPO, capture_output=True, text=True,
+                       env={"PATH": "/usr/bin:/bin", "HOME": os.environ.get("HOME", "/root")})
+    assert r.returncode == 2
+    assert f"ntscope: error: {python} cannot load ntscope (No module named " in r.stderr
+    assert "fix: run `bash setup.sh` in the clone, then `ntscope COMMAND`" in r.stderr
+    assert "Traceback" not in r.stderr

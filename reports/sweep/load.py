@@ -76,7 +76,7 @@ def connection(run_dirs, param=None, values=None, progress=None, memory_limit=No
     """The sweep views over every run's stage statistics. memory_limit, temp_dir: of each
     DuckDB connection (connection.new_connection)."""
     if len(run_dirs) < 2:
-        raise NtscopeError("a sweep needs at least two runs; fix: python -m ntscope sweep RUN1 RUN2 ...")
+        raise NtscopeError("a sweep needs at least two runs; fix: ntscope sweep RUN1 RUN2 ... (or just sweep RUN1 RUN2 ...)")
     con = new_connection(memory_limit, temp_dir)
     con.execute("CREATE TABLE sweep_run_info (run_idx INTEGER, run VARCHAR, run_dir VARCHAR, param VARCHAR, "
                 "param_value DOUBLE, label VARCHAR)")
