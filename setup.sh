@@ -20,6 +20,12 @@ as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo -n "$@"; fi; }
 
 # 1. Rust (the converter) and Python (>= 3.11: tomllib)
 command -v cargo >/dev/null 2>&1 || die "cargo is not on PATH; fix: install Rust with rustup (https://rustup.rs)"
+# the oldest Rust that builds the converter (analyzer/Cargo.toml rust-version), said before building
+rust_min=$(sed -n 's/^rust-version = "\([0-9.]*\)".*/\1/p' "$repo/analyzer/Cargo.toml")
+rust_have=$(rustc --version 2>/dev/null | sed -n 's/^rustc \([0-9][0-9.]*\).*/\1/p')
+if [ -z "$rust_have" ] || [ "$(printf '%s\n%s\n' "$rust_min" "$rust_have" | sort -V | head -n 1)" != "$rust_min" ]; then
+    die "the installed Rust is ${rust_have:-unknown} (rustc --version), older than the $rust_min the converter needs (analyzer/Cargo.toml rust-version; Debian 12's packaged Rust is 1.63); fix: install a current Rust with rustup (https://rustup.rs), or rustup update stable"
+fi
 py=${NTSCOPE_SETUP_PYTHON:-python3}
 "$py" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null \
     || die "$py is older than 3.11 (ntscope needs tomllib); fix: install Python >= 3.11, or set NTSCOPE_SETUP_PYTHON"

@@ -99,3 +99,18 @@ def test_a_recipe_needing_missing_packages_says_which_and_how_without_root(tmp_p
     r = subprocess.run(["bash", os.path.join(REPO, "tools", "ensure-packages.sh"), "@test", "@lab", "@kernel"], env=env,
                        capture_output=True, text=True)
     assert (r.returncode, r.stderr) == (0, "") and not log.exists()
+
+
+def test_a_rust_older_than_the_converter_needs_is_said_before_building(tmp_path):
+    env, log, _ = not_root_env(tmp_path)
+    (tmp_path / "shims" / "rustc").write_text("#!/bin/sh\necho 'rustc 1.63.0 (4b91a6ea7 2022-08-08)'\n")
+    (tmp_path / "shims" / "rustc").chmod(0o755)
+    cargo_log = tmp_path / "cargo.log"
+    (tmp_path / "shims" / "cargo").write_text(f"#!/bin/sh\necho \"$*\" >> {cargo_log}\nexit 1\n")
+    (tmp_path / "shims" / "cargo").chmod(0o755)
+    env.update(NTSCOPE_CACHE=str(tmp_path / "cache"))
+    r = subprocess.run(["bash", os.path.join(REPO, "setup.sh")], env=env, cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 2
+    assert "setup: error: the installed Rust is 1.63.0 (rustc --version), older than the 1.88 the converter needs" in r.stderr
+    assert "fix: install a current Rust with rustup" in r.stderr
+    assert not cargo_log.exists()       # said before any build started
