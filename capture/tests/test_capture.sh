@@ -209,6 +209,13 @@ sed -i 's/^CapEff:.*/CapEff:\t0000000000000000/' "$r/proc/self/status"
 chgrp 2000 "$r"/sys/kernel/tracing/{tracing_on,trace_clock,buffer_size_kb,events/enable,per_cpu/cpu0/trace_pipe_raw}
 chmod 0660 "$r"/sys/kernel/tracing/{tracing_on,trace_clock,buffer_size_kb,events/enable}
 expect "not root, tracefs group access" 0 "ok   permissions: uid 1000 with tracefs access" "note not root: nvmet configfs" @ "$r" role=initiator run=x check=1
+# tracefs itself root:root 0700 (the default): the user cannot list it, which is no kernel without events
+r=$(tree nonroot-700 initiator stock)
+chown 0:0 "$r/sys/kernel/tracing" && chmod 0700 "$r/sys/kernel/tracing"
+sed -i 's/^Uid:.*/Uid:\t1000\t1000\t1000\t1000/; s/^Gid:.*/Gid:\t1000\t1000\t1000\t1000/; s/^Groups:.*/Groups:\t1000/; s/^CapEff:.*/CapEff:\t0000000000000000/' "$r/proc/self/status"
+expect "not root, tracefs unreadable" 2 "not root (uid 1000) and tracefs at /sys/kernel/tracing cannot be read by this user (its mode is 700)" \
+	"run as root (sudo ntscope-capture" @ "$r" role=initiator run=x check=1
+expect_not "not root, tracefs unreadable: no kernel advice" "CONFIG_EVENT_TRACING"
 
 # trace-cmd missing / too old; the fix names the distribution's package manager
 r=$(tree tc-missing initiator stock)
