@@ -23,6 +23,8 @@ def resolve(run):
         raise NtscopeError("no run given; fix: pass a run name under runs/ or a path to a run directory")
     if os.path.isdir(run):
         return os.path.abspath(run)
+    if os.path.lexists(run):
+        raise NtscopeError(f"{run} is {what_it_is(run)}, not a run folder; {RUN_LAYOUT}; fix: {fix_for_a_file(run)}")
     plain_name = os.sep not in run and run not in (".", "..")
     cand = os.path.join(runs_dir(), run)
     if plain_name and os.path.isdir(cand):
@@ -223,13 +225,59 @@ def make_room(host_dir):
                            "the command again")
 
 
+RUN_LAYOUT = "a run is a folder with one folder per host, each holding that host's trace.dat (RUN/initiator/trace.dat, RUN/target/trace.dat)"
+
+
+def what_it_is(path):
+    """A path that is not a folder, in words."""
+    if os.path.islink(path) and not os.path.exists(path):
+        return "a dangling symbolic link"
+    return "a trace file" if path.endswith(".dat") and os.path.isfile(path) else (
+        "a file" if os.path.isfile(path) else "not a folder")
+
+
+def fix_for_a_file(path):
+    """The fix when RUN names a file: its run when it sits in one, else how to make one."""
+    path = os.path.abspath(path)
+    host = os.path.dirname(path)
+    if os.path.basename(path) == "trace.dat" and host_dirs_quiet(os.path.dirname(host)):
+        return f"pass the run folder: {os.path.dirname(host)}"
+    return (f"make a run of it: mkdir -p runs/r1/initiator && cp {path} runs/r1/initiator/trace.dat (its role is "
+            "read from its events; add the target's trace.dat as runs/r1/target/trace.dat), then pass runs/r1")
+
+
+def host_dirs_quiet(d):
+    try:
+        return host_dirs(d)
+    except NtscopeError:
+        return []
+
+
 def require_hosts(run_dir):
-    """host_dirs, or the error that the folder is no run (before anything is written there)."""
+    """host_dirs, or the error that the folder is no run (before anything is written there), with
+    the fix for what it is instead: a host folder, a run's report folder, a folder of loose
+    trace files or of runs."""
     hosts = host_dirs(run_dir)
-    if not hosts:
-        raise NtscopeError(f"no host under {run_dir} (expected <host>/trace.dat); "
-                           f"fix: copy each host's trace.dat to {run_dir}/<host>/trace.dat")
-    return hosts
+    if hosts:
+        return hosts
+    up = os.path.dirname(run_dir)
+    if os.path.lexists(os.path.join(run_dir, "trace.dat")):
+        fix = f"the folder holds trace.dat itself: it is a host folder; pass its run, {up}"
+        what = "a host folder, not a run folder"
+    elif os.path.basename(run_dir) == REPORT_DIR and host_dirs_quiet(up):
+        fix, what = f"pass the run itself: {up}", "the report folder of a run (analyze writes it)"
+    else:
+        loose = sorted(f for f in os.listdir(run_dir) if f.endswith(".dat") and os.path.isfile(os.path.join(run_dir, f)))
+        held = sorted(n for n in os.listdir(run_dir) if host_dirs_quiet(os.path.join(run_dir, n)))
+        if loose:
+            moves = "; ".join(f"mkdir {run_dir}/{f[:-4] or 'host'} && mv {run_dir}/{f} {run_dir}/{f[:-4] or 'host'}/trace.dat"
+                              for f in loose[:3])
+            what, fix = f"a folder of loose trace files ({', '.join(loose[:3])})", f"one folder per host: {moves}"
+        elif held:
+            what, fix = f"a folder of runs ({', '.join(held[:3])})", f"pass one of them, e.g. {os.path.join(run_dir, held[0])}"
+        else:
+            what, fix = "no run (no <host>/trace.dat under it)", f"copy each host's trace.dat to {run_dir}/<host>/trace.dat"
+    raise NtscopeError(f"no host under {run_dir}: it is {what}; {RUN_LAYOUT}; fix: {fix}")
 
 
 def convert_missing(run_dir, progress=None, quiet=False, verify=False):

@@ -76,3 +76,29 @@ def test_python3_m_ntscope_outside_its_environment_says_how_to_set_up():
     assert f"ntscope: error: {python} cannot load ntscope (No module named " in r.stderr
     assert "fix: run `bash setup.sh` in the clone, then `ntscope COMMAND`" in r.stderr
     assert "Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize("given, what, fix", [
+    ("{run}/initiator/trace.dat", "is a trace file, not a run folder", "fix: pass the run folder: {run}"),
+    ("{tmp}/loose.dat", "is a trace file, not a run folder", "fix: make a run of it: mkdir -p runs/r1/initiator && cp {tmp}/loose.dat"),
+    ("{run}/initiator", "it is a host folder, not a run folder", "fix: the folder holds trace.dat itself: it is a host folder; pass its run, {run}"),
+    ("{run}/report", "it is the report folder of a run", "fix: pass the run itself: {run}"),
+    ("{tmp}/flat", "it is a folder of loose trace files (initiator.dat, target.dat)",
+     "fix: one folder per host: mkdir {tmp}/flat/initiator && mv {tmp}/flat/initiator.dat {tmp}/flat/initiator/trace.dat"),
+    ("{tmp}/many", "it is a folder of runs (r1)", "fix: pass one of them, e.g. {tmp}/many/r1"),
+])
+def test_a_file_or_the_wrong_folder_as_run_gets_the_right_fix(fresh, ntscope_cli, tmp_path, given, what, fix):
+    run = fresh(SMALL)
+    assert ntscope_cli("analyze", run, "--quiet", "--no-interference").returncode == 0
+    shutil.copyfile(os.path.join(run, "initiator", "trace.dat"), tmp_path / "loose.dat")
+    os.makedirs(tmp_path / "flat")
+    for host in ("initiator", "target"):
+        shutil.copyfile(os.path.join(run, host, "trace.dat"), tmp_path / "flat" / f"{host}.dat")
+    os.makedirs(tmp_path / "many" / "r1" / "initiator")
+    shutil.copyfile(os.path.join(run, "initiator", "trace.dat"), tmp_path / "many" / "r1" / "initiator" / "trace.dat")
+    before = sorted(os.listdir(tmp_path))
+    r = ntscope_cli("analyze", given.format(run=run, tmp=tmp_path), "--quiet")
+    assert r.returncode == 2, r.stderr
+    assert what in r.stderr and fix.format(run=run, tmp=tmp_path) in r.stderr, r.stderr
+    assert "report/<host>" not in r.stderr and "Traceback" not in r.stderr
+    assert sorted(os.listdir(tmp_path)) == before and not os.path.exists(os.path.join(run, "report", "report", "report.json"))
