@@ -68,6 +68,11 @@ def build(root, why):
                                 CARGO_BUILD_BUILD_DIR=cargo_build_dir()))
     if r.returncode != 0:
         raise NtscopeError(f"building the converter failed (cargo exit {r.returncode}); see cargo's message above")
+    # cargo leaves the binary as it was when a change does not touch it (a Cargo.toml field such as
+    # rust-version, a comment): mark it current, or every later command would build again
+    binary = cargo_binary(root)
+    if os.path.exists(binary):
+        os.utime(binary)
 
 
 def installed_binary():

@@ -102,3 +102,26 @@ def test_a_file_or_the_wrong_folder_as_run_gets_the_right_fix(fresh, ntscope_cli
     assert what in r.stderr and fix.format(run=run, tmp=tmp_path) in r.stderr, r.stderr
     assert "report/<host>" not in r.stderr and "Traceback" not in r.stderr
     assert sorted(os.listdir(tmp_path)) == before and not os.path.exists(os.path.join(run, "report", "report", "report.json"))
+
+
+def test_a_source_change_cargo_ignores_builds_once_not_on_every_command(tmp_path, monkeypatch, capsys):
+    from ntscope.common import converter
+    root = tmp_path / "checkout"
+    (root / "analyzer" / "src").mkdir(parents=True)
+    binary = converter.cargo_binary(str(root))
+    os.makedirs(os.path.dirname(binary))
+    with open(binary, "w") as f:
+        f.write("#!/bin/sh\n")
+    os.chmod(binary, 0o755)
+    os.utime(binary, (1_000_000, 1_000_000))
+    (root / "analyzer" / "Cargo.toml").write_text('[package]\nrust-version = "1.88"\n')   # newer than the binary
+    calls = tmp_path / "cargo-calls"
+    fake = tmp_path / "bin" / "cargo"
+    fake.parent.mkdir()
+    fake.write_text(f"#!/bin/sh\necho build >> {calls}\n")   # cargo: nothing to relink
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake.parent}:{os.environ['PATH']}")
+    monkeypatch.delenv("NTSCOPE_BIN", raising=False)
+    monkeypatch.setattr(converter, "checkout_root", lambda: str(root))
+    assert converter.path() == binary and converter.path() == binary
+    assert calls.read_text() == "build\n"                   # built once, then current

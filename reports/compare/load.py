@@ -16,7 +16,7 @@ from ntscope.sql import connection, memory_policy, quoting, spill, views
 from . import side_cache
 
 # The SQL modules of the comparison (sql/compare/) and what they require
-COMPARE_MODULES = ("compare/repeats", "compare/bootstrap", "compare/lad", "compare/verdict", "compare/plots")
+COMPARE_MODULES = ("compare/repeats", "compare/bootstrap", "compare/lad", "compare/verdict", "compare/workload", "compare/plots")
 
 
 # One side's rows, in two files; compare_connection adds its role (run) and repeat number (rep).

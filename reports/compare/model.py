@@ -13,6 +13,7 @@ ORDER = {
     "cmp_queue_evidence": "run, group_key",
     "cmp_run_info": "run, rep",
     "cmp_params": "1",
+    "cmp_workload_differences": "aspect",
 }
 
 
@@ -58,6 +59,8 @@ def compare_documents(base_dir, run_dir, progress=None, plots=False, memory_limi
         "run_runs": [r for r in infos if r["run"] == "run"],
         "params": view(con, "cmp_params")[0],
         "stage_set": stage_set[0] if stage_set else None,
+        # the two sides' I/O mixes where they differ: the verdicts then compare different work
+        "workload_differences": view(con, "cmp_workload_differences"),
         "verdicts": view(con, "cmp_verdict"),
         "lad": view(con, "cmp_lad"),
         "queue_evidence": view(con, "cmp_queue_evidence"),

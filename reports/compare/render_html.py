@@ -16,6 +16,10 @@ def compare_html(m, plots):
     page = Page("ntscope compare")
     page.add(f"<h1>ntscope compare</h1><p>base <code>{esc(m['base']['run_dir'])}</code><br>"
              f"run <code>{esc(m['run']['run_dir'])}</code><br>stage set <b>{esc(m['stage_set'])}</b></p>")
+    for d in m.get("workload_differences") or []:
+        page.add(f"<div class='verdict'><b>workload differs</b>: {esc(d['aspect'])}: base {esc(d['base'])}; run "
+                 f"{esc(d['run'])} ({100 * d['moved']:.0f}% of the I/Os changed kind). The verdicts below compare "
+                 "different work: the change may be the workload's.</div>")
     presence = {}
     for r in plots["presence"]:
         presence.setdefault(r["group_key"], []).append(r)

@@ -33,6 +33,11 @@ def compare_text(m):
            f"  stage set {m['stage_set']}; LAD = T_run / T_base; {level(p)} bootstrap CIs, {p['resamples']} resamples, "
            f"seed {p['seed']}; a change counts when its CI excludes 0 and it is >= {100 * p['min_rel_change']:g}% "
            f"and >= {p['min_abs_change_ns'] / 1e3:g} us", ""]
+    for d in m.get("workload_differences") or []:
+        out.append(f"WORKLOAD DIFFERS: {d['aspect']}: base {d['base']}; run {d['run']} ({100 * d['moved']:.0f}% of the I/Os "
+                   "changed kind): the verdicts below compare different work, the change may be the workload's")
+    if m.get("workload_differences"):
+        out.append("")
     for v in m["verdicts"]:
         out.append(f"== group {v['group_key']}")
         out.append(f"VERDICT: {v['verdict'].upper()}: end_to_end mean {us(v['e2e_base_ns'])} -> {us(v['e2e_run_ns'])} us, "

@@ -206,7 +206,7 @@ def test_a_new_key_or_a_wrong_type_in_an_output_fails(analyzed):
 
 
 def test_the_per_io_parquet_and_the_converters_files_name_the_version(analyzed):
-    run = analyzed(*RUNS[0])
+    run = analyzed(RUNS[0][0], *RUNS[0][1])
     for name in ("io.parquet", "io_stages.parquet"):
         kv = pq.read_metadata(os.path.join(run, "report", name)).metadata
         assert kv[b"ntscope_version"].decode() == ntscope.__version__, name

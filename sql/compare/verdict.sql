@@ -345,7 +345,11 @@ FROM (SELECT string_agg(run || ' ' || problem, '; ' ORDER BY run) AS problems FR
        d.lad AS stage_lad, d.lad_lo AS stage_lad_lo, d.lad_hi AS stage_lad_hi, d.share,
        d.amplified_stage, d.amplified_lad, d.amplified_lad_lo, d.amplified_lad_hi,
        CASE WHEN d.verdict <> 'no significant change' THEN d.dir END AS network_direction,
-       -- the cause in words: the cause_ids text, with what this run adds to it
+       -- the cause in words: the cause_ids text, with what this run adds to it; for a faster
+       -- run it is what slowed the base, said so (a cause sentence never contradicts the verdict)
+       CASE WHEN d.verdict = 'faster' AND d.cause_id NOT IN ('none', 'input_error')
+            THEN 'the run is faster in ' || coalesce(d.child_stage, d.top_stage) || ': the base was the slower side there (what slowed the base: '
+            ELSE '' END ||
        CASE WHEN d.cause_id = 'few_queues' AND d.queue_shared_by_streams
                  THEN ci.meaning || ' (other streams'' commands ahead of them: a shared transport queue)'
             WHEN d.cause_id = 'interference' AND NOT (d.queue_shared_by_streams AND d.transport_or_network)
@@ -377,7 +381,8 @@ FROM (SELECT string_agg(run || ' ' || problem, '; ' ORDER BY run) AS problems FR
                       || coalesce(', most of it ' || d.run_other_top_flow, '') || ', direction '
                       || CASE d.dir WHEN 'submission' THEN 'initiator->target' WHEN 'completion' THEN 'target->initiator'
                                     WHEN 'both' THEN 'both ways' ELSE 'unknown (hosts traced with their own clocks)' END
-            ELSE ci.meaning END AS cause,
+            ELSE ci.meaning END ||
+       CASE WHEN d.verdict = 'faster' AND d.cause_id NOT IN ('none', 'input_error') THEN ')' ELSE '' END AS cause,
        CASE WHEN d.verdict = 'no significant change' THEN
               printf('end_to_end mean %.0f us -> %.0f us (LAD %.2f, %s CI %.2f-%.2f): within noise',
                      d.e2e_base_ns / 1e3, d.e2e_run_ns / 1e3, d.e2e_lad, cmp_ci_level(), d.e2e_lad_lo, d.e2e_lad_hi)
