@@ -42,10 +42,12 @@ build:
 
 # Convert every host of a run (a name under runs/ or a path) not converted yet: <host>/trace.dat -> <host>/parquet/
 [no-cd]
+[no-exit-message]
 convert RUN *FLAGS: _python
     @"$NTSCOPE_PYTHON" -m ntscope convert "$@"
 
 # Main job on a bundled real capture: fixtures/stock-randread-4k-qd8 -> runs/demo -> report.
+[no-exit-message]
 demo *FLAGS: _python
     @"$NTSCOPE_PYTHON" -m ntscope demo "$@"
 

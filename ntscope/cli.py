@@ -440,7 +440,7 @@ def parser():
     ap = argparse.ArgumentParser(prog="ntscope", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     from . import __version__
-    ap.add_argument("--version", action="version", version=f"ntscope {__version__}")
+    ap.add_argument("-V", "--version", action="version", version=f"ntscope {__version__}")
     sub = ap.add_subparsers(dest="command_name", required=True, metavar="COMMAND")
     c = sub.add_parser("convert", help="a run's hosts: each <host>/trace.dat not converted yet -> <host>/parquet/ "
                                        "(by `ntscope-analyzer convert`, which converts one trace.dat)")
@@ -504,8 +504,28 @@ def parser():
     return ap
 
 
+# spellings users type for a command (British English, other tools' words)
+ALIASES = {"analyse": "analyze", "report": "analyze", "diff": "compare", "shell": "sql", "query": "sql"}
+
+
+def did_you_mean(argv, commands):
+    """exit 2 with the command meant, when ARGV's first word is a near miss of one."""
+    import difflib
+    word = next((w for w in argv if not w.startswith("-")), None)
+    if word is None or word in commands:
+        return
+    guess = ALIASES.get(word) or next(iter(difflib.get_close_matches(word, commands, n=1, cutoff=0.75)), None)
+    if guess:
+        print(f"ntscope: error: no command {word!r}; did you mean {guess!r}? fix: ntscope {guess} ... "
+              f"(commands: {', '.join(commands)})", file=sys.stderr)
+        sys.exit(2)
+
+
 def main(argv=None):
-    a = parser().parse_args(argv)
+    ap = parser()
+    commands = [c for act in ap._subparsers._group_actions for c in act.choices]
+    did_you_mean(sys.argv[1:] if argv is None else list(argv), commands)
+    a = ap.parse_args(argv)
     streams = sys.stdout, sys.stderr
     # names from runs and traces are data: no message or terminal report carries a terminal
     # sequence (progress draws on the original stderr, its label escaped there)

@@ -134,7 +134,7 @@ def summary(run_dir, shell_version, facts, spill):
     return (f"ntscope sql: DuckDB {shell_version} shell{other} on the views of {run_dir}\n"
             f"  hosts {', '.join(hosts)}; {facts['events']} events\n"
             f"  loading {count['VIEW']} views, {count['TABLE']} tables ({where}), {count['MACRO']} macros: "
-            f"{', '.join(first)} ... (.tables lists them, DESCRIBE io shows one's columns)\n"
+            f"{', '.join(first)} ... (SHOW TABLES lists them by name, DESCRIBE io shows one's columns; .tables draws them all with their columns)\n"
             f"  memory limit {limit}, spill folder {spill}\n"
             f"  SQL {facts.get('access', '')}\n"
             "  .help lists the dot commands; .quit or Ctrl-D leaves\n")

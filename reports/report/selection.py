@@ -117,6 +117,17 @@ def apply(con, spec: Spec):
                            f"fix: use one of: {listing(sets)}, or all")
     views.load_modules(con, ["report/io_selected"], {"io_selected": spec.query_sql()})
     if con.execute("SELECT count(*) FROM io_selected").fetchall()[0][0] == 0:
-        raise NtscopeError(f"the filters select no I/O ({spec.describe()['filter']}); "
-                           "fix: loosen them (each value exists, but no I/O matches all of them)")
+        given = ", ".join(f"--{k} {v if isinstance(v, str) else ','.join(map(str, v))}"
+                          for k, v in spec.describe()["filter"].items() if v)
+        if spec.window_s:
+            # seconds from the first I/O to the last I/O's setup, as --window counts them
+            span = con.execute("SELECT (max(i_setup_ts) - min(coalesce(i_bio_queue_ts, i_setup_ts))) / 1e9 FROM io"
+                               ).fetchall()[0][0] or 0
+            lo, hi = spec.window_s
+            if (lo or 0) > span:
+                raise NtscopeError(f"--window {spec.window} starts after the run's last I/O: its I/Os span 0 to "
+                                   f"{span:.1f} s from the first one; fix: a window inside it, e.g. --window "
+                                   f"0:{max(span / 2, 0.1):.1f}")
+        raise NtscopeError(f"the filters select no I/O ({given}); each value exists in the run, but no I/O matches "
+                           "all of them together; fix: drop or loosen one of them")
     views.load_modules(con, views.SELECTION_MODULES)

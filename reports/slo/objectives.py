@@ -24,6 +24,14 @@ MAX_LIMIT_NS = 10**6 * UNITS_NS["s"]   # a bound beyond a million seconds says n
 FIX = "fix: e.g. --slo 'read,4k: p99 <= 2ms' or --slo 'write: target_device p90 < 500us'"
 
 
+def percentile_of(stat):
+    """'p99' -> 99, 'p99.9' -> 99.9, 'p999' -> 99.9, 'p9999' -> 99.99, 'p50' -> 50."""
+    digits = stat[1:]
+    if "." not in digits and len(digits) > 2 and digits.startswith("99"):
+        digits = digits[:2] + "." + digits[2:]
+    return float(digits)
+
+
 def parse(text, slo_id, primary_set, stages):
     """One objective -> a slo_objectives row (dict). stages: {(set, stage)} known."""
     m = FORM.match(text)
@@ -53,7 +61,9 @@ def parse(text, slo_id, primary_set, stages):
                         f"fix: one of {known}")
     stat = "mean" if m.group("stat") == "avg" else m.group("stat")
     row["statistic"] = stat
-    row["quantile"] = None if stat in ("mean", "max") else float(stat[1:]) / 100
+    # p999 is the 99.9th percentile, p9999 the 99.99th (as fio and most latency tools write
+    # them): digits after "p99" are decimals
+    row["quantile"] = None if stat in ("mean", "max") else percentile_of(stat) / 100
     if row["quantile"] is not None and not 0 < row["quantile"] < 1:
         raise SpecError(f"objective {text!r}: percentile {stat} is not between p0 and p100; {FIX}")
     limit = float(m.group("limit")) * UNITS_NS[m.group("unit")]

@@ -12,6 +12,7 @@ import json
 import os
 import re
 import subprocess
+import sys
 import tomllib
 
 import pyarrow.parquet as pq
@@ -261,3 +262,17 @@ def test_sweep_json_follows_its_schema(fixture_run, ntscope_cli, tmp_path):
     bad = copy.deepcopy(doc)
     bad["points"][0]["lad_mean"] = "x2"
     assert errors("sweep", bad)
+
+
+def test_compare_schema_validates_alone_with_the_standard_one_liner(fixture_run, compared):
+    # no registry: every $ref resolves inside the file (tools/bundle_schemas.py embeds the
+    # interference schema), so `jsonschema.validate(doc, schema)` works as users write it
+    r = subprocess.run([sys.executable, os.path.join(REPO, "tools", "bundle_schemas.py"), "--check"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    doc = compared(fixture_run("lab-6.1-stock-base-randread"), fixture_run("lab-6.1-stock-slow-device"))
+    jsonschema.validate(doc, load(os.path.join(REPO, "reports", "schemas", "compare.schema.json")))
+    broken = copy.deepcopy(doc)
+    broken["interference"]["streams"] = "not a list"
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(broken, load(os.path.join(REPO, "reports", "schemas", "compare.schema.json")))
