@@ -1,6 +1,7 @@
 """Shared pytest fixtures for every Python test of the repo (sql/tests, reports/tests):
 the converter, and real fixture runs copied to a scratch folder and converted (the
 fixtures themselves stay untouched)."""
+import hashlib
 import json
 import os
 import shutil
@@ -23,6 +24,20 @@ def pytest_addoption(parser):
 @pytest.fixture(scope="session")
 def ntscope_bin():
     return converter.path()
+
+
+def tree_digest(path):
+    """sha256 of every file under path (names and bytes): proves inputs are untouched (the
+    hostile suites)."""
+    h = hashlib.sha256()
+    for d, dirs, files in sorted(os.walk(path)):
+        dirs.sort()
+        for f in sorted(files):
+            p = os.path.join(d, f)
+            h.update(os.path.relpath(p, path).encode())
+            with open(p, "rb") as fh:
+                h.update(fh.read())
+    return h.hexdigest()
 
 
 def copy_fixture(name, dst, host_json=None):

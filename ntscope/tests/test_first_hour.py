@@ -125,3 +125,34 @@ def test_a_source_change_cargo_ignores_builds_once_not_on_every_command(tmp_path
     monkeypatch.setattr(converter, "checkout_root", lambda: str(root))
     assert converter.path() == binary and converter.path() == binary
     assert calls.read_text() == "build\n"                   # built once, then current
+
+
+def test_command_line_basics_users_reach_for(ntscope_cli):
+    r = ntscope_cli("-V")
+    assert r.returncode == 0 and r.stdout.startswith("ntscope ")
+    for typed, meant in (("analyse", "analyze"), ("compar", "compare"), ("diff", "compare")):
+        r = ntscope_cli(typed, "runs/x")
+        assert r.returncode == 2 and f"no command {typed!r}; did you mean {meant!r}? fix: ntscope {meant} ..." in r.stderr
+
+
+def test_window_past_the_end_and_p999(fixture_run, ntscope_cli, tmp_path):
+    run = fixture_run("stock-randread-4k-qd8")
+    out = str(tmp_path / "report")
+    r = ntscope_cli("analyze", run, "--quiet", "--out", out, "--window", "10:20")
+    assert r.returncode == 2
+    assert "--window 10:20 starts after the run's last I/O: its I/Os span 0 to 6.0 s from the first one" in r.stderr
+    assert "{'type'" not in r.stderr and "each value exists" not in r.stderr
+    r = ntscope_cli("analyze", run, "--quiet", "--out", out, "--no-interference", "--slo", "read: p99 <= 50ms",
+                    "--slo", "read: p999 <= 50ms", "--slo", "read: max <= 1s")
+    assert r.returncode == 0, r.stderr
+    objectives = json.load(open(os.path.join(out, "report.json")))["slo"]["objectives"]
+    p99, p999, worst = (o["value_ns"] for o in objectives)    # p999: the 99.9th percentile, not the 999th
+    assert p99 < p999 <= worst and objectives[1]["statistic"] == "p999"
+
+
+def test_an_error_through_just_is_ntscopes_alone(tmp_path):
+    import subprocess
+    r = subprocess.run(["just", "--justfile", os.path.join(REPO, "justfile"), "analyze", str(tmp_path / "nothing")],
+                       cwd=REPO, capture_output=True, text=True)
+    assert r.returncode == 2
+    assert r.stderr.startswith("ntscope: error: no run directory") and "recipe" not in r.stderr.lower()

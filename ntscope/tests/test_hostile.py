@@ -27,6 +27,8 @@ import pytest
 from ntscope.common import converter, derived
 from ntscope.sql import views
 
+from conftest import tree_digest  # noqa: F401 (the other hostile suites import it from here too)
+
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 SMALL = "lab-6.1-stock-base-randread"          # 328 reads, stock 6.1, two hosts
@@ -34,19 +36,6 @@ SMALL_IOS = 328
 OTHER = "lab-6.1-stock-slow-device"            # another run with another count
 # `ntscope ARGS` killed by SIGKILL at a point of writing a report set (fault injection, test-only)
 KILL_AT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "kill_at.py")
-
-
-def tree_digest(path):
-    """sha256 of every file under path (names and bytes): proves inputs are untouched."""
-    h = hashlib.sha256()
-    for d, dirs, files in sorted(os.walk(path)):
-        dirs.sort()
-        for f in sorted(files):
-            p = os.path.join(d, f)
-            h.update(os.path.relpath(p, path).encode())
-            with open(p, "rb") as fh:
-                h.update(fh.read())
-    return h.hexdigest()
 
 
 def report_count(run):

@@ -2,7 +2,6 @@
 statements on stdin, the DuckDB shell and ntscope.data.connect, each refusing writes over a
 trace, reads outside the run, ATTACH, LOAD and INSTALL, with exit 2, DuckDB's refusal, the fix,
 and every byte of the run unchanged."""
-import hashlib
 import os
 
 import pytest
@@ -11,22 +10,11 @@ from ntscope import data
 from ntscope.common.errors import NtscopeError
 from ntscope.sql import shell
 
+from conftest import tree_digest
+
 SMALL = "lab-6.1-stock-base-randread"          # 328 reads, stock 6.1, two hosts
 REFUSED = "file system operations are disabled by configuration"
 FIX = "fix: ntscope sql reads only the run's converted files and writes only to --out DIR"
-
-
-def tree_digest(path):
-    """sha256 of every file under path, names and bytes."""
-    h = hashlib.sha256()
-    for d, dirs, files in sorted(os.walk(path)):
-        dirs.sort()
-        for f in sorted(files):
-            p = os.path.join(d, f)
-            h.update(os.path.relpath(p, path).encode())
-            with open(p, "rb") as fh:
-                h.update(fh.read())
-    return h.hexdigest()
 
 
 @pytest.fixture(scope="module")
