@@ -22,7 +22,7 @@ import os
 import stat
 import sys
 
-from .common import converter, inputs, out_folder, runs
+from .common import converter, inputs, out_folder, read_only, runs
 from .common.errors import EXIT_DATA_LOSS, EXIT_FATAL, EXIT_OK, NtscopeError
 from .common.output import OutputLock, ReportSet
 from .progress import Progress
@@ -65,6 +65,10 @@ def announce_written(out, stem, text, quiet, why=""):
 def cmd_convert(a):
     run = runs.resolve(a.run)
     with Progress(["convert"], enabled=show_progress(a)) as p:
+        hosts = runs.require_hosts(run)
+        if not read_only.writable(run, hosts):   # converted into its stand-in in the cache
+            run = read_only.stand_in(run, hosts)
+            read_only.note(a.run, run, a.quiet)
         done = runs.convert_missing(run, progress=p, quiet=a.quiet, verify=a.verify)
     if not a.quiet:
         print(f"ntscope: converted {', '.join(done) if done else 'nothing (every host is up to date)'} in {run}",
@@ -100,7 +104,7 @@ def cmd_analyze(a):
     spec = spec_from_args(a)
     with OutputLock(out), Progress(ANALYZE_STEPS, enabled=show_progress(a)) as p:
         p.step("converting hosts not converted yet")
-        runs.convert_missing(run, progress=p, quiet=a.quiet, verify=a.verify)
+        run = runs.prepared(run, progress=p, quiet=a.quiet, verify=a.verify)
         # a later compare reads the side with the default milestones: keep only that one
         keep_side = not a.no_interference and not a.no_cache and a.milestones in (None, "auto")
         run_key = side_cache.key(run) if keep_side else None   # before the views read the files
@@ -192,8 +196,8 @@ def cmd_compare(a):
     steps = ["convert", "views (base)", "interference (base)", "views (run)", "interference (run)", "LAD", "write"]
     with OutputLock(out, "comparison"), Progress(steps, enabled=show_progress(a)) as p:
         p.step("converting hosts not converted yet")
-        for r in base + run:
-            runs.convert_missing(r, progress=p, quiet=a.quiet, verify=a.verify)
+        base = [runs.prepared(r, progress=p, quiet=a.quiet, verify=a.verify) for r in base]
+        run = [runs.prepared(r, progress=p, quiet=a.quiet, verify=a.verify) for r in run]
         one_recording = check_two_recordings(base, run)   # copies: the traces' sha256, known once converted
         if one_recording:
             return one_recording
@@ -217,7 +221,7 @@ def cmd_interference(a):
     out = report_folder(a.out, run)
     with OutputLock(out), Progress(["convert", "views", "interference", "write"], enabled=show_progress(a)) as p:
         p.step("converting hosts not converted yet")
-        runs.convert_missing(run, progress=p, quiet=a.quiet, verify=a.verify)
+        run = runs.prepared(run, progress=p, quiet=a.quiet, verify=a.verify)
         con = views.connect(run, memory_limit=a.memory_limit, temp_dir=a.temp_dir, interference=True, progress=p)
         m = model.interference_model(con, run)
         text = printable(render_text.interference_text(m))
@@ -244,8 +248,7 @@ def cmd_sweep(a):
     with OutputLock(out, "sweep"), Progress(["convert"] + ["views"] * len(run_dirs) + ["write"],
                                              enabled=show_progress(a)) as p:
         p.step("converting hosts not converted yet")
-        for r in run_dirs:
-            runs.convert_missing(r, progress=p, quiet=a.quiet, verify=a.verify)
+        run_dirs = [runs.prepared(r, progress=p, quiet=a.quiet, verify=a.verify) for r in run_dirs]
         doc = model.sweep_model(run_dirs, a.param, values, progress=p,
                                 memory_limit=a.memory_limit, temp_dir=a.temp_dir)
         text = printable(render_text.render(doc))
@@ -293,8 +296,7 @@ def script_target(path):
 
 def cmd_sql(a):
     from ntscope.sql import csv_runner, views
-    run = runs.resolve(a.run)
-    runs.convert_missing(run, quiet=True, verify=a.verify)
+    run = runs.prepared(runs.resolve(a.run), quiet=True, verify=a.verify)
     if a.script:
         target = script_target(a.script)
         text = SCRIPT_HEADER + f" of {printable(run)!r}; load it in DuckDB, e.g. duckdb -init FILE\n" + views.build_script(run, milestones=a.milestones)

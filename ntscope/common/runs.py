@@ -5,7 +5,7 @@ import os
 import subprocess
 import sys
 
-from . import converter, derived, inputs
+from . import converter, derived, inputs, read_only
 from .errors import NtscopeError
 
 REPORT_DIR = "report"
@@ -278,6 +278,21 @@ def require_hosts(run_dir):
         else:
             what, fix = "no run (no <host>/trace.dat under it)", f"copy each host's trace.dat to {run_dir}/<host>/trace.dat"
     raise NtscopeError(f"no host under {run_dir}: it is {what}; {RUN_LAYOUT}; fix: {fix}")
+
+
+def prepared(run_dir, progress=None, quiet=False, verify=False):
+    """The folder to read RUN_DIR's converted hosts from, every host converted: the run itself,
+    or, when a host that needs converting cannot be written (a shared archive, a read-only
+    mount), its stand-in in the cache (read_only.py)."""
+    hosts = require_hosts(run_dir)
+    if not read_only.writable(run_dir, hosts) and any(
+            needs_converting(os.path.join(run_dir, h), verify) for h in hosts):
+        where = read_only.stand_in(run_dir, hosts)
+        read_only.note(run_dir, where, quiet)
+        convert_missing(where, progress, quiet, verify)
+        return where
+    convert_missing(run_dir, progress, quiet, verify)
+    return run_dir
 
 
 def convert_missing(run_dir, progress=None, quiet=False, verify=False):

@@ -11,7 +11,7 @@ import pytest
 
 from ntscope.common import derived
 
-from test_hostile import REPO, SMALL, SMALL_IOS, fresh, report_count  # noqa: F401
+from test_hostile import REPO, SMALL, SMALL_IOS, fresh, report_count, tmpfs  # noqa: F401 (fixtures)
 
 
 def test_a_hyphenated_event_system_is_read_and_not_converted_forever(fresh, ntscope_cli):
@@ -156,3 +156,27 @@ def test_an_error_through_just_is_ntscopes_alone(tmp_path):
                        cwd=REPO, capture_output=True, text=True)
     assert r.returncode == 2
     assert r.stderr.startswith("ntscope: error: no run directory") and "recipe" not in r.stderr.lower()
+
+
+def test_an_unconverted_run_in_a_read_only_folder_is_converted_into_the_cache(fresh, ntscope_cli, tmpfs, tmp_path):
+    from conftest import tree_digest
+    fs = tmpfs("64m")
+    run = str(fs / "run")
+    shutil.copytree(fresh(SMALL, convert=False), run)
+    subprocess_run(["mount", "-o", "remount,ro", str(fs)])
+    before = tree_digest(run)
+    cache = tmp_path / "cache"
+    env = {"NTSCOPE_CACHE": str(cache)}
+    r = ntscope_cli("analyze", run, "--no-interference", "--no-progress", "--out", str(tmp_path / "out"), env=env)
+    assert r.returncode == 0, r.stderr
+    assert f"ntscope: note: {run} cannot be written: its hosts are converted into {cache}/read-only-runs/run-" in r.stderr
+    assert "Permission denied" not in r.stderr and "Read-only file system" not in r.stderr
+    assert sum(g["count"] for g in json.load(open(tmp_path / "out" / "report.json"))["groups"]) == SMALL_IOS
+    r = ntscope_cli("sql", run, "-c", "SELECT count(*) AS n FROM io", env=env)   # the stand-in is reused
+    assert r.returncode == 0 and r.stdout == f"n\n{SMALL_IOS}\n" and "converting" not in r.stderr, r.stderr
+    assert tree_digest(run) == before
+
+
+def subprocess_run(cmd):
+    import subprocess
+    subprocess.run(cmd, check=True)
