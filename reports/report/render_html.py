@@ -1,5 +1,6 @@
-"""report.html: one self-contained page (ntscope.reports.plots.page): pipeline_stats, the stacked
-stage breakdown per group, per group (the largest) the stage CDFs, log2 histograms, the
+"""report.html: one self-contained page (ntscope.reports.plots.page): the answer first (errors that
+make the numbers untrustworthy, the stacked stage breakdown per group, the --slo objectives met
+or missed), pipeline_stats folded below (open when it holds an error), per group (the largest) the stage CDFs, log2 histograms, the
 tail view and latency over time, throughput and in-flight per queue, and the stage tables.
 Renders report.json (doc) and the plot rows of sql/report/plots.sql (plot_data.build); it
 computes nothing."""
@@ -19,15 +20,24 @@ def render(doc, plots):
     offset = "-" if clock["offset_ns"] is None else f"{clock['offset_ns'] / 1e9:.6f} s +- {us_text(clock['uncertainty_ns'])} us"
     page.add(f"<p>mode: {esc(doc['mode'])} &nbsp; stage sets: {esc(', '.join(doc['stage_sets']))} &nbsp; "
              f"charts: stage set <b>{esc(plots['stage_set'])}</b> &nbsp; clock offset: {esc(offset)}</p>")
-    page.heading(2, "pipeline_stats")
     stats = doc["pipeline_stats"]
-    page.table(["name", "value", "severity", "meaning"], [[s["name"], s["value"], s["severity"], s["meaning"]] for s in stats],
-               [s["severity"] for s in stats], text_cols=(3,))
+    # the answer first: what would make it untrustworthy, where the time went, the objectives;
+    # the diagnostics (every pipeline_stats row) folded below, open when one is an error
+    errors = [s for s in stats if s["severity"] == "error"]
+    for s in errors:
+        page.add(f"<div class='verdict'><b>{esc(s['name'])}</b>: {esc(s['meaning'])} (value {esc(s['value'])}): "
+                 "the numbers below are not to be trusted</div>")
     presence = {}
     for r in plots["presence"]:
         presence.setdefault(r["group_key"], []).append(r)
     seq = {(d["stage_set"], d["stage"]): d["seq"] for d in doc["stage_definitions"]}
     breakdown(page, doc, plots, presence)
+    objectives(page, doc)
+    page.add(f"<details id='pipeline_stats'{' open' if errors else ''}><summary><b>pipeline_stats</b>: what was read, "
+             "matched, inferred and lost (diagnostics)</summary>")
+    page.table(["name", "value", "severity", "meaning"], [[s["name"], s["value"], s["severity"], s["meaning"]] for s in stats],
+               [s["severity"] for s in stats], text_cols=(3,))
+    page.add("</details>")
     largest = doc["groups"][:CHART_GROUPS]
     page.heading(2, f"Per group (the {len(largest)} largest of {len(doc['groups'])}): stage set {plots['stage_set']}")
     for i, g in enumerate(largest):
@@ -41,6 +51,18 @@ def render(doc, plots):
     tables(page, doc)
     glossary(page, doc)
     return page.render()
+
+
+def objectives(page, doc):
+    """--slo's objectives, each met or missed (report.json slo: sql/slo/slo.sql computes them)."""
+    rows = (doc.get("slo") or {}).get("objectives") or []
+    if not rows:
+        return
+    page.heading(2, "Objectives (--slo)")
+    page.table(["objective", "", "value (us)", "limit (us)", "I/Os", "seconds missed"],
+               [[o["text"], "MET" if o["met"] else "MISSED", us_text(o["value_ns"]), us_text(o["limit_ns"]), str(o["ios"]),
+                 f"{o['seconds_missed']} of {o['seconds']}"] for o in rows],
+               ["ok" if o["met"] else "error" for o in rows], text_cols=(0,))
 
 
 def breakdown(page, doc, plots, presence):

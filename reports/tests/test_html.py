@@ -418,3 +418,24 @@ def test_screenshot_of_each_page(browser, randread, compared, patched_c3, which,
         info = page.page.evaluate(NONBLANK_JS, base64.b64encode(f.read()).decode())
     assert (info["width"], info["height"]) == (1100, 1250)
     assert info["ink"] > 0.03 and info["colours"] > 20, f"{png} looks blank: {info}"
+
+
+def test_the_first_screen_is_the_answer_and_diagnostics_are_folded(browser, randread, fixture_run, ntscope_cli, tmp_path):
+    page = Opened(browser, os.path.join(randread, "report", "report.html"), viewport=(1200, 800))
+    page.assert_clean()
+    headings = page.page.evaluate("Array.from(document.querySelectorAll('h2')).map(h => h.innerText)")
+    assert headings[0].startswith("Stage breakdown"), headings[:3]
+    box = page.page.locator("#breakdown").bounding_box()
+    assert box and box["y"] + box["height"] / 2 < 800, box        # the breakdown is on the first screen
+    assert page.page.evaluate("document.querySelector('details#pipeline_stats').open") is False
+    assert not page.page.locator("details#pipeline_stats table").is_visible()
+    # with --slo, the objectives come right after the breakdown, met or missed
+    out = str(tmp_path / "slo")
+    r = ntscope_cli("analyze", randread, "--quiet", "--no-interference", "--out", out,
+                    "--slo", "read: p99 <= 20ms", "--slo", "read: p50 <= 1us")
+    assert r.returncode == 0, r.stderr
+    slo = Opened(browser, os.path.join(out, "report.html"), viewport=(1200, 800))
+    headings = slo.page.evaluate("Array.from(document.querySelectorAll('h2')).map(h => h.innerText)")
+    assert headings[:2] == [headings[0], "Objectives (--slo)"] and headings[0].startswith("Stage breakdown")
+    cells = slo.page.evaluate("Array.from(document.querySelectorAll('h2 + table tr td:nth-child(2)')).map(t => t.innerText)")
+    assert "MISSED" in cells and len(cells) == 2
