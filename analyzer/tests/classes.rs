@@ -172,3 +172,43 @@ fn strict_exits_0_when_only_a_type_without_records_was_skipped_and_1_when_it_has
     assert_eq!(code, 1, "{}", err);
     assert!(err.contains("1 records of event id 954") && err.contains("were not converted"), "{}", err);
 }
+
+/// Kernels >= 5.x declare `ftrace:kernel_stack`'s callers `unsigned long caller[8]` and write as
+/// many as the stack has (`int size` of them): every frame is kept, a stack of 3 is no short
+/// record and one of 12 is not cut to 8.
+#[test]
+fn kernel_stacks_keep_every_frame_whatever_the_declared_eight() {
+    use ntscope::synth::{common_abi, format_text, PageWriter, SynthBuffer, SynthTrace};
+    for abi in ABIS {
+        let l = abi.long_size;
+        let what = format!("{:?}", abi);
+        let mut t = SynthTrace::new(7, Codec::Zstd);
+        t.abi = abi;
+        let size = "field:int size;\toffset:8;\tsize:4;\tsigned:1;".to_string();
+        let caller = format!("field:unsigned long caller[8];\toffset:{};\tsize:{};\tsigned:0;", if l == 8 { 16 } else { 12 }, 8 * l);
+        t.formats = vec![("ftrace".to_string(), format_text("kernel_stack", KERNEL_STACK_ID as u32, &[&size, &caller]))];
+        let mut w = PageWriter::with_abi(t.page_size, abi);
+        let frames = |n: u64| (0..n).map(|i| 0xc000_0000 + 0x10 * i).collect::<Vec<u64>>();
+        for (i, n) in [3u64, 12, 8].into_iter().enumerate() {
+            let mut p = common_abi(abi, KERNEL_STACK_ID, 100);
+            p.extend_from_slice(&abi.u32(n as u32));
+            p.resize(if l == 8 { 16 } else { 12 }, 0);
+            for a in frames(n) {
+                p.extend_from_slice(&abi.long(a));
+            }
+            w.push(5_000_000_000 + 1_000 * i as u64, &p);
+        }
+        t.buffers.push(SynthBuffer { name: String::new(), clock: "mono".into(), cpus: vec![w.finish()] });
+        let d = TempDir::new("kstack");
+        let r = convert_bytes(&d.0, &t.to_bytes(), false).unwrap();
+        assert_eq!(r.metadata["short_records"], 0, "{}", what);
+        let stack = read_parquet(&d.0.join("parquet/ftrace/kernel_stack.parquet"));
+        let lists = col(&stack, "caller").as_list::<i32>();
+        let got: Vec<Vec<u64>> = (0..stack.num_rows()).map(|i| {
+            let v = lists.value(i);
+            if l == 8 { v.as_primitive::<UInt64Type>().values().to_vec() } else { v.as_primitive::<UInt32Type>().values().iter().map(|&x| x as u64).collect() }
+        }).collect();
+        assert_eq!(got, vec![frames(3), frames(12), frames(8)], "{}", what);
+        assert_eq!(ints(col(&stack, "size")), [3, 12, 8], "{}", what);
+    }
+}

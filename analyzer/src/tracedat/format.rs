@@ -189,6 +189,19 @@ fn binary_by_meaning(system: &str, event: &str, field: &Field) -> bool {
     system == "ftrace" && matches!((event, field.name.as_str()), ("bprint", "buf") | ("raw_data", "buf")) && field.size == 0
 }
 
+/// `ftrace:kernel_stack`'s callers: kernels >= 5.x declare `unsigned long caller[8]` but write
+/// `size` entries (its `int size` field), as many as the stack has: the record ends after the
+/// last one. Read as the rest of the record, so a stack of 3 frames is not a short record and
+/// one of 12 is not cut to 8 (as trace-cmd prints them).
+fn stack_by_meaning(system: &str, event: &str, field: &Field) -> Option<FieldKind> {
+    match (system, event, field.name.as_str(), &field.kind) {
+        ("ftrace", "kernel_stack", "caller", FieldKind::Array { elem_size, signed, .. }) => {
+            Some(FieldKind::RestArray { elem_size: *elem_size, signed: *signed })
+        }
+        _ => None,
+    }
+}
+
 /// Parses a whole format file. `system` comes from the file's section, not the text.
 pub fn parse_event_format(system: &str, text: &str, long_size: usize) -> Result<EventFormat> {
     let mut name = None;
@@ -221,6 +234,11 @@ pub fn parse_event_format(system: &str, text: &str, long_size: usize) -> Result<
                 }
                 if binary_by_meaning(system, &name, f) {
                     f.kind = FieldKind::RestBytes;
+                }
+                if let Some(kind) = stack_by_meaning(system, &name, f) {
+                    // the callers the record holds, however many (min_size then ends before them)
+                    f.kind = kind;
+                    f.size = 0;
                 }
             }
             Ok(EventFormat { id, system: system.to_string(), name, fields, text: text.to_string() })
@@ -322,6 +340,18 @@ mod tests {
             let other = parse_event_format("mine", &format_of("mine", event, &[decl]), 8).unwrap();
             assert_ne!(kinds(&other), [FieldKind::RestBytes], "only ftrace's own {}", event);
         }
+        // kernel_stack's callers declared caller[8] (kernels >= 5.x): every caller the record holds
+        let stack = format_of("ftrace", "kernel_stack", &[
+            "field:int size;\toffset:8;\tsize:4;\tsigned:1;",
+            "field:unsigned long caller[8];\toffset:16;\tsize:64;\tsigned:0;",
+        ]);
+        let f = parse_event_format("ftrace", &stack, 8).unwrap();
+        assert_eq!(kinds(&f)[1], FieldKind::RestArray { elem_size: 8, signed: false });
+        assert_eq!(f.min_size(), 16, "a stack of fewer than 8 frames is no short record");
+        let other = parse_event_format("mine", &format_of("mine", "kernel_stack", &[
+            "field:unsigned long caller[8];\toffset:16;\tsize:64;\tsigned:0;",
+        ]), 8).unwrap();
+        assert_eq!(kinds(&other), [FieldKind::Array { len: 8, elem_size: 8, signed: false }], "only ftrace's own");
     }
 
     #[test]
