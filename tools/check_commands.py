@@ -42,7 +42,7 @@ type typeset ulimit umask unalias unset until wait while { } !
 # Toolchains a fresh machine has before setup.sh runs (brief: Rust, Python, gcc; git clones).
 TOOLCHAIN = {"cargo", "rustup", "rustc", "python3", "python", "git", "sudo"}
 # Installed into the venv by setup.sh (constraints.txt) and reached through $NTSCOPE_PYTHON.
-VENV = {"just", "pytest"}
+VENV = {"just", "pytest", "ntscope"}   # ntscope: the package's own command (setup.sh links it beside just)
 
 
 def files_under(paths, suffixes):

@@ -1,6 +1,7 @@
 """The run layout (ARCHITECTURE.md, "Run layout": a contract): runs/<run>/<host>/trace.dat, host.json,
 parquet/ (convert), runs/<run>/report/ (analyze). Names and paths given by users are
 data: taken literally (no globbing, no shell), checked before they become paths."""
+import hashlib
 import os
 import subprocess
 import sys
@@ -74,11 +75,18 @@ def recording_keys(run_dir):
         except OSError:
             pass
         try:
-            src = derived.load(os.path.join(run_dir, host)).get("source")
+            meta = derived.load(os.path.join(run_dir, host))
         except NtscopeError:
             continue
+        src = meta.get("source")
         if isinstance(src, dict) and isinstance(src.get("sha256"), str):
-            keys.setdefault(("sha256", src["sha256"]), f"{host}/trace.dat")
+            # the trace's bytes and the rows of the event files made of them: a copy has both the
+            # same (rows, not the files' bytes: rows of several CPUs may be written in another
+            # order); a run whose events were rewritten from the same trace (make_scaled_run.py)
+            # is another run
+            events = sorted(f"{e.get('file')}={e.get('rows')}" for e in meta.get("events") or [] if isinstance(e, dict))
+            made = hashlib.sha256("\n".join(events).encode()).hexdigest()
+            keys.setdefault(("sha256", src["sha256"], made), f"{host}/trace.dat")
     return keys
 
 

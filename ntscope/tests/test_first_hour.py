@@ -108,7 +108,9 @@ def test_a_source_change_cargo_ignores_builds_once_not_on_every_command(tmp_path
     from ntscope.common import converter
     root = tmp_path / "checkout"
     (root / "analyzer" / "src").mkdir(parents=True)
+    monkeypatch.setenv("CARGO_TARGET_DIR", str(tmp_path / "target"))   # never the real build
     binary = converter.cargo_binary(str(root))
+    assert binary.startswith(str(tmp_path))
     os.makedirs(os.path.dirname(binary))
     with open(binary, "w") as f:
         f.write("#!/bin/sh\n")

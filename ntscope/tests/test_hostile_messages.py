@@ -69,6 +69,7 @@ def test_documents_nested_beyond_reason_are_refused(fresh, ntscope_cli, where, t
 
 @pytest.mark.parametrize("fields, message", [
     ({"role": 5}, "role is 5; it must be one of 'initiator', 'target'"),
+    ({"role": "server"}, "role is \"server\"; it must be one of 'initiator', 'target'"),
     ({"sample__n": 2**63 - 1}, "sample.n is 9223372036854775807; it must be at most 2,147,483,647"),
     ({"probes__misses": -3}, "probes.misses is -3; it must be at least 0"),
 ])
