@@ -158,7 +158,13 @@ def cmd_analyze(a):
                     "and its numbers are not to be trusted; fix: see the INPUT ERROR lines of report.txt")
     loss = [s for s in doc["pipeline_stats"] if s["severity"] != "info" and
             (s["name"].startswith(("lost_events", "unmatched", "data_loss:")) or s["name"] == "matched_pct")]
-    return EXIT_DATA_LOSS if (a.strict and loss) else EXIT_OK
+    if a.strict and loss:
+        shown = ", ".join(f"{s['name']} {s['value']}" for s in loss[:4]) + (f" (and {len(loss) - 4} more)" if len(loss) > 4 else "")
+        print(f"ntscope: --strict: exit 1: the run lost data or left commands unmatched ({shown}); the report says "
+              "what each means (pipeline_stats); fix: record again as its fix says, or drop --strict to accept them",
+              file=sys.stderr)
+        return EXIT_DATA_LOSS
+    return EXIT_OK
 
 
 # ------------------------------------------------------------------ compare / interference

@@ -845,6 +845,9 @@ def test_what_the_converter_skipped_is_data_loss(fresh, ntscope_cli, edits, rows
     assert f"DATA LOSS ({first}, 329): " in open(os.path.join(run, "report", "report.txt")).read()
     r = ntscope_cli("analyze", run, "--quiet", "--no-progress", "--strict")
     assert r.returncode == 1, r.stderr
+    # exit 1 says why: the rows that made it, then the fix
+    assert f"ntscope: --strict: exit 1: the run lost data or left commands unmatched (data_loss:{first} 329" in r.stderr
+    assert "fix: record again as its fix says, or drop --strict" in r.stderr
     assert inputs_digest(run) == before
 
 
