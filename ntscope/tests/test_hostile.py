@@ -819,6 +819,14 @@ def test_a_kept_compare_side_swapped_or_forged_is_built_again(fresh, ntscope_cli
     assert r.returncode == 0, r.stderr
     assert "side.json is not sealed by this user's ntscope" in r.stderr
     assert json.load(open(tmp_path / "forged" / "compare.json")) == reference
+    # another user (another cache, another key): their conversions are not trusted (converted
+    # again, said why) and the kept sides are then stale: nothing is called damaged
+    r = ntscope_cli("compare", base, run, "--quiet", "--no-progress", "--out", str(tmp_path / "other-user"),
+                    env={"NTSCOPE_CACHE": str(tmp_path / "other-cache")})
+    assert r.returncode == 0, r.stderr
+    assert "converted by another user or with another NTSCOPE_CACHE" in r.stderr
+    assert "damaged" not in r.stderr
+    assert json.load(open(tmp_path / "other-user" / "compare.json")) == reference
 
 
 # ------------------------------------------------------------------ 13. what the converter skipped reaches the verdict

@@ -149,8 +149,8 @@ def checksums(paths):
     return out
 
 
-def damaged(d, what):
-    print(f"ntscope: note: the compare input kept in {d} is damaged; building it again ({what})", file=sys.stderr)
+def damaged(d, what, state="is damaged"):
+    print(f"ntscope: note: the compare input kept in {d} {state}; building it again ({what})", file=sys.stderr)
 
 
 def load(run_dir, into):
@@ -182,7 +182,9 @@ def load(run_dir, into):
         return None   # made from other inputs or by other code: stale, not damaged
     secret = seal_key()
     if secret is None or not hmac.compare_digest(str(doc.get("seal")), seal(doc, secret)):
-        damaged(d, "side.json is not sealed by this user's ntscope: edited, or kept by someone else")
+        # not "damaged": most often another user's (or another NTSCOPE_CACHE's) kept side
+        damaged(d, "side.json is not sealed by this user's ntscope: kept by another user or with another "
+                   "NTSCOPE_CACHE, or edited", state="is not this user's")
         return None
     try:
         sums = checksums(pinned[1:])
