@@ -97,7 +97,7 @@ def objectives(slo):
         for w in worst:
             parts = "  ".join(f"{s['stage']}={us(s['dur_ns'])}" for s in (w["stages"] or []))
             L.append(f"      #{w['rank']} io {w['io_id']} at {w['at_s']:.3f} s {w['queue_key']} cpu {w['cpu']} "
-                     f"{w['comm']}: {us(w['dur_ns'])} us  {parts}")
+                     f"{w['comm']}: {o['stage']} {us(w['dur_ns'])} us; its top-level stages (us): {parts}")
     return L
 
 

@@ -67,6 +67,9 @@ def test_worst_ios_are_the_slowest_with_their_stages(judged):
     assert [s["stage"] for s in w[0]["stages"]] == ["host_queue", "fabric_total", "target_exec", "host_completion"]
     assert sum(s["dur_ns"] for s in w[0]["stages"]) == w[0]["dur_ns"]
     assert w[0]["queue_key"].startswith("initiator/c0/q") and f"#1 io {w[0]['io_id']} at " in text
+    # the value printed is labelled with the objective's stage, then the stages that make it
+    line = next(l for l in text.splitlines() if f"#1 io {w[0]['io_id']} at " in l)
+    assert f": end_to_end {w[0]['dur_ns'] / 1e3:.0f} us; its top-level stages (us): host_queue=" in line, line
 
 
 @pytest.mark.parametrize("bad, message", [
