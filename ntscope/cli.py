@@ -22,6 +22,7 @@ import os
 import stat
 import sys
 
+from . import help_text
 from .common import converter, inputs, out_folder, read_only, runs
 from .common.errors import EXIT_DATA_LOSS, EXIT_FATAL, EXIT_OK, NtscopeError
 from .common.output import OutputLock, ReportSet
@@ -53,10 +54,14 @@ def report_folder(out_arg, run):
     return out
 
 
-def announce_written(out, stem, text, quiet, why=""):
-    """The text report on stdout (unless quiet), and where the set went on stderr (why: a note
-    on why there, for a default folder that is not the obvious one)."""
-    if not quiet:
+def announce_written(out, stem, text, quiet, why="", as_json=False):
+    """The text report on stdout (unless quiet; as_json: the JSON document written instead, byte
+    for byte), and where the set went on stderr (why: a note on why there, for a default folder
+    that is not the obvious one)."""
+    if as_json:
+        with open(os.path.join(out, f"{stem}.json")) as f:
+            sys.stdout.write(f.read() + "\n")
+    elif not quiet:
         sys.stdout.write(text)
     print(f"ntscope: wrote {out}/{stem}.{{txt,json,html}}{why}", file=sys.stderr)
 
@@ -146,7 +151,10 @@ def cmd_analyze(a):
         except BaseException:
             files.abort()
             raise
-    if not a.quiet:
+    if getattr(a, "json", False):
+        with open(os.path.join(out, "report.json")) as f:
+            sys.stdout.write(f.read() + "\n")
+    elif not a.quiet:
         sys.stdout.write(text)
     print(f"ntscope: wrote {out}/{{{','.join(sorted(os.path.basename(w) for w in written))}}}", file=sys.stderr)
     hint = timeline.size_hint(os.path.join(out, timeline.FILE_NAME))
@@ -211,7 +219,7 @@ def cmd_compare(a):
                                            memory_limit=a.memory_limit, temp_dir=a.temp_dir, params=params)
         text = printable(render_text.compare_text(m))
         write_three(out, "compare", text, m, render_html.compare_html(m, plots), p)
-    announce_written(out, "compare", text, a.quiet)
+    announce_written(out, "compare", text, a.quiet, as_json=a.json)
     refused = [v for v in m["verdicts"] if v["verdict"] == "no verdict"]
     if refused:
         return fail(f"no verdict: {refused[0]['evidence']}; fix: analyze each run (just analyze RUN) and "
@@ -232,7 +240,7 @@ def cmd_interference(a):
         m = model.interference_model(con, run)
         text = printable(render_text.interference_text(m))
         write_three(out, "interference", text, m, render_html.interference_html(m, plot_data.build(con)), p)
-    announce_written(out, "interference", text, a.quiet)
+    announce_written(out, "interference", text, a.quiet, as_json=a.json)
     return EXIT_OK
 
 
@@ -261,7 +269,7 @@ def cmd_sweep(a):
         write_three(out, "sweep", text, doc, render_html.render(doc), p)
     announce_written(out, "sweep", text, a.quiet,
                      "" if a.out else f" (the report folder of the last run given, {os.path.basename(run_dirs[-1])}: "
-                                      "the default; --out DIR writes it elsewhere)")
+                                      "the default; --out DIR writes it elsewhere)", as_json=a.json)
     return EXIT_OK
 
 
@@ -419,6 +427,9 @@ QUIET_HELP = {
 
 def add_common(p, command, memory=True):
     p.add_argument("--quiet", action="store_true", help=QUIET_HELP[command])
+    if command != "convert":
+        p.add_argument("--json", action="store_true", help="print the JSON document (what the set's .json file holds) "
+                       "on stdout instead of the text report, for scripts and jq")
     add_verify_flag(p)
     p.add_argument("--no-progress", action="store_true", help="no progress line even on a terminal")
     if memory:
@@ -450,6 +461,7 @@ def parser():
     from . import __version__
     ap.add_argument("-V", "--version", action="version", version=f"ntscope {__version__}")
     sub = ap.add_subparsers(dest="command_name", required=True, metavar="COMMAND")
+    sub.required = True
     c = sub.add_parser("convert", help="a run's hosts: each <host>/trace.dat not converted yet -> <host>/parquet/ "
                                        "(by `ntscope-analyzer convert`, which converts one trace.dat)")
     c.add_argument("run", help="run name under $NTSCOPE_RUNS (default ./runs) or a path")
@@ -509,7 +521,18 @@ def parser():
     add_analyze_flags(dm)
     add_common(dm, "demo")
     dm.set_defaults(fn=cmd_demo, out=None)
+    co = sub.add_parser("completion", help="print a shell completion script (bash or zsh) for ntscope")
+    co.add_argument("shell", choices=("bash", "zsh"))
+    co.set_defaults(fn=cmd_completion)
+    for name, p in sub.choices.items():
+        p.epilog = help_text.EXAMPLES.get(name)
+        p.formatter_class = argparse.RawDescriptionHelpFormatter
     return ap
+
+
+def cmd_completion(a):
+    sys.stdout.write(help_text.completion_script(parser(), a.shell))
+    return EXIT_OK
 
 
 # spellings users type for a command (British English, other tools' words)

@@ -182,3 +182,32 @@ def test_an_unconverted_run_in_a_read_only_folder_is_converted_into_the_cache(fr
 def subprocess_run(cmd):
     import subprocess
     subprocess.run(cmd, check=True)
+
+
+def test_help_examples_and_completion_come_from_the_parser(ntscope_cli):
+    import subprocess
+    from ntscope import cli, help_text
+    table = help_text.commands_and_flags(cli.parser())
+    assert set(help_text.EXAMPLES) == set(table)                  # every command has examples
+    for name, text in help_text.EXAMPLES.items():
+        for flag in re.findall(r"(?<![\w-])(--[a-z][a-z-]*)", text):
+            assert flag in table[name], f"ntscope {name} --help names {flag}, which it does not take"
+        r = ntscope_cli(name, "--help")
+        assert r.returncode == 0 and text.splitlines()[1] in r.stdout
+    r = ntscope_cli("completion", "bash")
+    assert r.returncode == 0
+    for name, flags in table.items():
+        assert all(f in r.stdout for f in flags), name
+    done = subprocess.run(["bash", "-c", r.stdout + "COMP_WORDS=(ntscope sql x --unr); COMP_CWORD=3; _ntscope; "
+                           "echo ${COMPREPLY[@]}; COMP_WORDS=(ntscope comp); COMP_CWORD=1; _ntscope; echo ${COMPREPLY[@]}"],
+                          capture_output=True, text=True)
+    assert done.stdout.splitlines() == ["--unrestricted", "compare completion"], done.stderr
+
+
+def test_json_on_stdout_is_the_document_written(fixture_run, ntscope_cli, tmp_path):
+    run = fixture_run("stock-randread-4k-qd8")
+    out = tmp_path / "r"
+    r = ntscope_cli("analyze", run, "--json", "--no-interference", "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout) == json.load(open(out / "report.json"))
+    assert "ntscope report" not in r.stdout                         # no text report around it

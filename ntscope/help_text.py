@@ -1,0 +1,72 @@
+"""What the command line shows beyond its flags: the examples under each command's --help
+(EXAMPLES) and shell completion generated from the parser itself (completion_script), so
+neither can name a flag the parser does not have (ntscope/tests/test_first_hour.py)."""
+
+EXAMPLES = {
+    "convert": """examples:
+  ntscope convert runs/r1                 convert every host not converted yet
+  ntscope convert r1 --verify             hash every converted file against metadata.json""",
+    "analyze": """examples:
+  ntscope analyze r1                      report.txt on stdout, the set in runs/r1/report/
+  ntscope analyze r1 --type read --size 4k --group-by type,size,queue
+  ntscope analyze r1 --slo 'read,4k: p99 <= 2ms' --window 5:65
+  ntscope analyze r1 --json | jq '.groups[0].stages[0]'""",
+    "compare": """examples:
+  ntscope compare good slow               LAD per stage and a verdict, written beside slow/
+  ntscope compare base1,base2,base3 run1,run2,run3    repeats of each condition
+  ntscope compare good slow --json | jq '.verdicts[] | {group_key, verdict, cause_id}'""",
+    "interference": """examples:
+  ntscope interference r1                 streams, who waited behind whom, queue depth over time""",
+    "sweep": """examples:
+  ntscope sweep qd1 qd4 qd16 qd32         a series; the parameter from truth.json
+  ntscope sweep a b c --param iodepth --values 1,8,32""",
+    "sql": """examples:
+  ntscope sql r1                          DuckDB's shell on the run's views
+  ntscope sql r1 -c 'SELECT match_state, count(*) FROM io GROUP BY 1'
+  ntscope sql r1 --out exports -c "COPY (FROM io) TO 'exports/io.csv'"
+  ntscope sql r1 < questions.sql          statements on stdin, results as CSV""",
+    "demo": """examples:
+  ntscope demo                            the bundled capture -> runs/demo -> report
+  ntscope demo --json | jq .pipeline_stats""",
+    "completion": """examples:
+  ntscope completion bash > ~/.local/share/bash-completion/completions/ntscope
+  source <(ntscope completion bash)       this shell only""",
+}
+
+
+def commands_and_flags(parser):
+    """{command: [flag, ...]} of an argparse parser with subcommands."""
+    import argparse
+    out = {}
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                out[name] = sorted(o for a in sub._actions for o in a.option_strings)
+    return out
+
+
+def completion_script(parser, shell):
+    """A bash completion function for `ntscope` (zsh loads it through bashcompinit): the
+    commands, each command's flags, and files and folders for its arguments."""
+    table = commands_and_flags(parser)
+    cases = "\n".join(f"        {name}) flags=\"{' '.join(flags)}\" ;;" for name, flags in sorted(table.items()))
+    body = f"""# ntscope completion ({shell}), generated from ntscope's own parser: ntscope completion {shell}
+_ntscope() {{
+    local cur=${{COMP_WORDS[COMP_CWORD]}} cmd=${{COMP_WORDS[1]}} flags=""
+    if [ "$COMP_CWORD" -eq 1 ]; then
+        COMPREPLY=($(compgen -W "{' '.join(sorted(table))} -h --help -V --version" -- "$cur"))
+        return
+    fi
+    case "$cmd" in
+{cases}
+    esac
+    if [[ "$cur" == -* ]]; then
+        COMPREPLY=($(compgen -W "$flags" -- "$cur"))
+    else
+        COMPREPLY=($(compgen -d -- "$cur") $(compgen -f -- "$cur"))
+    fi
+}}
+"""
+    if shell == "zsh":
+        body = "autoload -U +X bashcompinit && bashcompinit\n" + body
+    return body + "complete -o filenames -F _ntscope ntscope\n"
