@@ -524,10 +524,18 @@ def parser():
     co = sub.add_parser("completion", help="print a shell completion script (bash or zsh) for ntscope")
     co.add_argument("shell", choices=("bash", "zsh"))
     co.set_defaults(fn=cmd_completion)
+    mn = sub.add_parser("man", help="print the ntscope(1) man page (roff), made from these --help texts")
+    mn.set_defaults(fn=cmd_man)
     for name, p in sub.choices.items():
         p.epilog = help_text.EXAMPLES.get(name)
         p.formatter_class = argparse.RawDescriptionHelpFormatter
     return ap
+
+
+def cmd_man(a):
+    from . import __version__
+    sys.stdout.write(help_text.man_page(parser(), __version__))
+    return EXIT_OK
 
 
 def cmd_completion(a):

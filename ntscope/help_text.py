@@ -28,6 +28,8 @@ EXAMPLES = {
     "demo": """examples:
   ntscope demo                            the bundled capture -> runs/demo -> report
   ntscope demo --json | jq .pipeline_stats""",
+    "man": """examples:
+  ntscope man > ~/.local/share/man/man1/ntscope.1 && man ntscope""",
     "completion": """examples:
   ntscope completion bash > ~/.local/share/bash-completion/completions/ntscope
   source <(ntscope completion bash)       this shell only""",
@@ -70,3 +72,24 @@ _ntscope() {{
     if shell == "zsh":
         body = "autoload -U +X bashcompinit && bashcompinit\n" + body
     return body + "complete -o filenames -F _ntscope ntscope\n"
+
+
+def man_page(parser, version):
+    """ntscope(1) in roff, from the parser: the description, then each command's own --help
+    text (usage, flags with their defaults, examples)."""
+    import argparse
+    import datetime
+
+    def roff(text):
+        return "\n".join(("\\&" + line if line.startswith((".", "'")) else line).replace("\\", "\\\\").replace("\\\\&", "\\&")
+                         for line in text.splitlines())
+    sections = [f'.TH NTSCOPE 1 "{datetime.date.today().isoformat()}" "ntscope {version}" "User Commands"',
+                ".SH NAME", "ntscope \\- where each NVMe-over-TCP I/O spends its time",
+                ".SH SYNOPSIS", ".B ntscope", "\\fICOMMAND\\fR [\\fIflags\\fR]",
+                ".SH DESCRIPTION", ".nf", roff(parser.description or ""), ".fi"]
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                sections += [f".SH COMMAND: {name.upper()}", ".nf", roff(sub.format_help()), ".fi"]
+    sections += [".SH SEE ALSO", "README.md in the ntscope source tree: recipes, outputs, troubleshooting."]
+    return "\n".join(sections) + "\n"

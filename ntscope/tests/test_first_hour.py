@@ -211,3 +211,16 @@ def test_json_on_stdout_is_the_document_written(fixture_run, ntscope_cli, tmp_pa
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout) == json.load(open(out / "report.json"))
     assert "ntscope report" not in r.stdout                         # no text report around it
+
+
+def test_the_man_page_is_made_from_the_parser(ntscope_cli):
+    from ntscope import cli, help_text
+    r = ntscope_cli("man")
+    assert r.returncode == 0 and r.stdout.startswith(".TH NTSCOPE 1 ")
+    table = help_text.commands_and_flags(cli.parser())
+    for name, flags in table.items():
+        section = r.stdout.split(f".SH COMMAND: {name.upper()}\n", 1)[1].split(".SH ", 1)[0]
+        assert all(f in section for f in flags), name
+    # text lines never start a roff request by accident (a help line beginning with '.')
+    body = [l for l in r.stdout.splitlines() if l.startswith((".", "'"))]
+    assert all(l.split()[0] in (".TH", ".SH", ".B", ".nf", ".fi") for l in body), [l for l in body if l.split()[0] not in (".TH", ".SH", ".B", ".nf", ".fi")][:3]
