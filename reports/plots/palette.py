@@ -30,7 +30,15 @@ SERIES_COLOURS = ["#4c78a8", "#f58518", "#54a24b", "#e45756", "#72b7b2", "#b279a
 ALL_COLOUR = "#262626"   # the run total ('all') of a time series
 
 
+# The "not measured" segment of a breakdown (end_to_end minus the measured top-level stages, on
+# a run that lacks some): a light grey no stage has, so it never reads as a measured stage.
+UNMEASURED_SEQ = 999
+UNMEASURED_COLOUR = "#d9d9d9"
+
+
 def stage_colour(seq):
+    if int(seq) == UNMEASURED_SEQ:
+        return UNMEASURED_COLOUR
     return STAGE_COLOURS[int(seq) % len(STAGE_COLOURS)]
 
 

@@ -4,7 +4,7 @@ or missed), pipeline_stats folded below (open when it holds an error), per group
 tail view and latency over time, throughput and in-flight per queue, and the stage tables.
 Renders report.json (doc) and the plot rows of sql/report/plots.sql (plot_data.build); it
 computes nothing."""
-from ntscope.reports.plots import charts
+from ntscope.reports.plots import charts, palette
 from ntscope.reports.plots.page import Page, esc
 from ntscope.reports.plots.units import bucket_label, not_drawn, seconds, us, us_text
 
@@ -84,7 +84,7 @@ def breakdown(page, doc, plots, presence):
             (ticks if s["stage"] == "end_to_end" else rows).append(row)
         for u in g.get("unmeasured", []):
             if u["stage_set"] == plots["stage_set"] and u["mean_ns"] is not None:
-                rows.append({"group": g["key_text"], "stage": f"not measured ({u['label']})", "seq": 999,
+                rows.append({"group": g["key_text"], "stage": f"not measured ({u['label']})", "seq": palette.UNMEASURED_SEQ,
                              "value_us": us(u["mean_ns"]), "n": u["count"]})
     if not rows:
         page.nodata("breakdown", f"no group has a top-level stage of {plots['stage_set']} with durations")

@@ -8,6 +8,8 @@ import base64
 import json
 import os
 import shutil
+import subprocess
+import sys
 from collections import defaultdict
 
 import pytest
@@ -439,3 +441,21 @@ def test_the_first_screen_is_the_answer_and_diagnostics_are_folded(browser, rand
     assert headings[:2] == [headings[0], "Objectives (--slo)"] and headings[0].startswith("Stage breakdown")
     cells = slo.page.evaluate("Array.from(document.querySelectorAll('h2 + table tr td:nth-child(2)')).map(t => t.innerText)")
     assert "MISSED" in cells and len(cells) == 2
+
+
+def test_the_not_measured_segment_has_a_colour_no_stage_has(browser, randread, tmp_path):
+    from ntscope.reports.plots import palette
+    assert palette.stage_colour(palette.UNMEASURED_SEQ) not in palette.STAGE_COLOURS
+    # the run's initiator alone: its target stages are not measured, one grey segment stands for them
+    one = tmp_path / "initiator-only"
+    os.makedirs(one)
+    shutil.copytree(os.path.join(randread, "initiator"), one / "initiator")
+    r = subprocess.run([sys.executable, "-m", "ntscope", "analyze", str(one), "--quiet", "--no-interference"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    page = Opened(browser, str(one / "report" / "report.html"))
+    segments = {(stage, colour) for chart, marktype, stage, colour, _ in page.marks
+                if chart == "breakdown" and marktype == "rect"}
+    unmeasured = {c for s, c in segments if s and s.startswith("not measured")}
+    assert unmeasured == {palette.UNMEASURED_COLOUR}, segments
+    assert palette.UNMEASURED_COLOUR not in {c for s, c in segments if s and not s.startswith("not measured")}
