@@ -67,20 +67,13 @@ def test_analysis_setup_and_demo_without_root(tmp_path):
     r = subprocess.run(["ntscope", "sql", str(tmp_path / "runs" / "demo"), "-c", "SELECT count(*) AS n FROM io"],
                        env=env, cwd=str(tmp_path), capture_output=True, text=True, timeout=300)
     assert r.returncode == 0 and r.stdout.startswith("n\n"), r.stderr
-
-
-def test_setup_without_the_bin_folder_on_path_ends_with_a_note(tmp_path):
-    env, log, home = not_root_env(tmp_path)
+    # setup again (the venv and the build kept: seconds) for a user whose PATH lacks
+    # ~/.local/bin yet: a note with the line to add, exit 0, not an error
     env["PATH"] = ":".join(p for p in env["PATH"].split(":") if p != str(home / ".local" / "bin"))
-    env.update(NTSCOPE_CACHE=str(tmp_path / "cache"),
-               CARGO_TARGET_DIR=os.path.dirname(os.path.dirname(converter.cargo_binary(REPO))),
-               CARGO_BUILD_BUILD_DIR=converter.cargo_build_dir())
-    env.pop("NTSCOPE_PYTHON", None)
     r = subprocess.run(["bash", os.path.join(REPO, "setup.sh")], env=env, cwd=REPO, capture_output=True, text=True, timeout=900)
     assert r.returncode == 0, r.stderr
     assert f"setup: note: just and ntscope are in {home}/.local/bin, which is not on your PATH yet" in r.stderr
-    assert "error" not in r.stderr.lower()
-    assert (home / ".local" / "bin" / "ntscope").is_symlink() and (home / ".local" / "bin" / "just").is_symlink()
+    assert "error" not in r.stderr.lower() and not log.exists()
 
 
 def test_a_recipe_needing_missing_packages_says_which_and_how_without_root(tmp_path):
