@@ -1,4 +1,4 @@
-"""`ntscope sql RUN -c SQL` / `-f FILE`: SQL statements run in order, each result printed as
+"""`ntscope sql RUN -c SQL` / statements on stdin: SQL statements run in order, each result printed as
 CSV."""
 import sys
 
