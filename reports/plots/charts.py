@@ -123,7 +123,9 @@ def heatmap(rows, title):
     buckets, colour = I/Os (log scale)."""
     order = [l for _, l in sorted({(r["bucket"], r["bucket_label"]) for r in rows}, reverse=True)]
     return alt.Chart(data("heat")).mark_rect().encode(
-        x=alt.X("t0_s:Q", title="time from the first I/O (s)", axis=alt.Axis(format=",~r")),
+        # from 0 to the last bin's end: a "nice" axis ran past the run's end (an empty band)
+        x=alt.X("t0_s:Q", title="time from the first I/O (s)", axis=alt.Axis(format=",~r"),
+                scale=alt.Scale(nice=False, zero=True)),
         x2="t1_s:Q",
         y=alt.Y("bucket_label:O", title="end_to_end (us, log2 buckets)", sort=order, scale=alt.Scale(domain=order)),
         color=alt.Color("count:Q", title="I/Os", scale=alt.Scale(type="log", scheme="viridis")),

@@ -459,3 +459,13 @@ def test_the_not_measured_segment_has_a_colour_no_stage_has(browser, randread, t
     unmeasured = {c for s, c in segments if s and s.startswith("not measured")}
     assert unmeasured == {palette.UNMEASURED_COLOUR}, segments
     assert palette.UNMEASURED_COLOUR not in {c for s, c in segments if s and not s.startswith("not measured")}
+
+
+def test_the_latency_heatmap_ends_where_the_run_ends(browser, randread):
+    page = Opened(browser, html_of(randread, "report.html"))
+    got = page.page.evaluate("""() => {
+        const v = window.ntscopeViews['heat-0'];
+        return [v.scale('x').domain(), Math.max(...v.data('heat').map(r => r.t1_s))];
+    }""")
+    (lo, hi), last = got
+    assert lo == 0 and hi == pytest.approx(last), got
