@@ -1,25 +1,12 @@
 """What the command line shows beyond its flags: the examples under each command's --help
-(EXAMPLES) and shell completion generated from the parser itself (completion_script), so
-neither can name a flag the parser does not have (ntscope/tests/test_first_hour.py)."""
+(EXAMPLES; an analysis' command has its own, in reports/NAME/command.py) and shell completion
+generated from the parser itself (completion_script), so neither can name a flag the parser
+does not have (ntscope/tests/test_first_hour.py)."""
 
 EXAMPLES = {
     "convert": """examples:
   ntscope convert runs/r1                 convert every host not converted yet
   ntscope convert r1 --verify             hash every converted file against metadata.json""",
-    "analyze": """examples:
-  ntscope analyze r1                      report.txt on stdout, the set in runs/r1/report/
-  ntscope analyze r1 --type read --size 4k --group-by type,size,queue
-  ntscope analyze r1 --slo 'read,4k: p99 <= 2ms' --window 5:65
-  ntscope analyze r1 --json | jq '.groups[0].stages[0]'""",
-    "compare": """examples:
-  ntscope compare good slow               LAD per stage and a verdict, written beside slow/
-  ntscope compare base1,base2,base3 run1,run2,run3    repeats of each condition
-  ntscope compare good slow --json | jq '.verdicts[] | {group_key, verdict, cause_id}'""",
-    "interference": """examples:
-  ntscope interference r1                 streams, who waited behind whom, queue depth over time""",
-    "sweep": """examples:
-  ntscope sweep qd1 qd4 qd16 qd32         a series; the parameter from truth.json
-  ntscope sweep a b c --param iodepth --values 1,8,32""",
     "sql": """examples:
   ntscope sql r1                          DuckDB's shell on the run's views
   ntscope sql r1 -c 'SELECT match_state, count(*) FROM io GROUP BY 1'

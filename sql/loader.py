@@ -5,6 +5,8 @@ sql/core/stages.sql). Its first lines are a header the loader reads:
 
     -- requires: core/stages, report/reports   modules whose relations it reads (or: none)
     -- input: NAME[, NAME ...]  what it is    a relation the caller supplies
+    -- loaded: with every run                 on every run's connection (views.RUN_MODULES)
+    -- loaded: with interference              there too when interference is asked for
 
 An `input:` line naming a relation the file itself creates makes the file that input's
 default: the file creates that one relation and nothing else, and when the caller passes a
@@ -28,7 +30,10 @@ import weakref
 SQL_DIR = os.path.dirname(os.path.abspath(__file__))
 # folders (at any depth) that hold no modules: diff tests, benchmarks
 NOT_MODULES = ("tests", "bench")
-HEADER = re.compile(r"^--\s*(requires|input|each|run each):\s*(.*?)\s*$")
+HEADER = re.compile(r"^--\s*(requires|input|each|run each|loaded):\s*(.*?)\s*$")
+# `-- loaded:` values: which connections a module is loaded on without a caller naming it (a
+# module says so itself, so no list of an analysis' modules is kept anywhere else)
+LOADED_ON = ("with every run", "with interference")
 NAMES = re.compile(r"^\s*([A-Za-z_][\w<>]*(?:\s*,\s*[A-Za-z_][\w<>]*)*)")
 CREATE = re.compile(r"^\s*CREATE\s+OR\s+REPLACE\s+(?:TEMP\s+|TEMPORARY\s+)?(VIEW|TABLE|MACRO)\s+(?:TABLE\s+)?"
                     r"([A-Za-z_][A-Za-z0-9_]*)", re.I | re.M)
@@ -40,14 +45,15 @@ class ModuleError(Exception):
 
 class Module:
     """One SQL file: name, path, text, requires, inputs (names the caller supplies), default
-    (the input it is the default of, or None), each / run_each (its batch fill)."""
+    (the input it is the default of, or None), each / run_each (its batch fill), loaded (the
+    connections it is loaded on unasked: one of LOADED_ON, or None)."""
 
     def __init__(self, name, path):
         self.name, self.path = name, path
         with open(path) as f:
             self.text = f.read()
         self.requires, self.inputs = [], []
-        self.each = self.run_each = None
+        self.each = self.run_each = self.loaded = None
         for line in self.text.split("\n"):
             m = HEADER.match(line)
             if not m:
@@ -62,6 +68,12 @@ class Module:
                 self.inputs += [n.strip() for n in names.group(1).split(",")]
             elif key == "each":
                 self.each = value
+            elif key == "loaded":
+                if value not in LOADED_ON:
+                    raise ModuleError(f"{path}: `-- loaded: {value}` is not one of: {', '.join(LOADED_ON)}; fix: one of "
+                                      "those, or no `-- loaded:` line (the module loads when a caller or a module "
+                                      "that requires it asks)")
+                self.loaded = value
             else:
                 self.run_each = value
         if not self.text.startswith("-- requires:"):
@@ -107,6 +119,32 @@ def modules(sql_dir=None):
         _CACHE.clear()
         _CACHE[key] = {n: Module(n, p) for n, p in found.items()}
     return _CACHE[key]
+
+
+def loaded_with(when, mods=None):
+    """The modules whose header says `-- loaded: WHEN` (LOADED_ON), by name."""
+    mods = modules() if mods is None else mods
+    return tuple(sorted(n for n, m in mods.items() if m.loaded == when))
+
+
+def folders(mods=None):
+    """The folders of the modules (core, then the analyses), each after the folders its modules
+    require; among those ready, a run's own first (a module `-- loaded: with every run`, then
+    with interference, then the rest), then the one needing fewer folders, then by name."""
+    mods = modules() if mods is None else mods
+    need, loaded = {}, {}
+    for n, m in mods.items():
+        folder = n.split("/")[0]
+        need.setdefault(folder, set()).update(r.split("/")[0] for r in resolve([n], mods))
+        rank = LOADED_ON.index(m.loaded) if m.loaded else len(LOADED_ON)
+        loaded[folder] = min(loaded.get(folder, rank), rank)
+    order = []
+    while len(order) < len(need):
+        ready = [f for f in need if f not in order and need[f] - {f} <= set(order)]
+        if not ready:
+            raise ModuleError("the SQL folders require each other in a cycle: " + ", ".join(sorted(set(need) - set(order))))
+        order.append(min(ready, key=lambda f: (f != "core", loaded[f], len(need[f]), f)))
+    return order
 
 
 def input_modules(mods):

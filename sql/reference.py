@@ -22,8 +22,6 @@ REFERENCE = os.path.join(SQL_DIR, "REFERENCE.md")
 CREATE = re.compile(r"^CREATE OR REPLACE (?:TEMP |TEMPORARY )?(?P<kind>VIEW|TABLE|MACRO)\s+(?P<table>TABLE\s+)?"
                     r"(?P<name>[A-Za-z_][A-Za-z0-9_]*)", re.I)
 # Relations the loader (sql/views.py) builds from the run's files, not from a file of sql/.
-# The analyses' folders of sql/ in the reference's order: a run's views, then the other commands' own.
-FOLDERS = ("core", "report", "timeline", "slo", "interference", "compare", "sweep")
 LOADER_BUILT = {
     "raw_<system>": "every host's event files of one trace system (raw_nvme, raw_block, ...), union by "
                     "name, with `host` and `event` added; a column of raw_contract missing from a file is NULL, "
@@ -38,12 +36,12 @@ LOADER_BUILT = {
 
 
 def sql_files():
-    """[(path relative to sql/, absolute path)] of every SQL module, folder by folder (FOLDERS),
-    each after what it requires (sql/loader.py)."""
+    """[(path relative to sql/, absolute path)] of every SQL module, folder by folder (each
+    folder after the folders it requires: loader.folders), each after what it requires."""
     from ntscope.sql import loader
     mods = loader.modules()
-    rank = {f: i for i, f in enumerate(FOLDERS)}
-    order = loader.resolve(sorted(mods, key=lambda n: (rank.get(n.split("/")[0], len(FOLDERS)), n)), mods)
+    rank = {f: i for i, f in enumerate(loader.folders(mods))}
+    order = loader.resolve(sorted(mods, key=lambda n: (rank[n.split("/")[0]], n)), mods)
     return [(os.path.relpath(mods[n].path, SQL_DIR), mods[n].path) for n in order]
 
 

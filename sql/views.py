@@ -21,12 +21,12 @@ from ntscope.sql.raw_views import SYSTEMS, contract, find_hosts, raw_view_sql, r
 SQL_DIR = os.path.dirname(os.path.abspath(__file__))
 # The stage table and its vocabularies (read as text by tools that list causes and stages)
 STAGE_TABLE_SQL = loader.module_path("core/stage_definitions")
-# The SQL modules of a run's connection (connect, the `just sql` shell and script) and what
-# they require: the run's views, its report over every I/O (the report's selection, SLOs and
-# timeline set are inputs given later: selection.apply, slo.load, timeline.stage_set_of).
-RUN_MODULES = ("core/symbols", "core/evidence", "core/cpu_wait", "core/net_flows", "core/pipeline_stats",
-               "report/export", "report/plots", "timeline/timeline", "slo/slo")
-INTERFERENCE_MODULES = ("interference/plots",)   # who waited behind whom (connect(interference=True))
+# The SQL modules of a run's connection (connect, the `just sql` shell and script): each module
+# says so in its header (`-- loaded: with every run`; loader.py), and what they require comes
+# along: the run's views, its report over every I/O (the report's selection, SLOs and timeline
+# set are inputs given later: selection.apply, slo.load, timeline.stage_set_of).
+RUN_MODULES = loader.loaded_with("with every run")
+INTERFERENCE_MODULES = loader.loaded_with("with interference")   # who waited behind whom (connect(interference=True))
 SELECTION_MODULES = ("report/selection",)        # the selection's tables (reports/report/selection.py)
 # Which layers are tables (computed once) and which are views is declared in the SQL
 # files themselves (CREATE OR REPLACE TABLE / VIEW): re-running a file recomputes its tables.

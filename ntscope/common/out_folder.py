@@ -1,6 +1,5 @@
 """Where a command may write a folder, and what it may remove there (the rule of every
-ntscope command that writes one: analyze, compare, interference and sweep into `--out` or
-RUN/report, the compare input kept in RUN/.ntscope/compare-side, demo into runs/demo; the
+ntscope command that writes one: each analysis' command into `--out` or RUN/report, the compare input kept in RUN/.ntscope/compare-side, demo into runs/demo; the
 converter's own is analyzer/src/out_dir.rs, with the same meaning).
 
 A folder is written only when it is absent, empty, or an earlier set of the same kind: a
@@ -25,17 +24,24 @@ from .errors import NtscopeError
 
 MANIFEST = ".ntscope-manifest.json"
 MANIFEST_MAX_BYTES = 1 << 20
-REPORT = "report"               # RUN/report or --out of analyze, compare, interference, sweep
+REPORT = "report"               # RUN/report or --out of a command that writes a report set
 COMPARE_SIDE = "compare-side"   # RUN/.ntscope/compare-side (reports/compare/side_cache.py)
 # The names ntscope writes in each kind's folders. Without a manifest such names prove nothing
-# (a user's report.txt has one): a folder holding only them is refused, with these words.
+# (a user's report.txt has one): a folder holding only them is refused, with these words. A report
+# folder's names and writers are the declared analyses' (reports/registry.py registers them).
 KNOWN_NAMES = {
-    REPORT: {f"{stem}.{ext}" for stem in ("report", "interference", "compare", "sweep") for ext in ("txt", "json", "html")}
-            | {"io.parquet", "io_stages.parquet", "timeline.perfetto-trace"},
+    REPORT: set(),
     COMPARE_SIDE: {"side.json", "stages.parquet", "ios.parquet", "info.parquet"},
 }
-WHO_WRITES = {REPORT: "analyze, compare, interference or sweep (by default RUN/report)",
+WHO_WRITES = {REPORT: "ntscope (by default RUN/report)",
               COMPARE_SIDE: "analyze or compare (RUN/.ntscope/compare-side)"}
+
+
+def register_writer(kind, names, commands):
+    """The file names the commands that write a KIND folder write (the analyses' registry)."""
+    KNOWN_NAMES[kind] = set(names)
+    said = ", ".join(commands[:-1]) + f" or {commands[-1]}" if len(commands) > 1 else "".join(commands)
+    WHO_WRITES[kind] = f"{said} (by default RUN/report)"
 
 
 def fix_for(kind):

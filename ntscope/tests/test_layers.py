@@ -100,7 +100,7 @@ def test_a_planted_violation_is_found(tmp_path):
               "sql/spill.py": "    from ntscope import cli\n",
               "reports/report/model.py": "from ntscope.common import errors\nfrom ntscope.demo import main\n",
               "ntscope/common/cache.py": "from ..sql import views\n",
-              "ntscope/common/errors.py": "import ntscope.progress\n"}
+              "ntscope/common/errors.py": "import ntscope.help_text\n"}
     for rel, text in plants.items():
         with open(tmp_path / rel, "a") as f:
             f.write(("def planted():\n" if text.startswith(" ") else "") + text)

@@ -67,27 +67,10 @@ STAGE_NAMES_QUERY = ("SELECT def_no, " + ", ".join(c for c, _ in STAGE_NAME_COLU
                      + " FROM io_stage_definitions ORDER BY def_no")
 STAGE_NAMES_KEY = "ntscope_stage_definitions"
 
-# One side's info row; compare_connection adds run, rep and run_dir.
-INFO_QUERY = """
-SELECT (SELECT max(uncertainty_ns) FROM clock_offset) AS offset_uncertainty_ns,
-       string_agg(DISTINCT coalesce(trace_clock, '?'), ',') AS trace_clocks,
-       (SELECT bool_and(synced) FROM clock_offset) AS clock_synced,
-       (SELECT string_agg(name, ', ' ORDER BY name) FROM input_error_stats) AS input_errors,
-       string_agg(DISTINCT role, ',' ORDER BY role) AS roles,
-       (SELECT sum(local_per_s) FROM target_local_io) AS target_local_io_per_s,
-       string_agg(DISTINCT digest, ',' ORDER BY digest) FILTER (WHERE role = 'initiator') AS digest,
-       (SELECT avg(wait_ns) FROM io_work_runs WHERE role = 'initiator') AS initiator_io_work_wait_ns,
-       (SELECT avg(wait_ns) FROM io_work_runs WHERE role = 'target') AS target_io_work_wait_ns,
-       (SELECT avg(wait_ns) FROM net_rx_runs WHERE role = 'initiator') AS initiator_net_rx_wait_ns,
-       (SELECT avg(wait_ns) FROM net_rx_runs WHERE role = 'target') AS target_net_rx_wait_ns,
-       (SELECT avg(target_wait_ns) FROM io_cpu_wait) AS target_cpu_wait_per_io_ns,
-       (SELECT avg(initiator_wait_ns) FROM io_cpu_wait) AS initiator_cpu_wait_per_io_ns,
-       (SELECT other_bytes_per_s FROM run_other_traffic) AS other_traffic_bytes_per_s,
-       (SELECT path FROM run_other_traffic) AS other_traffic_path,
-       (SELECT top_flow FROM run_other_traffic) AS other_traffic_top_flow,
-       (SELECT nvme_data_bytes_per_s FROM run_other_traffic) AS nvme_data_bytes_per_s
-FROM hosts
-"""
+# One side's info row (sql/compare/side_info.sql, loaded on the run's connection: SIDE_MODULES);
+# compare_connection adds run, rep and run_dir.
+SIDE_MODULES = ("compare/side_info",)
+INFO_QUERY = "FROM cmp_side_info"
 
 
 def as_list(dirs):
@@ -242,6 +225,7 @@ def export_side(rc, folder, name):
                    f"(FORMAT parquet, KV_METADATA {{{quoting.sql_str(STAGE_NAMES_KEY)}: {names}}})").fetchall()
     finally:
         rc.execute("DROP TABLE IF EXISTS cmp_side_ios")
+    views.load_modules(rc, SIDE_MODULES)
     rc.execute(f"COPY ({INFO_QUERY}) TO {quoting.sql_str(info_file)} (FORMAT parquet)").fetchall()
     return file, ios_file, info_file
 

@@ -8,9 +8,7 @@ GROUPS = 8   # groups with charts: those with the most I/Os in the run
 def build(con, interference_rows, stage_set):
     """con: the compare connection; interference_rows: interference_plots.build() of the
     compared run's own connection (read before it closed)."""
-    # the groups with the most I/Os, from the parts' counts (a few dozen rows, not every stage row)
-    top = ("SELECT group_key FROM cmp_sample_parts WHERE run = 'run' AND stage = 'end_to_end' AND stage_set = ? "
-           "GROUP BY group_key ORDER BY sum(n) DESC, group_key LIMIT ?")
+    top = "FROM cmp_plot_top_groups(?, ?)"   # the groups with the most I/Os (sql/compare/plots.sql)
     return {
         "cdf": rows(con, f"SELECT * FROM cmp_plot_cdf WHERE stage_set = ? AND group_key IN ({top}) "
                          "ORDER BY group_key, seq, run, pct", [stage_set, stage_set, GROUPS]),

@@ -61,14 +61,16 @@ def folder(run_dir):
 
 
 def code_digest():
-    """What makes the cached rows: the SQL modules a side's connection loads (a run's and the
-    interference modules, with what they require: loader.resolve), the Python that loads them
+    """What makes the cached rows: the SQL modules a side's connection loads (a run's, the
+    interference and the side's modules, with what they require: loader.resolve), the Python that loads them
     (sql/*.py), this package's and interference's modules."""
     from ntscope.sql import loader
     here = os.path.dirname(os.path.abspath(__file__))
     interference = os.path.join(os.path.dirname(here), "interference")
     mods = loader.modules()
-    paths = [mods[n].path for n in loader.resolve(("core/raw_contract",) + views.RUN_MODULES + views.INTERFERENCE_MODULES, mods)]
+    from ntscope.reports.compare.load import SIDE_MODULES
+    wanted = ("core/raw_contract",) + views.RUN_MODULES + views.INTERFERENCE_MODULES + SIDE_MODULES
+    paths = [mods[n].path for n in loader.resolve(wanted, mods)]
     paths += sorted(glob.glob(os.path.join(glob.escape(views.SQL_DIR), "*.py")))
     paths += sorted(glob.glob(os.path.join(glob.escape(here), "*.py")))
     paths += sorted(glob.glob(os.path.join(glob.escape(interference), "*.py")))

@@ -9,6 +9,7 @@ ORDER = {
     "intf_stream_sharing": "stream_id, resource, other_stream_id",
     "intf_stream_verdict": "stream_id",
     "intf_timeseries": "resource_kind, resource, bin",
+    "intf_resource_summary": "resource_kind, resource",
 }
 
 
@@ -26,5 +27,6 @@ def interference_model(con, run_dir):
         "sharing": view(con, "intf_stream_sharing"),
         "breakdown": view(con, "intf_stream_breakdown"),
         "timeseries": view(con, "intf_timeseries"),
+        "resource_summary": view(con, "intf_resource_summary"),
         "primary_stage_set": (rows_of(con, "SELECT stage_set FROM primary_stage_set") or [{"stage_set": None}])[0]["stage_set"],
     }

@@ -17,18 +17,19 @@ def spark(values):
     return "".join(SPARK[min(8, int(round(8 * v / top)))] for v in vals)
 
 
-def timeseries_lines(ts):
+def timeseries_lines(ts, summary):
+    """Per resource (its line of intf_resource_summary), its series as sparklines."""
     out = []
     by = {}
     for r in ts:
         by.setdefault((r["resource_kind"], r["resource"]), []).append(r)
-    for (kind, res), rs in sorted(by.items()):
-        rs.sort(key=lambda r: r["bin"])
+    for s in summary:
+        rs = sorted(by.get((s["resource_kind"], s["resource"]), []), key=lambda r: r["bin"])
         infl = [r["inflight_avg"] for r in rs]
         mbs = [r["mb_s"] for r in rs]
         wait = [r["wait_mean_ns"] or 0 for r in rs]
-        out.append(f"  {kind:6} {res:28} in-flight avg {sum(infl) / len(infl):5.1f} max {max(infl):5.1f}   "
-                   f"MB/s avg {sum(mbs) / len(mbs):7.2f} max {max(mbs):7.2f}")
+        out.append(f"  {s['resource_kind']:6} {s['resource']:28} in-flight avg {s['inflight_avg']:5.1f} "
+                   f"max {s['inflight_max']:5.1f}   MB/s avg {s['mb_s_avg']:7.2f} max {s['mb_s_max']:7.2f}")
         out.append(f"         in-flight |{spark(infl[::2])}|")
         out.append(f"         MB/s      |{spark(mbs[::2])}|")
         out.append(f"         wait      |{spark(wait[::2])}|")
@@ -61,7 +62,7 @@ def interference_text(m):
     for sid, rs in by.items():
         out.append(f"  {sid:28} " + "  ".join(f"{r['stage']}={us(r['mean_ns'])}" for r in sorted(rs, key=lambda r: r["seq"])))
     out.append("queue depth and throughput over time (100 bins; sparklines show every other bin):")
-    out += timeseries_lines(m["timeseries"])
+    out += timeseries_lines(m["timeseries"], m["resource_summary"])
     return "\n".join(fit(out)) + "\n"
 
 

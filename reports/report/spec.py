@@ -319,7 +319,7 @@ class Spec:
                          "".join(f" OR pid = {int(x)}" for x in p if x.isdigit()) + ")")
         if self.window_s:
             lo, hi = self.window_s
-            start = "(SELECT min(coalesce(i_bio_queue_ts, i_setup_ts)) FROM io)"
+            start = self.T0
             if lo is not None:
                 conds.append(f"i_setup_ts >= {start} + {int(lo * 1e9)}")
             if hi is not None:
@@ -332,7 +332,7 @@ class Spec:
             raise RuntimeError(f"Spec.{attr} is set by selection.apply, which resolves the filters against the run")
         return value
 
-    T0 = "(SELECT min(coalesce(i_bio_queue_ts, i_setup_ts)) FROM io)"
+    T0 = "(SELECT t0_ns FROM io_time_origin)"   # the run's time origin (sql/core/join.sql)
 
     def bucket_ns(self):
         return int(self.time_bucket_s * 1e9)

@@ -22,17 +22,19 @@ jsonschema = pytest.importorskip("jsonschema", reason="jsonschema is installed w
 referencing = pytest.importorskip("referencing")
 
 import ntscope  # noqa: E402
+from ntscope.reports import registry  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 FIXTURES = os.path.join(REPO, "fixtures")
+# each declared analysis' schema (reports/registry.py), and the capture's
 SCHEMA_FILES = {
-    "report": "reports/schemas/report.schema.json",
-    "compare": "reports/schemas/compare.schema.json",
-    "interference": "reports/schemas/interference.schema.json",
-    "sweep": "reports/schemas/sweep.schema.json",
+    **{a.name: os.path.relpath(a.schema_path(), REPO) for a in registry.analyses() if a.schema},
     "host": "capture/schemas/host.schema.json",
     "truth": "capture/schemas/truth.schema.json",
 }
+
+
+OUR_DOCUMENTS = {a.name for a in registry.analyses() if a.schema}
 
 
 def load(path):
@@ -81,7 +83,7 @@ def test_every_key_is_described_and_numbers_name_their_unit_or_meaning(kind):
         for key, sub in (node.get("properties") or {}).items():
             assert "description" in sub or "$ref" in sub, f"{kind}: {path}/properties/{key} has no description"
     # our outputs: strict objects (a new field must be added here, with its meaning)
-    if kind in ("report", "compare", "interference", "sweep"):
+    if kind in OUR_DOCUMENTS:
         for path, node in walk(SCHEMAS[kind]):
             if node.get("type") == "object" and "properties" in node:
                 assert node.get("additionalProperties") is False, f"{kind}: {path} is open to undocumented keys"

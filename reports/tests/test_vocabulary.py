@@ -5,7 +5,7 @@ flag of `ntscope analyze`, is accepted, and selects the I/Os the report counted 
 The keys come from the real outputs: `ntscope analyze` (report.txt / report.json grouped by
 every field, interference.txt / interference.json) and `ntscope compare` (compare.txt /
 compare.json) of two fixtures with several streams, queues and CPUs. They are fed back
-through the CLI's own parser and spec (ntscope.cli.parser, spec_from_args) to the selection
+through the CLI's own parser and spec (ntscope.cli.parser, reports/report/command.spec_from_args) to the selection
 (selection.apply) on one connection to the run's views, which counts io_selected."""
 import json
 import os
@@ -15,6 +15,7 @@ from collections import Counter, defaultdict
 import pytest
 
 from ntscope import cli, data
+from ntscope.reports.report import command as report_command
 from ntscope.common.errors import NtscopeError
 from ntscope.reports.report import selection
 
@@ -67,7 +68,7 @@ def select(printed):
 
     def count(*flags):
         a = cli.parser().parse_args(["analyze", printed["run"], *flags])
-        selection.apply(con, cli.spec_from_args(a))
+        selection.apply(con, report_command.spec_from_args(a))
         return con.execute("SELECT count(*) FROM io_selected").fetchone()[0]
     yield count
     con.close()
@@ -207,12 +208,12 @@ def test_two_initiators_keys_select_their_ios_and_short_forms_are_refused(fixtur
         assert len(hosts) == 2 and len(counts["queue"]) >= 4, counts
         for field in ("host", "queue", "device"):
             for key, n in counts[field].items():
-                spec = cli.spec_from_args(cli.parser().parse_args(["analyze", run, GROUP_FLAG[field], key]))
+                spec = report_command.spec_from_args(cli.parser().parse_args(["analyze", run, GROUP_FLAG[field], key]))
                 selection.apply(con, spec)
                 assert con.execute("SELECT count(*) FROM io_selected").fetchone()[0] == n, key
         for flag, short in (("--queue", "1"), ("--device", "nvme0n1")):
             a = cli.parser().parse_args(["analyze", run, flag, short])
             with pytest.raises(NtscopeError, match=f"{flag} {short} is ambiguous.*{hosts[0]}/.*{hosts[1]}/"):
-                selection.apply(con, cli.spec_from_args(a))
+                selection.apply(con, report_command.spec_from_args(a))
     finally:
         con.close()

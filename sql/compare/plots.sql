@@ -41,3 +41,10 @@ SELECT group_key, stage_set, stage, seq, parent, base_ios, run_ios, base_positiv
             WHEN base_positive > 0 AND run_positive > 0 THEN 'ok'
             WHEN zero = n THEN 'all_zero' ELSE 'not_positive' END AS status
 FROM s;
+
+-- cmp_plot_top_groups(set_name, k): the k groups of the RUN side with the most I/Os (from the
+-- sample parts' counts of end_to_end in stage set set_name): the groups compare.html draws.
+--   group_key
+CREATE OR REPLACE MACRO cmp_plot_top_groups(set_name, k) AS TABLE
+SELECT group_key FROM cmp_sample_parts WHERE run = 'run' AND stage = 'end_to_end' AND stage_set = set_name
+GROUP BY group_key ORDER BY sum(n) DESC, group_key LIMIT k;

@@ -1,4 +1,5 @@
 -- requires: core/hosts, core/events, core/join
+-- loaded: with every run
 -- input: raw_<system>  the run's event files (sql/views.py)
 
 -- CPU wait: work NVMe/TCP needs a CPU for, and how long it waited for one. Source: the

@@ -1,4 +1,5 @@
 -- requires: core/commands
+-- loaded: with every run
 
 -- Evidence the compare verdict weighs besides the stages (read per run into cmp_run_info).
 

@@ -583,3 +583,9 @@ FROM nvme_command_rows t
 LEFT JOIN iw ON iw.target_host = t.host AND iw.cntlid = t.ctrl_id
 WHERE t.role = 'target' AND t.kind = 'io'
   AND t.rowid NOT IN (SELECT t_cmd_n FROM command_match_rows);
+
+-- io_time_origin: one row: where a run's time axis starts, the first io's start (the bio's
+-- queueing, else the command's setup). --window and the time groups count from it.
+--   t0_ns        ns, initiator clock
+CREATE OR REPLACE VIEW io_time_origin AS
+SELECT min(coalesce(i_bio_queue_ts, i_setup_ts)) AS t0_ns FROM io;

@@ -1,4 +1,5 @@
 -- requires: core/hosts, core/join
+-- loaded: with every run
 -- input: run_hosts, raw_<system>  the run's host folders and event files (sql/views.py)
 
 -- Other traffic on the NVMe/TCP path: TCP connections that are not NVMe/TCP, from the

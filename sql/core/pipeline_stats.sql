@@ -1,4 +1,5 @@
 -- requires: core/hosts, core/sampling, core/events, core/commands, core/sample_check, core/join, core/stages
+-- loaded: with every run
 
 -- analysis_mode: one row: where the run's NVMe/TCP milestones come from (host_milestones).
 --   mode   'patched' (the patched nvme_tcp / nvmet_tcp events), 'probes' (the capture's

@@ -1,4 +1,5 @@
 -- requires: none
+-- loaded: with every run
 -- input: kallsyms, printk_formats  each host's symbol tables (sql/views.py)
 
 -- Kernel addresses in events -> names, as trace-cmd report resolves them: a pointer to a

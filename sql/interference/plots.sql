@@ -1,4 +1,5 @@
 -- requires: interference/streams, interference/timeseries
+-- loaded: with interference
 
 -- Plot layer of interference.html (reports/interference/plot_data.py reads it; the HTML
 -- only draws it). Aggregates over intf_io: its size depends on streams and bins, never on

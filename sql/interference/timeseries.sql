@@ -44,3 +44,14 @@ SELECT bins.resource_kind, bins.resource, bins.bin, bins.bin * w.bin_ns AS bin_s
 FROM bins CROSS JOIN w
 LEFT JOIN busy USING (resource_kind, resource, bin)
 LEFT JOIN done USING (resource_kind, resource, bin);
+
+-- intf_resource_summary: one row per transport queue and device: its time series in one line
+-- (interference.txt prints these beside the sparklines).
+--   resource_kind, resource   as in intf_timeseries
+--   inflight_avg    mean over the 100 bins of their time-averaged commands in flight
+--   inflight_max    the busiest bin's
+--   mb_s_avg        mean over the bins of their MB/s (10^6 bytes/s);  mb_s_max  the busiest bin's
+CREATE OR REPLACE VIEW intf_resource_summary AS
+SELECT resource_kind, resource, avg(inflight_avg) AS inflight_avg, max(inflight_avg) AS inflight_max,
+       avg(mb_s) AS mb_s_avg, max(mb_s) AS mb_s_max
+FROM intf_timeseries GROUP BY resource_kind, resource;

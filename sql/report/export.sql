@@ -1,4 +1,5 @@
 -- requires: core/join, core/stages, report/io_selected
+-- loaded: with every run
 
 -- Per-I/O data on disk (report/io.parquet, report/io_stages.parquet) and the ids every
 -- output shares (reports/README.md "Vocabulary"). Views (and io_stage_names, a connection
@@ -92,7 +93,7 @@ CREATE OR REPLACE MACRO stage_def_field(field, def_no) AS struct_extract(getvari
 -- io_stage_export_part(lo, hi): one row per (io the report covers, stage) of every stage set,
 -- for the ios with lo <= io_n < hi (NULL: no bound), sorted. analyze writes
 -- report/io_stages.parquet as parts of about 4 M rows, each sorted on its own (each sort fits
--- in memory; one sort of 22 M rows spilled), put together by `ntscope parquet-concat`
+-- in memory; one sort of 22 M rows spilled), put together by `ntscope-analyzer parquet-concat`
 -- (reports/report/export.py); the writer keeps the report's sets.
 --   io_id, stage_set, stage, seq, parent   as in io_stages / stage_definitions
 --   direction   'submission' (initiator -> target), 'completion' (target -> initiator), 'both'

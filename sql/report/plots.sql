@@ -1,4 +1,5 @@
 -- requires: core/stage_definitions, core/stages, report/io_selected, report/reports
+-- loaded: with every run
 
 -- Plot layer of report.html (reports/report/plot_data.py reads these views; the HTML only
 -- draws them). Every view is an aggregate over the selected io (io_selected): its size

@@ -1,4 +1,5 @@
 -- requires: core/stages, report/io_selected, report/reports, slo/objectives
+-- loaded: with every run
 
 -- Service-level objectives on the selected I/O (analyze --slo 'read,4k: p99 <= 2ms').
 -- The report CLI fills slo_objectives (reports/slo/objectives.py parses the text); these

@@ -1,4 +1,5 @@
 -- requires: core/stage_definitions, core/join, core/stages, core/cpu_wait, report/io_selected, report/reports, timeline/stage_set
+-- loaded: with every run
 
 -- The Perfetto timeline (report/timeline.perfetto-trace, reports/timeline/perfetto_trace.py): every
 -- selected io as slices on the io lanes of its host's transport queue (the encoder puts each io
