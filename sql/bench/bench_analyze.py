@@ -217,6 +217,13 @@ def check_seconds(run_dir, traces, reps):
     return median([timed(False) for _ in range(reps)]), median([timed(True) for _ in range(reps)]), size / 1e6
 
 
+def finite(x, digits):
+    """x rounded (an int for 0 digits), or None when it is not a finite number."""
+    if x is None or not math.isfinite(x):
+        return None
+    return round(x) if digits == 0 else round(x, digits)
+
+
 def main():
     ntscope = ntscope_bin()
     if not shutil.which("trace-cmd"):
@@ -288,11 +295,12 @@ def main():
             print(f"{n:>4} {ev:>11,} {ios:>8,} | {tc:>6.1f} {ev / tc:>9,.0f} {tc_rss:>6,.0f} {raw:>6.1f} | "
                   f"{shown[lim]:>18} {an:>6.1f} {cpu:>8.1f} {ev / an:>9,.0f} {rss:>12,.0f} {sp:>9,.0f} | "
                   f"{an / tc:>10.2f} {an / raw:>6.2f} {rss / tc_rss:>9.1f}")
+            # without trace-cmd (TRACECMD=0) its figures are null, not NaN (JSON has none)
             record_rows.append({"copies": n, "events": ev, "ios": ios, "memory_limit": shown[lim],
                                 "analyze_s": round(an, 2), "analyze_cpu_s": round(cpu, 2),
-                                "peak_rss_mib": round(rss), "spill_mib": round(sp), "tracecmd_s": round(tc, 2),
-                                "tracecmd_raw_s": round(raw, 2), "tracecmd_peak_rss_mib": round(tc_rss),
-                                "analyze_vs_tracecmd": round(an / tc, 2), "analyze_vs_tracecmd_raw": round(an / raw, 2)})
+                                "peak_rss_mib": round(rss), "spill_mib": round(sp), "tracecmd_s": finite(tc, 2),
+                                "tracecmd_raw_s": finite(raw, 2), "tracecmd_peak_rss_mib": finite(tc_rss, 0),
+                                "analyze_vs_tracecmd": finite(an / tc, 2), "analyze_vs_tracecmd_raw": finite(an / raw, 2)})
     for lim in limits:
         for a, b in zip(sizes, sizes[1:]):
             ga, gb = rows[a, lim], rows[b, lim]
