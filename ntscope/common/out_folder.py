@@ -25,7 +25,7 @@ from .errors import NtscopeError
 MANIFEST = ".ntscope-manifest.json"
 MANIFEST_MAX_BYTES = 1 << 20
 REPORT = "report"               # RUN/report or --out of a command that writes a report set
-COMPARE_SIDE = "compare-side"   # RUN/.ntscope/compare-side (reports/compare/side_cache.py)
+COMPARE_SIDE = "compare-side"   # RUN/.ntscope/compare-side (sql/compare_side_cache.py)
 # The names ntscope writes in each kind's folders. Without a manifest such names prove nothing
 # (a user's report.txt has one): a folder holding only them is refused, with these words. A report
 # folder's names and writers are the declared analyses' (reports/registry.py registers them).

@@ -403,7 +403,7 @@ def test_kill_9_in_the_middle_leaves_the_previous_set(fresh, ntscope_bin):
 
 
 def test_kill_9_while_keeping_the_compare_input_leaves_the_previous_one(fresh, ntscope_bin, tmp_path):
-    from ntscope.reports.compare import side_cache
+    from ntscope.sql import compare_side_cache as side_cache
     run = fresh(SMALL)
     env = dict(os.environ, NTSCOPE_BIN=ntscope_bin)
     subprocess.run([sys.executable, "-m", "ntscope", "analyze", run, "--quiet"], env=env, check=True, capture_output=True)

@@ -1,7 +1,7 @@
 """Compare's part of `ntscope analyze` (reports/report/command.py): the run's compare input kept
 in RUN/.ntscope/compare-side (side_cache), so a later compare of the run reads it instead of
 building the views again. It needs interference's document (ctx.results["interference"])."""
-from ntscope.reports.compare import load, side_cache
+from ntscope.sql import compare_side_cache as side_cache, compare_sides as load
 
 
 def add_analyze_arguments(p):

@@ -5,7 +5,9 @@ from ntscope.reports.interference import plot_data as interference_plots
 from ntscope.reports.interference.model import interference_model
 from ntscope.sql.query_rows import rows_of
 
-from . import load, plot_data
+from ntscope.sql import compare_sides as load
+
+from . import plot_data
 
 ORDER = {
     "cmp_verdict": "group_key",

@@ -343,7 +343,7 @@ def main():
         def verdicts():
             with open(os.path.join(pair[1], "report", "compare.json")) as f:
                 return json.load(f)["verdicts"]
-        for r in pair:   # kept sides of an earlier call (reports/compare/side_cache.py)
+        for r in pair:   # kept sides of an earlier call (sql/compare_side_cache.py)
             shutil.rmtree(os.path.join(r, ".ntscope"), ignore_errors=True)
         # in turn: a compare that builds both sides (--no-cache), then the first compare that
         # keeps them, then compares that read them back (a later compare of the same runs)

@@ -185,6 +185,6 @@ SELECT p.run, p.group_key, p.stage_set, p.stage, s.r, s.mean_ns, s.q[1] AS p50_n
        least(p.n, c.max_draws) AS m, p.n
 FROM stats s JOIN cmp_sample_parts p ON p.cut_part_id = s.part_id, cmp_params c;
 
--- filled batch by batch by the loader (reports/compare/load.py): INSERT INTO cmp_bootstrap
+-- filled batch by batch by the loader (sql/compare_sides.py): INSERT INTO cmp_bootstrap
 -- FROM cmp_bootstrap_batch(b) for each batch of cmp_bootstrap_batches
 CREATE OR REPLACE TABLE cmp_bootstrap AS FROM cmp_bootstrap_batch(-1);

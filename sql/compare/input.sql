@@ -1,7 +1,7 @@
 -- requires: compare/params
--- input: cmp_source, cmp_io, cmp_run_info, cmp_side_defs  each side's rows (reports/compare/load.py)
+-- input: cmp_source, cmp_io, cmp_run_info, cmp_side_defs  each side's rows (sql/compare_sides.py)
 
--- Compare layer, input. The loader (reports/compare/load.py) loads each run with
+-- Compare layer, input. The loader (sql/compare_sides.py) loads each run with
 -- sql/views.py and hands its per-I/O stages here unchanged, as cmp_source (one row per (run,
 -- io, stage)) and cmp_io (one row per (run, io)): views over two Parquet files per run in the
 -- comparison's spill folder (copying them into a table took 7.2 s for 773 k + 256 k I/Os, and
@@ -17,7 +17,7 @@
 --   io_type, size_bytes   io columns (size in bytes): what groups the io
 --   stage_set, stage, seq, parent, direction   as in stage_definitions
 --   def_no       the stage's number in that run's io_stage_definitions (the side's file holds
---                def_no, its metadata the names of each number: reports/compare/load.py)
+--                def_no, its metadata the names of each number: sql/compare_sides.py)
 --   dur          ns (NULL when a milestone was missing; every io has a row for each def_no
 --                of its run)
 -- cmp_io (the io's other columns, once per io rather than on each of its stage rows):

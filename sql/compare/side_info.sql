@@ -1,6 +1,6 @@
 -- requires: core/hosts, core/join, core/evidence, core/cpu_wait, core/net_flows
 
--- A compare side's facts, on the run's own connection (reports/compare/load.py writes its row
+-- A compare side's facts, on the run's own connection (sql/compare_sides.py writes its row
 -- beside the side's rows; the comparison reads it as cmp_run_info, sql/compare/input.sql).
 
 -- cmp_side_info: one row: what the verdict needs to know of the run besides its stages.

@@ -1,5 +1,5 @@
 -- requires: none
--- input: cmp_io  each side's I/Os (compare/input.sql documents it; reports/compare/load.py makes it)
+-- input: cmp_io  each side's I/Os (compare/input.sql documents it; sql/compare_sides.py makes it)
 
 -- Compare layer: did both sides run the same workload? A verdict compares the time I/Os of the
 -- same kind took; when the I/O mix itself changed (randread against a read/write mix, 4 KiB

@@ -22,7 +22,7 @@ import os
 import pytest
 
 from fixture_from_text import write_run
-from ntscope.reports.compare import load as compare_load
+from ntscope.sql import compare_sides as compare_load
 from ntscope.sql import views
 
 HERE = os.path.dirname(os.path.abspath(__file__))

@@ -322,7 +322,7 @@ def test_the_comparisons_tables_live_in_memory_while_small(no_env, fixture_run, 
     bootstrap) in memory when their estimate (CMP_BYTES_PER_EVENT x both runs' events) is small
     beside the limit, else in the file; the estimate errs on the large side within a factor 2,
     and both places give the same comparison."""
-    from ntscope.reports.compare import load
+    from ntscope.sql import compare_sides as load
     base = fixture_run(SCALED)
     con = load.compare_connection(base, scaled, memory_limit=TINY, temp_dir=str(tmp_path))
     assert not connection.tables_in_file(con)

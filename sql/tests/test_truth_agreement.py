@@ -9,7 +9,7 @@ import os
 
 import pytest
 
-from ntscope.reports.compare import load as compare_load
+from ntscope.sql import compare_sides as compare_load
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CASES = os.path.join(REPO, "sql", "compare", "tests", "cases")

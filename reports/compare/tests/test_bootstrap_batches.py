@@ -3,7 +3,7 @@ sql/compare/bootstrap.sql's header says): any batch size gives the same resample
 only bound the memory a comparison needs."""
 import os
 
-from ntscope.reports.compare import load
+from ntscope.sql import compare_sides as load
 from ntscope.sql import views
 
 BASE, RUN = "lab-6.1-patched-target-cpu-base", "lab-6.1-patched-target-cpu"

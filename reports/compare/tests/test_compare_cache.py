@@ -1,4 +1,4 @@
-"""The compare input kept in each run (reports/compare/side_cache.py): a second compare of
+"""The compare input kept in each run (sql/compare_side_cache.py): a second compare of
 the same runs reads it instead of building the runs' views, and says the same thing to the
 byte; a changed input file, another ntscope, a damaged or unwritable cache each make compare
 build the side again. Real lab fixtures (base and slow device, patched 6.1)."""
@@ -10,7 +10,8 @@ import sys
 import duckdb
 import pytest
 
-from ntscope.reports.compare import load, model, side_cache
+from ntscope.reports.compare import model
+from ntscope.sql import compare_side_cache as side_cache, compare_sides as load
 from ntscope.sql import quoting, views
 
 BASE, RUN = "lab-6.1-patched-base-randread", "lab-6.1-patched-cmp-slow-device"

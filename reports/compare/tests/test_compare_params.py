@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from ntscope.reports.compare import load
+from ntscope.sql import compare_sides as load
 
 BASE, RUN = "lab-6.1-stock-base-randread", "lab-6.1-stock-cmp-slow-net-delay-target"
 # Student's t, two-sided, as printed in the tables (3 decimals): df -> t

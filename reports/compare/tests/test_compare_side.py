@@ -1,8 +1,8 @@
-"""A compare side's rows name their io by io_rank (reports/compare/load.py IO_QUERY, STAGE_QUERY), not by
+"""A compare side's rows name their io by io_rank (sql/compare_sides.py IO_QUERY, STAGE_QUERY), not by
 the io_id string: the recipe in sql/compare/input.sql leads from io_rank back to the
 run's io, whose columns and stage durations are the side's, and the bootstrap's sample order
 (rep, io_rank) is io_id order."""
-from ntscope.reports.compare import load
+from ntscope.sql import compare_sides as load
 
 RANKED_IO = "SELECT *, row_number() OVER (ORDER BY io_id) AS io_rank FROM io"   # as documented
 

@@ -8,7 +8,8 @@ import statistics
 
 import pytest
 
-from ntscope.reports.compare import load, model
+from ntscope.reports.compare import model
+from ntscope.sql import compare_sides as load
 
 BASES = ["lab-6.1-patched-digest-base", "lab-6.1-patched-digest-base-r2", "lab-6.1-patched-digest-base-r3"]
 RUNS = ["lab-6.1-patched-digest", "lab-6.1-patched-digest-r2", "lab-6.1-patched-digest-r3"]

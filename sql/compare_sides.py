@@ -13,7 +13,7 @@ import duckdb
 
 from ntscope.sql import connection, memory_policy, quoting, spill, views
 
-from . import side_cache
+from ntscope.sql import compare_side_cache as side_cache
 
 # The SQL modules of the comparison (sql/compare/) and what they require
 COMPARE_MODULES = ("compare/repeats", "compare/bootstrap", "compare/lad", "compare/verdict", "compare/workload", "compare/plots")

@@ -65,10 +65,10 @@ def code_digest():
     interference and the side's modules, with what they require: loader.resolve), the Python that loads them
     (sql/*.py), this package's and interference's modules."""
     from ntscope.sql import loader
-    here = os.path.dirname(os.path.abspath(__file__))
-    interference = os.path.join(os.path.dirname(here), "interference")
+    reports = os.path.join(os.path.dirname(views.SQL_DIR), "reports")   # beside sql/, in a checkout and installed
+    here, interference = os.path.join(reports, "compare"), os.path.join(reports, "interference")
     mods = loader.modules()
-    from ntscope.reports.compare.load import SIDE_MODULES
+    from ntscope.sql.compare_sides import SIDE_MODULES
     wanted = ("core/raw_contract",) + views.RUN_MODULES + views.INTERFERENCE_MODULES + SIDE_MODULES
     paths = [mods[n].path for n in loader.resolve(wanted, mods)]
     paths += sorted(glob.glob(os.path.join(glob.escape(views.SQL_DIR), "*.py")))
