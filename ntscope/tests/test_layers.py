@@ -111,3 +111,33 @@ def test_a_planted_violation_is_found(tmp_path):
     assert "sql imports ntscope.cli (front)" in got[4]
     assert "common imports ntscope.sql.views (sql)" in got[0]
     assert "reports imports ntscope.demo (front)" in got[2]
+
+
+# sql/'s own tests and benches test the views through sql/'s modules; a test that needs a
+# renderer belongs beside it in reports/. These two still build their case with sql/tests'
+# text fixtures (fixture_from_text, test_diff), and the export bench measures the report's
+# writers: listed, so that no other one is added.
+SQL_SIDE_ALLOWED = {"sql/tests/test_time_groups.py", "sql/tests/test_timeline_layout.py", "sql/bench/bench_export.py"}
+
+
+def sql_side_reaching_reports(repo):
+    """["path:line: module"] of sql/tests and sql/bench files importing ntscope.reports."""
+    found = []
+    for sub in ("tests", "bench"):
+        folder = os.path.join(repo, "sql", sub)
+        for f in sorted(os.listdir(folder)) if os.path.isdir(folder) else []:
+            path = os.path.join(folder, f)
+            rel = os.path.relpath(path, repo)
+            if not f.endswith(".py") or rel in SQL_SIDE_ALLOWED:
+                continue
+            for line, target in imported("sql_test", path, {}):
+                if target.startswith("ntscope.reports"):
+                    found.append(f"{rel}:{line}: {target}")
+    return found
+
+
+def test_sql_tests_and_benches_do_not_import_reports(tmp_path):
+    assert sql_side_reaching_reports(REPO) == []
+    os.makedirs(tmp_path / "sql" / "tests")
+    (tmp_path / "sql" / "tests" / "test_x.py").write_text("def t():\n    from ntscope.reports.compare import model\n")
+    assert sql_side_reaching_reports(str(tmp_path)) == ["sql/tests/test_x.py:2: ntscope.reports.compare"]
