@@ -12,6 +12,7 @@ from ntscope.common.output import OutputLock, ReportSet
 from ntscope.common.progress import Progress
 from ntscope.common.text import printable
 from ntscope.reports import registry
+from ntscope.reports.report import spec
 
 
 class AnalyzeContext:
@@ -59,7 +60,7 @@ def add_analyze_flags(p):
     p.add_argument("--host", help="initiator hosts (their run folders), e.g. initiator")
     p.add_argument("--target", help="target hosts (their run folders), e.g. target")
     p.add_argument("--window", help="START:END seconds from the first I/O, e.g. 1:4 or 2:")
-    p.add_argument("--group-by", help="fields: type,size,device,queue,cpu,process,pid,host,target,time (default type,size)")
+    p.add_argument("--group-by", help=f"fields: {','.join(spec.FIELDS)} (default {','.join(spec.DEFAULT_GROUP_BY)})")
     p.add_argument("--time-bucket", type=float, help="seconds per group when grouping by time (default 1; "
                    "overrides a spec file's time_bucket_s)")
     p.add_argument("--stage-set", help="stage sets to report (stock, ntprof, s_notation, or all); default: report.json and "
@@ -80,7 +81,7 @@ def add_analyze_flags(p):
 
 
 def spec_from_args(a):
-    from ntscope.reports.report import spec as specmod
+    specmod = spec
     kw = dict(types=a.type, sizes=a.size, devices=a.device, queues=a.queue, cpus=a.cpu,
               processes=a.process, streams=a.stream, hosts=a.host, targets=a.target, window=a.window, group_by=a.group_by,
               time_bucket_s=a.time_bucket, stage_sets=a.stage_set, slos=a.slo,

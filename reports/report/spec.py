@@ -6,6 +6,9 @@ import tomllib
 
 from ntscope.common.errors import NtscopeError
 
+# the grouping when none is given: sql/report/io_selected.sql's default (type_size_group_key)
+DEFAULT_GROUP_BY = ("type", "size")
+
 # report field -> io column (group_json key in the report). A group prints the value its
 # filter flag takes back: queue and device are the full keys (reports/README.md "Vocabulary").
 FIELDS = {
@@ -261,7 +264,7 @@ class Spec:
         self.device_keys = self.queue_keys = self.stream_rows = None
         self.window = window
         self.window_s = parse_window(window) if window else None
-        self.group_by = as_list(group_by) or ["type", "size"]
+        self.group_by = as_list(group_by) or list(DEFAULT_GROUP_BY)
         self.time_bucket_s = bucket_seconds(time_bucket_s)
         self.stage_sets = as_list(stage_sets)
         self.slos = [str(s) for s in (slos or [])]   # objectives, parsed by slo.py

@@ -1,4 +1,4 @@
--- requires: compare/params
+-- requires: core/group_key, compare/params
 -- input: cmp_source, cmp_io, cmp_run_info, cmp_side_defs  each side's rows (sql/compare_sides.py)
 
 -- Compare layer, input. The loader (sql/compare_sides.py) loads each run with
@@ -62,7 +62,7 @@ FROM cmp_run_info WHERE coalesce(roles, '') NOT LIKE '%initiator%' OR coalesce(r
 --   run, rep, io_rank, stage_set, stage, seq, parent, direction, dur (ns)
 --   group_key    'type=<io_type>, size=<bytes>' (the same key as the analyze report)
 CREATE OR REPLACE VIEW cmp_io_stage AS
-SELECT run, rep, io_rank, 'type=' || coalesce(io_type, '?') || ', size=' || size_bytes AS group_key,
+SELECT run, rep, io_rank, type_size_group_key(io_type, size_bytes) AS group_key,
        stage_set, stage, seq, parent, direction, dur
 FROM cmp_source
 WHERE dur IS NOT NULL;

@@ -1,4 +1,4 @@
--- requires: core/stage_definitions, compare/input, compare/bootstrap, compare/lad
+-- requires: core/stage_definitions, core/group_key, compare/input, compare/bootstrap, compare/lad
 
 -- cmp_queue_evidence: one row per (run, group): how crowded the I/Os' transport queues
 -- were when they were submitted (from intf_io_ahead of each run, copied into cmp_io).
@@ -10,7 +10,7 @@
 --   device_other_bytes_mean  bytes ahead from other streams on the same device (bytes)
 --   queues, cpus           distinct queues and submitting CPUs of the group
 CREATE OR REPLACE TABLE cmp_queue_evidence AS
-SELECT run, 'type=' || coalesce(io_type, '?') || ', size=' || size_bytes AS group_key,
+SELECT run, type_size_group_key(io_type, size_bytes) AS group_key,
        count(*) AS ios, avg(queue_ahead_cmds) AS ahead_cmds_mean,
        avg(queue_other_cpu_cmds) AS other_cpu_cmds_mean, avg(queue_other_bytes) AS other_stream_bytes_mean,
        avg(device_other_bytes) AS device_other_bytes_mean,
@@ -182,7 +182,7 @@ FROM cmp_run_info;
 --   base_t_io, run_t_io   the target's CPU
 --   base_i_io, run_i_io   the initiator's CPU
 CREATE OR REPLACE VIEW cmp_group_cpu_wait AS
-SELECT 'type=' || coalesce(io_type, '?') || ', size=' || size_bytes AS group_key,
+SELECT type_size_group_key(io_type, size_bytes) AS group_key,
        avg(target_cpu_wait_ns) FILTER (WHERE run = 'base') AS base_t_io,
        avg(target_cpu_wait_ns) FILTER (WHERE run = 'run') AS run_t_io,
        avg(initiator_cpu_wait_ns) FILTER (WHERE run = 'base') AS base_i_io,
