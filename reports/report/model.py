@@ -3,6 +3,7 @@ Only SELECTs of sql/ views here: no arithmetic on the data."""
 import json
 
 from ntscope import __version__
+from ntscope.reports.slo import model as slo_model
 from ntscope.sql.query_rows import rows_of as rows
 
 STAT_COLS = ["count", "mean_ns", "p10_ns", "p50_ns", "p70_ns", "p80_ns", "p90_ns", "p95_ns",
@@ -84,9 +85,7 @@ def build(con, spec):
     coverage = rows(con, "SELECT stage_set, stage, evidence, ios, measured, measurable, missing, reason "
                          "FROM stage_coverage ORDER BY stage_set, seq")
     milestones = rows(con, "SELECT host, source, tracepoints, probes FROM host_milestones ORDER BY host")
-    slo = {"objectives": rows(con, "SELECT * FROM slo_results ORDER BY slo_id"),
-           "per_second": rows(con, "SELECT * FROM slo_per_second ORDER BY slo_id, second"),
-           "worst_ios": rows(con, "SELECT * FROM slo_worst_ios ORDER BY slo_id, rank")}
+    slo = slo_model.slo_document(con)
     return {
         "schema": "ntscope.report/4",
         "ntscope_version": __version__,

@@ -6,6 +6,7 @@ Renders report.json (doc) and the plot rows of sql/report/plots.sql (plot_data.b
 computes nothing."""
 from ntscope.reports.plots import charts, palette
 from ntscope.reports.plots.page import Page, esc
+from ntscope.reports.slo import render_html as slo_html
 from ntscope.reports.plots.units import bucket_label, not_drawn, seconds, us, us_text
 
 from .plot_data import BREAKDOWN_GROUPS, CHART_GROUPS
@@ -32,7 +33,7 @@ def render(doc, plots):
         presence.setdefault(r["group_key"], []).append(r)
     seq = {(d["stage_set"], d["stage"]): d["seq"] for d in doc["stage_definitions"]}
     breakdown(page, doc, plots, presence)
-    objectives(page, doc)
+    slo_html.objectives_section(page, doc.get("slo") or {})
     page.add(f"<details id='pipeline_stats'{' open' if errors else ''}><summary><b>pipeline_stats</b>: what was read, "
              "matched, inferred and lost (diagnostics)</summary>")
     page.table(["name", "value", "severity", "meaning"], [[s["name"], s["value"], s["severity"], s["meaning"]] for s in stats],
@@ -51,18 +52,6 @@ def render(doc, plots):
     tables(page, doc)
     glossary(page, doc)
     return page.render()
-
-
-def objectives(page, doc):
-    """--slo's objectives, each met or missed (report.json slo: sql/slo/slo.sql computes them)."""
-    rows = (doc.get("slo") or {}).get("objectives") or []
-    if not rows:
-        return
-    page.heading(2, "Objectives (--slo)")
-    page.table(["objective", "", "value (us)", "limit (us)", "I/Os", "seconds missed"],
-               [[o["text"], "MET" if o["met"] else "MISSED", us_text(o["value_ns"]), us_text(o["limit_ns"]), str(o["ios"]),
-                 f"{o['seconds_missed']} of {o['seconds']}"] for o in rows],
-               ["ok" if o["met"] else "error" for o in rows], text_cols=(0,))
 
 
 def breakdown(page, doc, plots, presence):

@@ -3,6 +3,8 @@ the stage table of the printed stage sets in one unit per table (106 columns wit
 default percentiles) and a log2 histogram of end_to_end, then a glossary of the stages."""
 import textwrap
 
+from ntscope.reports.slo import render_text as slo_text
+
 def pct_name(p):
     """50.0 -> 'p50', 99.9 -> 'p99.9'."""
     return "p" + f"{p:.4f}".rstrip("0").rstrip(".")
@@ -16,14 +18,6 @@ def columns(rows):
     cols += [(pct_name(p["pct"]), (lambda i: lambda s: (s.get("percentiles") or [{}] * (i + 1))[i].get("dur_ns"))(i))
              for i, p in enumerate(pcts)]
     return cols + [("max", lambda s: s["max_ns"])]
-
-
-def us(ns):
-    """A duration in microseconds (objectives and others that name 'us' after the value)."""
-    if ns is None:
-        return "-"
-    v = ns / 1000.0
-    return f"{v:.0f}" if abs(v) >= 100 else f"{v:.1f}"
 
 
 def table_unit(values_ns):
@@ -78,27 +72,6 @@ def histogram(hist, stage_set, stage):
         bar = "*" * max(1, round(40 * x["count"] / top))
         out.append(f"  {rng:>22} : {x['count']:<8} |{bar:<40}|")
     return out
-
-
-def objectives(slo):
-    """The --slo section: met or missed, per second, and the worst I/Os to open in the timeline."""
-    if not slo["objectives"]:
-        return []
-    L = ["", "objectives (--slo)"]
-    for o in slo["objectives"]:
-        if not o["ios"]:
-            L.append(f"  NO DATA  {o['text']}: no selected I/O matches it")
-            continue
-        state = "MET    " if o["met"] else "MISSED "
-        L.append(f"  {state} {o['text']}: {o['statistic']} {o['stage']} = {us(o['value_ns'])} us "
-                 f"(limit {us(o['limit_ns'])} us, {o['ios']} I/Os); missed in {o['seconds_missed']} of "
-                 f"{o['seconds']} s, worst second {o['worst_second']}: {us(o['worst_value_ns'])} us")
-        worst = [w for w in slo["worst_ios"] if w["slo_id"] == o["slo_id"]][:5]
-        for w in worst:
-            parts = "  ".join(f"{s['stage']}={us(s['dur_ns'])}" for s in (w["stages"] or []))
-            L.append(f"      #{w['rank']} io {w['io_id']} at {w['at_s']:.3f} s {w['queue_key']} cpu {w['cpu']} "
-                     f"{w['comm']}: {o['stage']} {us(w['dur_ns'])} us; its top-level stages (us): {parts}")
-    return L
 
 
 def cpu_wait(cw):
@@ -216,7 +189,7 @@ def render(doc, run_dir):
                 L.append(f"  {h['host']} times on {h['reference_host']}'s clock: {shift}")
     w = doc["window"]
     L.append(f"  window: {(w['dur_ns'] or 0) / 1e9:.3f} s of selected I/O")
-    L += objectives(doc["slo"])
+    L += slo_text.objectives_text(doc["slo"])
     L += cpu_wait(doc["cpu_wait"])
     for g in doc["groups"]:
         count = f"{g['count']} traced / {g['est_count']} est." if doc["sampling"]["sampled"] else str(g["count"])

@@ -4,7 +4,7 @@ import math
 import re
 import tomllib
 
-from ntscope.common.errors import NtscopeError
+from ntscope.common.values import SpecError, parse_size
 
 # the grouping when none is given: sql/report/io_selected.sql's default (type_size_group_key)
 DEFAULT_GROUP_BY = ("type", "size")
@@ -23,35 +23,10 @@ FIELDS = {
     "target": ("target_host", "target"),
     "time": (None, "time_s"),
 }
-UNITS = {"": 1, "b": 1, "k": 1024, "kb": 1024, "kib": 1024, "m": 1 << 20, "mb": 1 << 20, "mib": 1 << 20}
 # Bounds of what a flag may say, far beyond any real run (their products stay inside BIGINT
 # nanoseconds and bytes): an I/O size, a time bucket, a window's bounds.
-MAX_SIZE = 1 << 40                 # 1 TiB
 MIN_BUCKET_S, MAX_BUCKET_S = 1e-6, 1e6
 MAX_WINDOW_S = 1e9                 # about 31 years
-
-
-def shown(text, limit=40):
-    """A value as a message quotes it: cut after LIMIT characters (a 5,000-digit value stays readable)."""
-    t = str(text)
-    return t if len(t) <= limit else f"{t[:limit]}... ({len(t)} characters)"
-
-
-class SpecError(NtscopeError):
-    """A filter or grouping that cannot be applied (exit 2)."""
-
-
-def parse_size(text):
-    m = re.fullmatch(r"\s*(\d+)\s*([a-zA-Z]*)\s*", str(text))
-    if not m or m.group(2).lower() not in UNITS:
-        raise SpecError(f"size '{shown(text)}' is not a size; fix: use bytes or k/m suffixes, e.g. 4096, 4k, 128KiB")
-    if len(m.group(1).lstrip("0")) > 15:   # beyond MAX_SIZE whatever the unit (and int() refuses 4,300 digits)
-        raise SpecError(f"size '{shown(text)}' has {len(m.group(1))} digits, more than any I/O (at most {MAX_SIZE:,} "
-                        "bytes); fix: e.g. 4k, 128k, 1m")
-    size = int(m.group(1)) * UNITS[m.group(2).lower()]
-    if size > MAX_SIZE:
-        raise SpecError(f"size '{text}' is {size:,} bytes, more than any I/O (at most {MAX_SIZE:,}); fix: e.g. 4k, 128k, 1m")
-    return size
 
 
 def size_condition(text):

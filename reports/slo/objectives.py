@@ -9,7 +9,7 @@ slo_objectives table (sql/slo/slo.sql judges them). Grammar:
     LIMIT      a duration with its unit: ns, us, ms or s (e.g. 2ms, 500us)"""
 import re
 
-from ntscope.reports.report.spec import SpecError, parse_size, shown
+from ntscope.common.values import SpecError, parse_size, shown
 
 TYPES = ("read", "write", "flush", "discard", "write_zeroes", "other")
 UNITS_NS = {"ns": 1, "us": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
