@@ -3,6 +3,7 @@ Only SELECTs of sql/ views here: no arithmetic on the data."""
 import json
 
 from ntscope import __version__
+from ntscope.reports.report import selection
 from ntscope.reports.slo import model as slo_model
 from ntscope.sql.query_rows import rows_of as rows
 
@@ -11,13 +12,8 @@ STAT_COLS = ["count", "mean_ns", "p10_ns", "p50_ns", "p70_ns", "p80_ns", "p90_ns
 
 
 def build(con, spec):
-    stage_sets = [r["stage_set"] for r in rows(con, "SELECT DISTINCT stage_set FROM io_stage_definitions ORDER BY 1")]
-    if spec.stage_sets:
-        stage_sets = [s for s in stage_sets if s in spec.stage_sets]
+    stage_sets, primary = selection.stage_sets(con, spec)   # the one decision (selection.py)
     mode = rows(con, "SELECT mode FROM analysis_mode")[0]["mode"]
-    primary = (rows(con, "SELECT stage_set FROM primary_stage_set") or [{"stage_set": None}])[0]["stage_set"]
-    if stage_sets and primary not in stage_sets:
-        primary = stage_sets[0]
     stats = [dict(r, value=json.loads(r["value"])) for r in
              rows(con, "SELECT name, severity, value, meaning FROM pipeline_stats ORDER BY seq, name")]
     clock = rows(con, "SELECT offset_ns, uncertainty_ns, drift_ppm, t0_ns, method FROM report_clock")

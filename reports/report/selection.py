@@ -68,6 +68,25 @@ def resolve_streams(con, wanted):
     return [ids[w] for w in wanted]
 
 
+def stage_sets(con, spec):
+    """The one decision on stage sets: (the sets the report holds, its primary set). The sets
+    the run has (io_stage_definitions), kept to --stage-set's when given (`all`: every one, each
+    printed; spec.stage_sets becomes that list); the primary is the run's (primary_stage_set)
+    unless --stage-set left it out, then the first set kept. An unknown set is an error."""
+    run_sets = [r[0] for r in con.execute("SELECT DISTINCT stage_set FROM io_stage_definitions ORDER BY 1").fetchall()]
+    if "all" in spec.stage_sets:
+        spec.stage_sets = run_sets
+    unknown = [s for s in spec.stage_sets if s not in run_sets]
+    if unknown:
+        raise NtscopeError(f"--stage-set {','.join(unknown)} is not reported for this run; "
+                           f"fix: use one of: {listing(run_sets)}, or all")
+    kept = [s for s in run_sets if not spec.stage_sets or s in spec.stage_sets]
+    primary = next(iter(con.execute("SELECT stage_set FROM primary_stage_set").fetchall()), (None,))[0]
+    if kept and primary not in kept:
+        primary = kept[0]
+    return kept, primary
+
+
 def apply(con, spec: Spec):
     n_io = con.execute("SELECT count(*) FROM io").fetchall()[0][0]
     if n_io == 0:
@@ -108,13 +127,7 @@ def apply(con, spec: Spec):
         if unknown:
             raise NtscopeError(f"--process {','.join(unknown)} matches no process of this run; "
                                f"fix: use a name or pid among: {listing(comms)}")
-    sets = [r[0] for r in con.execute("SELECT DISTINCT stage_set FROM io_stage_definitions ORDER BY 1").fetchall()]
-    if "all" in spec.stage_sets:   # --stage-set all: every set the run has, each printed
-        spec.stage_sets = sets
-    unknown = [s for s in spec.stage_sets if s not in sets]
-    if unknown:
-        raise NtscopeError(f"--stage-set {','.join(unknown)} is not reported for this run; "
-                           f"fix: use one of: {listing(sets)}, or all")
+    stage_sets(con, spec)   # --stage-set checked (and `all` resolved) before any work
     views.load_modules(con, ["report/io_selected"], {"io_selected": spec.query_sql()})
     if con.execute("SELECT count(*) FROM io_selected").fetchall()[0][0] == 0:
         given = ", ".join(f"--{k} {v if isinstance(v, str) else ','.join(map(str, v))}"
