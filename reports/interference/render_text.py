@@ -10,11 +10,17 @@ def us(ns):
 
 
 def spark(values):
-    vals = [v or 0 for v in values]
-    top = max(vals) if vals else 0
-    if top <= 0:
-        return SPARK[0] * len(vals)
-    return "".join(SPARK[min(8, int(round(8 * v / top)))] for v in vals)
+    """One character per value, from the series' lowest (one dot high) to its highest (a full
+    block): a queue that is always 5 to 7 deep shows its swings, not a solid bar. A flat series is
+    drawn at mid height; an empty bin (no value) is a space."""
+    vals = [v for v in values]
+    known = [v for v in vals if v is not None]
+    if not known:
+        return " " * len(vals)
+    lo, hi = min(known), max(known)
+    if hi <= lo:
+        return "".join(" " if v is None else SPARK[4] for v in vals)
+    return "".join(" " if v is None else SPARK[1 + int(round(7 * (v - lo) / (hi - lo)))] for v in vals)
 
 
 def timeseries_lines(ts, summary):
@@ -27,7 +33,7 @@ def timeseries_lines(ts, summary):
         rs = sorted(by.get((s["resource_kind"], s["resource"]), []), key=lambda r: r["bin"])
         infl = [r["inflight_avg"] for r in rs]
         mbs = [r["mb_s"] for r in rs]
-        wait = [r["wait_mean_ns"] or 0 for r in rs]
+        wait = [r["wait_mean_ns"] for r in rs]   # None: no completion in the bin
         out.append(f"  {s['resource_kind']:6} {s['resource']:28} in-flight avg {s['inflight_avg']:5.1f} "
                    f"max {s['inflight_max']:5.1f}   MB/s avg {s['mb_s_avg']:7.2f} max {s['mb_s_max']:7.2f}")
         out.append(f"         in-flight |{spark(infl[::2])}|")
@@ -61,7 +67,8 @@ def interference_text(m):
         by.setdefault(r["stream_id"], []).append(r)
     for sid, rs in by.items():
         out.append(f"  {sid:28} " + "  ".join(f"{r['stage']}={us(r['mean_ns'])}" for r in sorted(rs, key=lambda r: r["seq"])))
-    out.append("queue depth and throughput over time (100 bins; sparklines show every other bin):")
+    out.append("queue depth and throughput over time (100 bins; sparklines show every other bin, each line from "
+               "its lowest value to its highest; a blank: no completion):")
     out += timeseries_lines(m["timeseries"], m["resource_summary"])
     return "\n".join(fit(out)) + "\n"
 
