@@ -5,8 +5,19 @@ import textwrap
 SPARK = " ▁▂▃▄▅▆▇█"
 
 
-def us(ns):
-    return "-" if ns is None else f"{ns / 1e3:.0f}"
+def unit_of(values_ns):
+    """One unit for a table: us, or ms when its largest duration is 100 ms or more (a wait of
+    150,000 us reads as 150 ms). -> (name, ns per unit)."""
+    big = max((abs(v) for v in values_ns if v is not None), default=0)
+    return ("ms", 1e6) if big >= 100e6 else ("us", 1e3)
+
+
+def in_unit(ns, unit):
+    """A duration in UNIT (unit_of): whole numbers, tenths below 10."""
+    if ns is None:
+        return "-"
+    v = ns / unit[1]
+    return f"{v:.1f}" if abs(v) < 10 and unit[0] == "ms" else f"{v:.0f}"
 
 
 def spark(values):
@@ -44,29 +55,32 @@ def timeseries_lines(ts, summary):
 
 def interference_text(m):
     out = [f"== interference: {m['run_dir']}", "streams (process/pid type size):"]
-    out.append(f"  {'stream':28} {'ios':>6} {'MB/s':>8} {'cpus':>6}  {'queues':24} {'mean wait us':>12}")
+    su = unit_of(s["mean_wait_ns"] for s in m["streams"])
+    out.append(f"  {'stream':28} {'ios':>6} {'MB/s':>8} {'cpus':>6}  {'queues':24} {'mean wait ' + su[0]:>12}")
     for s in m["streams"]:
         out.append(f"  {s['stream_id']:28} {s['ios']:>6} {s['mb_s']:8.2f} {s['cpus'] or '-':>6}  "
-                   f"{s['queues'] or '-':24} {us(s['mean_wait_ns']):>12}")
+                   f"{s['queues'] or '-':24} {in_unit(s['mean_wait_ns'], su):>12}")
     out.append("who waited behind whom (other streams' commands in flight ahead at submit):")
     if not m["sharing"]:
         out.append("  nobody: no stream had another stream's command ahead of it")
+    wu = unit_of(v for r in m["sharing"] for v in (r["wait_ns_with"], r["wait_ns_without"]))
     for r in m["sharing"]:
         out.append(f"  {r['stream_id']:28} {r['resource']:6} behind {r['other_stream_id']:28} "
                    f"{'same CPU ' if r['same_cpu'] else 'other CPU'} {100 * r['ios_waited_frac']:5.1f}% of its I/Os, "
-                   f"{r['ahead_bytes_mean'] / 1024:8.1f} KiB ahead on average; wait {us(r['wait_ns_with'])} us with, "
-                   f"{us(r['wait_ns_without'])} us without")
+                   f"{r['ahead_bytes_mean'] / 1024:8.1f} KiB ahead on average; wait {in_unit(r['wait_ns_with'], wu)} {wu[0]} with, "
+                   f"{in_unit(r['wait_ns_without'], wu)} {wu[0]} without")
     out.append("verdict per stream:")
     for r in m["stream_verdicts"]:
         out.append(f"  {r['stream_id']:28} {r['verdict']}")
     bd = [r for r in m["breakdown"] if r["stage_set"] == m["primary_stage_set"] and r["parent"] is None] or \
          [r for r in m["breakdown"] if r["parent"] is None]
-    out.append("per-stream breakdown (mean us, top-level stages):")
+    bu = unit_of(r["mean_ns"] for r in bd)
+    out.append(f"per-stream breakdown (mean {bu[0]}, top-level stages):")
     by = {}
     for r in bd:
         by.setdefault(r["stream_id"], []).append(r)
     for sid, rs in by.items():
-        out.append(f"  {sid:28} " + "  ".join(f"{r['stage']}={us(r['mean_ns'])}" for r in sorted(rs, key=lambda r: r["seq"])))
+        out.append(f"  {sid:28} " + "  ".join(f"{r['stage']}={in_unit(r['mean_ns'], bu)}" for r in sorted(rs, key=lambda r: r["seq"])))
     out.append("queue depth and throughput over time (100 bins; sparklines show every other bin, each line from "
                "its lowest value to its highest; a blank: no completion):")
     out += timeseries_lines(m["timeseries"], m["resource_summary"])
