@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Checks that the shipped example reports are what ntscope prints today: re-analyzes
 each example's fixture into a temporary run and compares the report text, and checks
-that README.md quotes the stock example and the slow-device comparison verbatim and holds
-the "Performance" table the benches' results files give (ntscope/common/bench_results.py table)
-and the "Test time" table of `just test`'s own records (bench_results.py test-times).
+that README.md quotes the stock example and the slow-device comparison verbatim, and that
+ARCHITECTURE.md holds the "Performance" table the benches' results files give
+(ntscope/common/bench_results.py table) and the "Test time" table of `just test`'s own records
+(bench_results.py test-times).
 Run by `just test-examples`. --write replaces the shipped examples with the fresh output
 (review the diff)."""
 import os
@@ -95,16 +96,17 @@ def main():
         failed += 1
         print("FAIL README.md's example comparison differs from reports/compare/examples/slow-device.compare.txt")
     from ntscope.common import bench_results
+    architecture = open(os.path.join(REPO, "ARCHITECTURE.md")).read()
     for name, table, sources, verb in (
             ("Performance", bench_results.performance_table(REPO),
              "analyzer/bench/results.jsonl and sql/bench/results.jsonl", "table"),
             ("Test time", bench_results.test_time_table(REPO), bench_results.TEST_TIMES, "test-times")):
-        if table in readme:
-            print(f"OK   README.md's {name} table holds the latest figures of {sources}")
+        if table in architecture:
+            print(f"OK   ARCHITECTURE.md's {name} table holds the latest figures of {sources}")
         else:
             failed += 1
-            print(f"FAIL README.md's {name} table differs from {sources}; "
-                  f"fix: paste the output of `python -m ntscope.common.bench_results {verb}` into README.md")
+            print(f"FAIL ARCHITECTURE.md's {name} table differs from {sources}; "
+                  f"fix: paste the output of `python -m ntscope.common.bench_results {verb}` into ARCHITECTURE.md")
     print(f"{len(EXAMPLES) + len(COMPARE_EXAMPLES) + 4 - failed} passed, {failed} failed")
     return 1 if failed else 0
 

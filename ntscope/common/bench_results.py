@@ -23,8 +23,8 @@ unnest(figures.rows) AS u(r) WHERE bench = 'bench-analyze'.
 
 Command line: `python -m ntscope.common.bench_results append BENCH DEFAULT_PATH < {"params": .., "figures": ..,
 "goals": ..}` appends a record and prints the path (for shell benches); `python -m ntscope.common.bench_results table`
-prints README's "Performance" table from the committed results files (tools/check_examples.py
-checks that README holds it)."""
+prints ARCHITECTURE.md's "Performance" table from the committed results files (tools/check_examples.py
+checks that ARCHITECTURE.md holds it)."""
 import datetime
 import json
 import math
@@ -150,7 +150,7 @@ def verdict(rec, goal_start):
 
 
 def performance_table(repo=REPO):
-    """README's "Performance" table: the latest figures of each kind of bench run, read from the
+    """ARCHITECTURE.md's "Performance" table: the latest figures of each kind of bench run, read from the
     results files (bench-convert: a 10 M-event copy and the real capture; bench-analyze: the
     stock and the patched benchmark of record, the 100 M-event run, the 1 M-I/O compare)."""
     recs = records(repo)
@@ -202,7 +202,7 @@ TEST_TIMES = "tools/test_times.jsonl"
 
 
 def test_time_table(repo=REPO):
-    """README's "Test time" table: the newest passing `just test` record of each cache state (a
+    """ARCHITECTURE.md's "Test time" table: the newest passing `just test` record of each cache state (a
     fresh machine, a warm cache) from tools/test_times.jsonl (tools/run_tests.py writes them),
     with its slowest phases."""
     with open(os.path.join(repo, TEST_TIMES)) as f:
@@ -231,8 +231,8 @@ def main(argv):
         return 0
     if len(argv) != 3 or argv[0] != "append":
         print("usage: python -m ntscope.common.bench_results append BENCH DEFAULT_PATH < {params, figures, goals} (JSON)\n"
-              "       python -m ntscope.common.bench_results table   (README's Performance table, from the results files)\n"
-              "       python -m ntscope.common.bench_results test-times   (README's Test time table, from tools/test_times.jsonl)", file=sys.stderr)
+              "       python -m ntscope.common.bench_results table   (ARCHITECTURE.md's Performance table, from the results files)\n"
+              "       python -m ntscope.common.bench_results test-times   (ARCHITECTURE.md's Test time table, from tools/test_times.jsonl)", file=sys.stderr)
         return 2
     doc = json.load(sys.stdin)
     print(append(argv[2], argv[1], doc.get("params", {}), doc.get("figures", {}), doc.get("goals", [])))

@@ -1,7 +1,7 @@
 """`just test` is tools/run_tests.py: every phase in order, each timed, a table at the end and one
 record in the results file; a failed phase fails the suite without stopping the others, except
 the phases every later one needs. The phases themselves are stood in for here (each real one is
-a recipe the rest of the suite runs); README's "Test time" table is made from the records."""
+a recipe the rest of the suite runs); ARCHITECTURE.md's "Test time" table is made from the records."""
 import importlib.util
 import json
 import os

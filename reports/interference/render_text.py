@@ -2,14 +2,14 @@
 whom, verdict per stream, per-stream breakdown, queue depth and throughput sparklines."""
 import textwrap
 
+from ntscope.reports.plots.units import table_unit
+
 SPARK = " ▁▂▃▄▅▆▇█"
+MS_FROM_NS = 100_000_000   # a table whose longest wait is 100 ms or more prints in ms (150,000 us reads 150 ms)
 
 
 def unit_of(values_ns):
-    """One unit for a table: us, or ms when its largest duration is 100 ms or more (a wait of
-    150,000 us reads as 150 ms). -> (name, ns per unit)."""
-    big = max((abs(v) for v in values_ns if v is not None), default=0)
-    return ("ms", 1e6) if big >= 100e6 else ("us", 1e3)
+    return table_unit(values_ns, MS_FROM_NS)
 
 
 def in_unit(ns, unit):
@@ -24,7 +24,7 @@ def spark(values):
     """One character per value, from the series' lowest (one dot high) to its highest (a full
     block): a queue that is always 5 to 7 deep shows its swings, not a solid bar. A flat series is
     drawn at mid height; an empty bin (no value) is a space."""
-    vals = [v for v in values]
+    vals = list(values)
     known = [v for v in vals if v is not None]
     if not known:
         return " " * len(vals)

@@ -38,3 +38,11 @@ def not_drawn(rows, drawable):
     """'stage (reason); ...' for the rows (stage, status) whose status is not in drawable."""
     return "; ".join(f"{r['stage']} ({NOT_DRAWN.get(r['status'], r['status'])})"
                      for r in rows if r["status"] not in drawable)
+
+
+def table_unit(values_ns, ms_from_ns=1_000_000_000):
+    """One unit for a whole table (every column of it), named in its header: us, or ms when its
+    largest duration is MS_FROM_NS or more (by default 1 s: 7 digits of us would fill a column).
+    -> (name, ns per unit)."""
+    big = max((abs(v) for v in values_ns if v is not None), default=0)
+    return ("ms", 1e6) if big >= ms_from_ns else ("us", 1e3)

@@ -3,6 +3,7 @@ the stage table of the printed stage sets in one unit per table (106 columns wit
 default percentiles) and a log2 histogram of end_to_end, then a glossary of the stages."""
 import textwrap
 
+from ntscope.reports.plots.units import table_unit
 from ntscope.reports.slo import render_text as slo_text
 
 def pct_name(p):
@@ -18,13 +19,6 @@ def columns(rows):
     cols += [(pct_name(p["pct"]), (lambda i: lambda s: (s.get("percentiles") or [{}] * (i + 1))[i].get("dur_ns"))(i))
              for i, p in enumerate(pcts)]
     return cols + [("max", lambda s: s["max_ns"])]
-
-
-def table_unit(values_ns):
-    """One unit for a whole table (every column of it), named in its header: us, or ms when its
-    largest duration is 1 s or more (7 digits of us would fill a column). -> (name, ns per unit)."""
-    big = max((abs(v) for v in values_ns if v is not None), default=0)
-    return ("ms", 1e6) if big >= 1_000_000_000 else ("us", 1e3)
 
 
 def in_unit(ns, unit):

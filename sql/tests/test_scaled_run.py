@@ -415,7 +415,7 @@ def test_convert_benchmark_counts_what_trace_cmd_prints(ntscope_bin, tmp_path):
 
 
 def test_committed_results_are_records():
-    """analyzer/bench/results.jsonl and sql/bench/results.jsonl (README's Performance table is made
+    """analyzer/bench/results.jsonl and sql/bench/results.jsonl (ARCHITECTURE.md's Performance table is made
     from them): every line one record with the keys a bench writes, a date, a full commit id,
     numbers where figures are, goals with a verdict; appended in date order."""
     for rel, benches in (("analyzer/bench/results.jsonl", {"bench-convert"}),
