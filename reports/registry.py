@@ -70,12 +70,12 @@ def analyses():
 
 def report_file_names(found=None):
     """Every file name an analysis writes into a report folder."""
-    return sorted({f for a in (found or analyses()) for f in a.writes})
+    return sorted({f for a in (analyses() if found is None else found) for f in a.writes})
 
 
 def commands(found=None):
     """The subcommands that write a report folder, in order."""
-    return [a.command for a in (found or analyses()) if a.command]
+    return [a.command for a in (analyses() if found is None else found) if a.command]
 
 
 def by_command(command):

@@ -15,6 +15,10 @@ def add_analyze_arguments(p):
                    help="skip the interference section (streams sharing queues/devices)")
 
 
+def before_views(ctx):
+    ctx.interference_views = not ctx.args.no_interference
+
+
 def add_to_analysis(ctx):
     if ctx.args.no_interference:
         ctx.progress.step("interference report: skipped (--no-interference)", ctx.con)

@@ -27,7 +27,7 @@ class AnalyzeContext:
         self.text = ""          # what stdout shows: the report's text, then more_text
         self.more_text = []     # the parts' texts, in order, after the report's
         self.results = {}
-        self.interference_views = not getattr(args, "no_interference", False)
+        self.interference_views = False   # the interference part asks for its views (before_views)
 
 
 EXAMPLES = """examples:
