@@ -81,14 +81,13 @@ def add_analyze_flags(p):
 
 
 def spec_from_args(a):
-    specmod = spec
     kw = dict(types=a.type, sizes=a.size, devices=a.device, queues=a.queue, cpus=a.cpu,
               processes=a.process, streams=a.stream, hosts=a.host, targets=a.target, window=a.window, group_by=a.group_by,
               time_bucket_s=a.time_bucket, stage_sets=a.stage_set, slos=a.slo,
               percentiles=a.percentiles)
     if a.spec:   # a flag given overrides the file's value
-        return specmod.Spec.from_toml(a.spec, **kw)
-    return specmod.Spec(**{k: v for k, v in kw.items() if v is not None})
+        return spec.Spec.from_toml(a.spec, **kw)
+    return spec.Spec(**{k: v for k, v in kw.items() if v is not None})
 
 
 def steps(parts):
