@@ -23,8 +23,8 @@ def view(con, name):
     return rows_of(con, f"SELECT * FROM {name} ORDER BY {ORDER[name]}")
 
 
-def compare_model(base_dir, run_dir, progress=None):
-    return compare_documents(base_dir, run_dir, progress)[0]
+def compare_model(base_dir, run_dir, progress=None, cache=False):
+    return compare_documents(base_dir, run_dir, progress, cache=cache)[0]
 
 
 def compare_documents(base_dir, run_dir, progress=None, plots=False, memory_limit=None, temp_dir=None, cache=False,

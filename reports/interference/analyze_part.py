@@ -4,7 +4,6 @@ ctx.results["interference"] for the parts after it (compare keeps them as the ru
 import json
 
 from ntscope.common.text import printable
-from ntscope.reports.interference import model, plot_data, render_html, render_text
 
 STEM = "interference"
 STEP = "interference report"   # a step of analyze's progress line
@@ -25,6 +24,9 @@ def add_to_analysis(ctx):
         for ext in ("txt", "json", "html"):   # an earlier analyze's would sit beside a report they were not made with
             ctx.files.drop(f"{STEM}.{ext}")
         return
+    # imported here: the command line builds analyze's flags from this module, and every command
+    # (--help, a refusal) would otherwise load the chart library first (0.3 s of each start)
+    from ntscope.reports.interference import model, plot_data, render_html, render_text
     ctx.progress.step("interference report (streams, plots, the input a later compare reads)", ctx.con)
     doc = model.interference_model(ctx.con, ctx.run)
     text = printable(render_text.interference_text(doc))

@@ -3,10 +3,10 @@ in the report set, its encoder started first so it runs beside the rest of the s
 import os
 import sys
 
-from ntscope.reports.timeline import perfetto_trace as timeline
-
 
 def add_to_analysis(ctx):
+    # imported here, as interference's part: the Perfetto protobuf modules are 0.1 s of every start
+    from ntscope.reports.timeline import perfetto_trace as timeline
     timeline.stage_set_of(ctx.con, ctx.doc)
     # its encoder (a process of its own) runs from here on, beside the rendering and the per-I/O
     # Parquet that DuckDB writes at commit
@@ -14,6 +14,7 @@ def add_to_analysis(ctx):
 
 
 def note_after_writing(ctx, out):
+    from ntscope.reports.timeline import perfetto_trace as timeline
     hint = timeline.size_hint(os.path.join(out, timeline.FILE_NAME))
     if hint:
         print(f"ntscope: note: {hint}", file=sys.stderr)

@@ -89,9 +89,10 @@ def build_case(case_dir, tmp):
     return run
 
 
-@pytest.fixture(scope="module")
+# session-scoped: a worker that runs other modules between two cases keeps its case loaded
+@pytest.fixture(scope="session")
 def sql_case(tmp_path_factory):
-    cache = {}
+    cache = {}   # every case kept: text cases are small
 
     def get(case_dir):
         if case_dir not in cache:
@@ -127,7 +128,7 @@ def test_sql_query(case_dir, name, sql_case, request):
 
 
 # ---------------------------------------------------------------- compare cases (lab fixtures)
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def compare_case(fixture_run):
     cache = {}   # one case at a time: tests run case by case, and each holds two runs' tables
 
@@ -144,7 +145,7 @@ def compare_case(fixture_run):
                 run = fixture_run(spec["run"])
                 if "base" in spec:
                     base = spec["base"] if spec["base"].startswith("/") else fixture_run(spec["base"])
-                    cache[case_dir] = compare_load.compare_connection(base, run, keep_run=True)
+                    cache[case_dir] = compare_load.compare_connection(base, run, keep_run=True, cache=True)
                 else:
                     cache[case_dir] = (None, views.connect(run, interference=True))
             except Exception as e:  # noqa: BLE001 - an expected-error case fails here

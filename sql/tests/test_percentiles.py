@@ -134,7 +134,7 @@ def test_a_cut_shared_by_definitions_gives_each_its_own_statistics(fixture_run):
 def test_compare_statistics_are_the_sorted_durations(fixture_run):
     """compare's point statistics (cmp_stage_stats) and CDF points (cmp_plot_cdf), per side."""
     from ntscope.sql import compare_sides as load
-    con = load.compare_connection([fixture_run("stock-randread-4k-qd8")], [fixture_run(RUN)])
+    con = load.compare_connection([fixture_run("stock-randread-4k-qd8")], [fixture_run(RUN)], cache=True)
     parts = collections.defaultdict(list)
     for run, g, ss, st, dur in con.execute("SELECT run, group_key, stage_set, stage, dur FROM cmp_io_stage "
                                            "WHERE dur IS NOT NULL").fetchall():

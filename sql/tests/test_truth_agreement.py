@@ -36,7 +36,7 @@ def test_verdict_agrees_with_truth(base, run, groups, fixture_run):
     rule = check_diagnosis()
     with open(os.path.join(REPO, "fixtures", run, "truth.json")) as f:
         truth = json.load(f)
-    con = compare_load.compare_connection(fixture_run(base), fixture_run(run))
+    con = compare_load.compare_connection(fixture_run(base), fixture_run(run), cache=True)
     try:
         cur = con.execute("SELECT * FROM cmp_verdict ORDER BY group_key")
         names = [d[0] for d in cur.description]

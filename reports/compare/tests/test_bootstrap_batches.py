@@ -18,7 +18,7 @@ def rerun_with_batch_draws(con, draws):
 
 
 def test_batch_size_changes_nothing_but_the_batches(fixture_run):
-    con = load.compare_connection(fixture_run(BASE), fixture_run(RUN))
+    con = load.compare_connection(fixture_run(BASE), fixture_run(RUN), cache=True)
     default_batches = con.execute("SELECT count(DISTINCT batch) FROM cmp_bootstrap_batches").fetchone()[0]
     want = con.execute(LAD).fetchall()
     rows = con.execute("SELECT count(*) FROM cmp_bootstrap").fetchone()[0]
@@ -41,7 +41,7 @@ def test_one_cut_has_the_same_intervals_under_each_of_its_names(fixture_run):
     """Two definitions with the same milestones (each s_notation stage is an ntprof cut; stock's
     end_to_end and host_completion are ntprof's) give every io the same duration: one
     population, so the same statistics and the same bootstrap intervals under each name."""
-    con = load.compare_connection(fixture_run(BASE), fixture_run(RUN))
+    con = load.compare_connection(fixture_run(BASE), fixture_run(RUN), cache=True)
     same = con.execute("""
         WITH d AS (SELECT stage_set, stage, from_milestone, to_milestone, coalesce(minus_from_milestone, '') AS mf,
                           coalesce(minus_to_milestone, '') AS mt FROM stage_definitions),

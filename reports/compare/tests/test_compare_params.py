@@ -86,7 +86,7 @@ def test_the_change_thresholds_decide_significance(compare):
 
 @pytest.mark.parametrize("level,table", [(0.95, T95), (0.99, T99), (0.999, T999)])
 def test_t_quantiles_are_the_printed_tables(sides, level, table):
-    con = load.compare_connection(*sides, params={"confidence": level, "resamples": 10000})
+    con = load.compare_connection(*sides, cache=True, params={"confidence": level, "resamples": 10000})
     try:
         got = dict(con.execute("SELECT df, t FROM cmp_t_quantile").fetchall())
     finally:

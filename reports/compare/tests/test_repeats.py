@@ -26,14 +26,14 @@ def e2e(m):
 
 @pytest.mark.parametrize("k", [0, 1, 2])
 def test_each_pair_alone_is_significantly_slower(fixture_run, k):
-    v, r = e2e(model.compare_model(fixture_run(BASES[k]), fixture_run(RUNS[k])))
+    v, r = e2e(model.compare_model(fixture_run(BASES[k]), fixture_run(RUNS[k]), cache=True))
     assert (v["verdict"], v["reps_base"], v["reps_run"]) == ("slower", 1, 1)
     assert r["significant"] and r["change_lo_ns"] > 0 and r["between_change_lo_ns"] is None
 
 
 def test_three_runs_per_side_are_within_run_to_run_variation(fixture_run):
     bases, runs = [fixture_run(b) for b in BASES], [fixture_run(r) for r in RUNS]
-    m = model.compare_model(bases, runs)
+    m = model.compare_model(bases, runs, cache=True)
     v, r = e2e(m)
     assert [x["rep"] for x in m["base_runs"]] == [1, 2, 3] and [x["run_dir"] for x in m["run_runs"]] == runs
     # the pooled bootstrap alone still excludes 0: only the runs' spread makes it noise
@@ -46,7 +46,7 @@ def test_three_runs_per_side_are_within_run_to_run_variation(fixture_run):
 
 def test_between_run_interval_is_welch_on_the_runs_own_means(fixture_run):
     bases, runs = [fixture_run(b) for b in BASES], [fixture_run(r) for r in RUNS]
-    con = load.compare_connection(bases, runs)
+    con = load.compare_connection(bases, runs, cache=True)
     try:
         stage_set = con.execute("SELECT stage_set FROM cmp_stage_set").fetchone()[0]
         means = con.execute("SELECT run, rep, mean_ns FROM cmp_rep_stats WHERE group_key = ? AND stage = 'end_to_end' "
@@ -59,7 +59,7 @@ def test_between_run_interval_is_welch_on_the_runs_own_means(fixture_run):
     r = [x[2] for x in means if x[0] == "run"]
     assert len(b) == len(r) == 3
     # each rep's mean is its own run's: the one-run comparison of that run sees the same mean
-    _, alone = e2e(model.compare_model(bases[1], runs[1]))
+    _, alone = e2e(model.compare_model(bases[1], runs[1], cache=True))
     assert math.isclose(b[1], alone["base_ns"], rel_tol=1e-9) and math.isclose(r[1], alone["run_ns"], rel_tol=1e-9)
     vb, vr = statistics.variance(b) / 3, statistics.variance(r) / 3
     want_df = int((vb + vr) ** 2 / (vb ** 2 / 2 + vr ** 2 / 2))

@@ -25,7 +25,7 @@ def scratch(fixture_run):
 
 
 def compare(fixture_run, base, run):
-    m = model.compare_model(fixture_run(base), fixture_run(run))
+    m = model.compare_model(fixture_run(base), fixture_run(run), cache=True)
     (v,) = [v for v in m["verdicts"] if v["group_key"] == "type=read, size=4096"]
     return m, v
 
@@ -226,7 +226,7 @@ def test_digest_named_only_when_turned_on_since_the_base(fixture_run, base_diges
     base = fixture_run("lab-6.1-patched-base-randread",
                        host_json=digest_setting(*base_digest) if base_digest else None)
     run = fixture_run("lab-6.1-patched-cmp-slow-net-delay-target", host_json=digest_setting(*run_digest))
-    m = model.compare_model(base, run)
+    m = model.compare_model(base, run, cache=True)
     (v,) = [v for v in m["verdicts"] if v["group_key"] == "type=read, size=4096"]
     assert (v["verdict"], v["bottleneck_stage"], v["cause_id"]) == ("slower", "network_transmission", cause_id)
     if cause_id == "digest":
@@ -238,7 +238,7 @@ def test_digest_is_never_the_cause_of_a_faster_run(fixture_run):
     # the same real traces the other way round: the run is faster, digests were turned on
     base = fixture_run("lab-6.1-patched-cmp-slow-net-delay-target", host_json=digest_setting(False, False))
     run = fixture_run("lab-6.1-patched-base-randread", host_json=digest_setting(True, True))
-    m = model.compare_model(base, run)
+    m = model.compare_model(base, run, cache=True)
     (v,) = [v for v in m["verdicts"] if v["group_key"] == "type=read, size=4096"]
     assert (v["verdict"], v["cause_id"]) == ("faster", "slow_network")
 
@@ -293,7 +293,7 @@ def test_nic_contention_needs_the_other_traffic_in_both_runs(fixture_run):
     # the same traces, the base's host.json saying net_flows was off: "grew since the base"
     # cannot be told, so the verdict stays with the network
     base = fixture_run("lab-6.1-patched-nic-flows-base", host_json={"net_flows": None})
-    m = model.compare_model(base, fixture_run("lab-6.1-patched-nic-flows"))
+    m = model.compare_model(base, fixture_run("lab-6.1-patched-nic-flows"), cache=True)
     (v,) = [v for v in m["verdicts"] if v["group_key"] == "type=read, size=4096"]
     assert (v["verdict"], v["cause_id"]) == ("slower", "slow_network")
     assert v["other_traffic_base_bytes_per_s"] is None

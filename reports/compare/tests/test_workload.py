@@ -10,7 +10,7 @@ RANDREAD, MIXED = "stock-randread-4k-qd8", "stock-randrw-mixed"
 
 
 def test_a_mixed_read_write_run_against_a_randread_base_is_marked(fixture_run):
-    m = model.compare_model(fixture_run(RANDREAD), fixture_run(MIXED))
+    m = model.compare_model(fixture_run(RANDREAD), fixture_run(MIXED), cache=True)
     diffs = {d["aspect"]: d for d in m["workload_differences"]}
     assert set(diffs) == {"io types", "io sizes"}
     assert diffs["io types"]["base"] == "read 100%" and diffs["io types"]["run"] == "write 51%, read 49%"
@@ -27,7 +27,7 @@ def test_a_mixed_read_write_run_against_a_randread_base_is_marked(fixture_run):
 
 
 def test_the_same_workload_is_not_marked_and_a_slower_cause_reads_as_before(fixture_run):
-    m = model.compare_model(fixture_run("lab-6.1-stock-base-randread"), fixture_run("lab-6.1-stock-slow-device"))
+    m = model.compare_model(fixture_run("lab-6.1-stock-base-randread"), fixture_run("lab-6.1-stock-slow-device"), cache=True)
     assert m["workload_differences"] == []
     assert "WORKLOAD DIFFERS" not in render_text.compare_text(m)
     (v,) = m["verdicts"]
