@@ -30,7 +30,8 @@ def build(con, spec):
                                     "ORDER BY host, queue_key, cpu"),
     }
     window = rows(con, "SELECT start_ts, end_ts, dur AS dur_ns FROM report_window")[0]
-    # report_stage_stats, _histogram and _cdf of the selection, each read once for every group
+    # report_stage_stats, _histogram and _cdf of the selection (its stage sets only: sql/report/
+    # selection.sql, as every selected_* relation below), each read once for every group
     # (a query per group computed the distinct durations again for each: 3 x groups passes over
     # io_stages) and from the values selection.apply kept (sql/report/selection.sql), its rows then handed
     # to their group
@@ -48,7 +49,7 @@ def build(con, spec):
     # the top-level stages a run cannot measure (a one-host run) and what they took together
     unmeasured_of = {}
     for r in rows(con, "SELECT group_key, stage_set, stages, label, reason, count, mean_ns, min_ns, max_ns "
-                       "FROM report_unmeasured ORDER BY group_key, stage_set"):
+                       "FROM selected_unmeasured ORDER BY group_key, stage_set"):
         unmeasured_of.setdefault(r.pop("group_key"), []).append(r)
     # the chosen percentiles (--percentiles) of every stage, per group
     pct_of = {}
@@ -59,9 +60,7 @@ def build(con, spec):
         pct_of[(r["group_key"], r["stage_set"], r["stage"])] = r["percentiles"]
     groups = []
     for g in rows(con, "SELECT * FROM report_groups ORDER BY time_start_ts, count DESC, group_key"):
-        stages = [s for s in stats_of.get(g["group_key"], []) if s["stage_set"] in stage_sets]
-        hist = hist_of.get(g["group_key"], [])
-        cdf = cdf_of.get(g["group_key"], [])
+        stages = stats_of.get(g["group_key"], [])
         groups.append({
             "key": json.loads(g["group_json"]), "key_text": g["group_key"],
             "count": g["count"], "est_count": g["est_count"], "matched": g["matched"], "bytes": g["bytes"],
@@ -69,17 +68,17 @@ def build(con, spec):
             "stages": [{"stage": s["stage"], **{k: s[k] for k in ["stage_set", "parent", "direction"] + STAT_COLS},
                         "percentiles": pct_of.get((g["group_key"], s["stage_set"], s["stage"]), [])}
                        for s in stages],
-            "unmeasured": [u for u in unmeasured_of.get(g["group_key"], []) if u["stage_set"] in stage_sets],
-            "histograms": [h for h in hist if h["stage_set"] in stage_sets],
-            "cdf_pct_1_to_100": [c for c in cdf if c["stage_set"] in stage_sets],
+            "unmeasured": unmeasured_of.get(g["group_key"], []),
+            "histograms": hist_of.get(g["group_key"], []),
+            "cdf_pct_1_to_100": cdf_of.get(g["group_key"], []),
         })
     ts = rows(con, "SELECT queue, bin, bin_start_ns, bin_ns, completions, bytes, iops, mb_s, inflight_avg "
                    "FROM report_timeseries ORDER BY queue, bin")
     defs = rows(con, "SELECT stage_set, stage, seq, parent, side, from_milestone, to_milestone, minus_from_milestone, minus_to_milestone, "
-                     "direction, meaning FROM stage_definitions ORDER BY stage_set, seq")
+                     "direction, meaning FROM selected_stage_definitions ORDER BY stage_set, seq")
     sampling = rows(con, "SELECT sampled, sample_n, rule, consistent, scale, scale_source, meaning FROM sampling_run")[0]
     coverage = rows(con, "SELECT stage_set, stage, evidence, ios, measured, measurable, missing, reason "
-                         "FROM stage_coverage ORDER BY stage_set, seq")
+                         "FROM selected_stage_coverage ORDER BY stage_set, seq")
     milestones = rows(con, "SELECT host, source, tracepoints, probes FROM host_milestones ORDER BY host")
     slo = slo_model.slo_document(con)
     return {
@@ -97,9 +96,9 @@ def build(con, spec):
         "window": window,
         "groups": groups,
         "timeseries": ts,
-        "stage_definitions": [d for d in defs if d["stage_set"] in stage_sets],
+        "stage_definitions": defs,
         "slo": slo,
         "sampling": sampling,
         "milestones": milestones,
-        "stage_coverage": [c for c in coverage if c["stage_set"] in stage_sets],
+        "stage_coverage": coverage,
     }

@@ -84,6 +84,8 @@ def stage_sets(con, spec):
     primary = next(iter(con.execute("SELECT stage_set FROM primary_stage_set").fetchall()), (None,))[0]
     if kept and primary not in kept:
         primary = kept[0]
+    # the input of sql/report/selection.sql: its selected_* relations hold these sets only
+    con.execute("CREATE OR REPLACE TABLE report_stage_sets AS SELECT unnest(?::VARCHAR[]) AS stage_set", [kept])
     return kept, primary
 
 
