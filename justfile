@@ -78,6 +78,10 @@ test-python *ARGS: (_packages "test") build _python
 bench-convert: (_packages "test") build
     NTSCOPE_BIN="$CARGO_TARGET_DIR/release/ntscope-analyzer" bash analyzer/bench/bench_convert.sh
 
+# A new user's time to a first report (`bash setup.sh && just demo` on a clean clone with an empty home: cargo, pip and ntscope caches new), beside its one release build; appends to tools/first_report_times.jsonl. Minutes; run it on a quiet machine.
+bench-first-report: _python
+    NTSCOPE_PYTHON="$NTSCOPE_PYTHON" bash tools/first_report.sh
+
 # Build the fuzz target (cargo-fuzz, nightly toolchain, sanitizer build; its intermediate files are shared by checkouts).
 fuzz-build:
     #!/usr/bin/env bash

@@ -38,8 +38,10 @@ export CARGO_BUILD_BUILD_DIR=${CARGO_BUILD_BUILD_DIR:-${NTSCOPE_CACHE:-$HOME/.ca
 cargo_deps=kept   # for `just test`'s cache state: were the dependencies built before this setup?
 [ -d "$CARGO_BUILD_BUILD_DIR/release/deps" ] || cargo_deps=built
 echo "setup: building the converter (cargo build --release; minutes the first time, a second after)" >&2
+t_build=$(date +%s)
 cargo build --release --manifest-path "$repo/analyzer/Cargo.toml" \
     || die "cargo could not build the converter (see its message above); fix: check that Rust is up to date (rustup update)"
+build_s=$(( $(date +%s) - t_build ))
 
 # 3. The venv with ntscope installed from this checkout, exact versions. Redone only when
 #    pyproject.toml, constraints.txt or the checkout's path changed.
@@ -72,8 +74,9 @@ case ":$PATH:" in
 *":$d:"*) ;;
 *) echo "setup: note: just and ntscope are in $d, which is not on your PATH yet; add it: export PATH=\"$d:\$PATH\" (e.g. in ~/.profile), or run $venv/bin/just and $venv/bin/ntscope" >&2 ;;
 esac
-# How long this took, for `just test`'s phase table (tools/run_tests.py reads it).
-printf '{"seconds": %s, "venv": "%s", "cargo_deps": "%s", "finished_unix": %s}\n' "$(( $(date +%s) - t0 ))" \
-    "$venv_state" "$cargo_deps" "$(date +%s)" \
+# How long this took and its release build, for `just test`'s phase table (tools/run_tests.py) and
+# `just bench-first-report` (tools/first_report.sh).
+printf '{"seconds": %s, "build_seconds": %s, "venv": "%s", "cargo_deps": "%s", "finished_unix": %s}\n' \
+    "$(( $(date +%s) - t0 ))" "$build_s" "$venv_state" "$cargo_deps" "$(date +%s)" \
     > "$checkout_cache/setup-last.json.tmp" && mv "$checkout_cache/setup-last.json.tmp" "$checkout_cache/setup-last.json"
 echo "setup: ok (python: $venv/bin/python, just: $(command -v just || echo "$d/just"), ntscope: $(command -v ntscope || echo "$d/ntscope"))" >&2

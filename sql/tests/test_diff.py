@@ -21,7 +21,7 @@ import os
 
 import pytest
 
-from fixture_from_text import write_run
+from ntscope.sql.tests.fixture_from_text import write_run
 from ntscope.sql import compare_sides as compare_load
 from ntscope.sql import views
 

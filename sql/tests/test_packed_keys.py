@@ -11,7 +11,7 @@ import duckdb
 import pytest
 
 from ntscope.sql import views
-from fixture_from_text import write_run
+from ntscope.sql.tests.fixture_from_text import write_run
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BASIC = os.path.join(HERE, "cases", "basic", "events.txt")

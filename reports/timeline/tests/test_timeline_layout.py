@@ -13,7 +13,7 @@ from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
 
 from ntscope.reports.timeline import perfetto_trace as timeline
 from ntscope.sql import views
-from test_diff import SQL_CASES, build_case
+from ntscope.sql.tests.test_diff import SQL_CASES, build_case   # the SQL diff tests' text cases
 
 CASE = os.path.join(SQL_CASES, "basic")
 STAGE_DUR_IID = 1 + [name for name, _ in timeline.ARGS].index("stage_dur_ns")

@@ -9,18 +9,18 @@ import os
 
 import pytest
 
-from fixture_from_text import write_run
 from ntscope.reports.report import selection, spec as specmod
 from ntscope.sql import views
-
-HERE = os.path.dirname(os.path.abspath(__file__))
+# the SQL diff tests' text cases and their writer
+from ntscope.sql.tests.fixture_from_text import write_run
+from ntscope.sql.tests.test_diff import SQL_CASES
 
 
 @pytest.fixture(scope="module")
 def basic(tmp_path_factory):
     run = str(tmp_path_factory.mktemp("time_groups") / "run")
     os.makedirs(run)
-    write_run(os.path.join(HERE, "cases", "basic", "events.txt"), run)
+    write_run(os.path.join(SQL_CASES, "basic", "events.txt"), run)
     return views.connect(run)
 
 
