@@ -203,7 +203,7 @@ TEST_TIMES = "tools/test_times.jsonl"
 
 def test_time_table(repo=REPO):
     """ARCHITECTURE.md's "Test time" table: the newest passing `just test` record of each cache state (a
-    fresh machine, a warm cache) from tools/test_times.jsonl (tools/run_tests.py writes them),
+    fresh machine, a partial cache, a warm cache) from tools/test_times.jsonl (tools/run_tests.py writes them),
     with its slowest phases."""
     with open(os.path.join(repo, TEST_TIMES)) as f:
         recs = [json.loads(line) for line in f if line.strip()]
@@ -211,13 +211,16 @@ def test_time_table(repo=REPO):
     head = ["| cache | `bash setup.sh && just test` | slowest phases | date | commit | machine |",
             "|---|---|---|---|---|---|"]
     rows = []
-    for state in ("fresh", "warm"):
+    for state in ("fresh", "partial", "warm"):
         rec = latest(whole, lambda r, state=state: r["params"]["cache"] == state)
         if not rec:
             continue
         phases = sorted((x for x in rec["figures"]["rows"] if not x["phase"].startswith(" ")), key=lambda x: -x["s"])
         slowest = ", ".join(f"{x['phase']} {x['s'] / 60:.1f}" for x in phases[:4])
-        rows.append(f"| {state}{', CI=true' if rec['params'].get('ci') else ''} | {rec['figures']['total_s'] / 60:.1f} min "
+        label = state
+        if state == "partial":   # which of the three it found, e.g. the packages on a new home folder
+            label += " (found: " + ", ".join(k.replace("_", " ") for k, v in rec["params"]["found"].items() if v) + ")"
+        rows.append(f"| {label}{', CI=true' if rec['params'].get('ci') else ''} | {rec['figures']['total_s'] / 60:.1f} min "
                     f"| {slowest} (min) | {rec['date'][:10]} | {(rec['commit'] or '?')[:10]} | {machine_text(rec['machine'])} |")
     return "\n".join(head + rows)
 

@@ -99,11 +99,12 @@ def test_the_lab_phase_does_not_run_the_capture_test_twice(runner, monkeypatch):
     assert seen["lab-test"] == "1"
 
 
-def test_readme_table_takes_the_newest_complete_passing_run_of_each_cache_state(tmp_path):
+def test_the_table_takes_the_newest_complete_passing_run_of_each_cache_state(tmp_path):
     def rec(date, cache, total, failed=(), complete=True):
+        found = {"lab_kernel": cache == "warm", "cargo_deps": cache == "warm", "packages": cache != "fresh"}
         return {"bench": "test-time", "date": date, "commit": "abcdef0123456789", "dirty": False,
                 "machine": {"cpu_model": "x", "cores": 2, "memory_gib": 23.5, "kernel": "k"},
-                "params": {"cache": cache, "complete": complete, "ci": cache == "warm"},
+                "params": {"cache": cache, "found": found, "complete": complete, "ci": cache == "warm"},
                 "figures": {"rows": [{"phase": "python", "s": total * 0.4, "result": "ok"},
                                      {"phase": "lab", "s": total * 0.5, "result": "ok"},
                                      {"phase": "  lab: x", "s": total, "result": "ok"}],
@@ -112,12 +113,15 @@ def test_readme_table_takes_the_newest_complete_passing_run_of_each_cache_state(
     with open(tmp_path / "tools" / "test_times.jsonl", "w") as f:
         for r in (rec("2026-11-01T00:00:00Z", "fresh", 3000), rec("2026-11-02T00:00:00Z", "fresh", 2400),
                   rec("2026-11-03T00:00:00Z", "fresh", 100, failed=["lab"]), rec("2026-11-04T00:00:00Z", "fresh", 50, complete=False),
-                  rec("2026-11-02T00:00:00Z", "warm", 1200), rec("2026-11-03T00:00:00Z", "partial", 10)):
+                  rec("2026-11-02T00:00:00Z", "warm", 1200), rec("2026-11-03T00:00:00Z", "partial", 1800),
+                  rec("2026-11-04T00:00:00Z", "partial", 10, failed=["python"])):
             f.write(json.dumps(r) + "\n")
     lines = bench_results.test_time_table(str(tmp_path)).splitlines()
     assert lines[2] == "| fresh | 40.0 min | lab 20.0, python 16.0 (min) | 2026-11-02 | abcdef0123 | 2 cores, 23.5 GiB, x |"
-    assert lines[3].startswith("| warm, CI=true | 20.0 min | lab 10.0, python 8.0 (min) | 2026-11-02 |")
-    assert len(lines) == 4                                # no row for partial caches
+    # a partial cache names what it found (a new home folder on a machine with the packages)
+    assert lines[3].startswith("| partial (found: packages) | 30.0 min | lab 15.0, python 12.0 (min) | 2026-11-03 |")
+    assert lines[4].startswith("| warm, CI=true | 20.0 min | lab 10.0, python 8.0 (min) | 2026-11-02 |")
+    assert len(lines) == 5
 
 
 def test_dependencies_setup_built_just_before_count_as_not_found(monkeypatch, tmp_path):
