@@ -7,7 +7,6 @@ The user is made not-root by an `id` on PATH that says uid 1000 (the only way se
 ensure-packages.sh tell), while `sudo`, `apt-get` and `dpkg` shims record every call: a call
 to any of them would be a root action the analysis set-up does not need."""
 import os
-import shutil
 import subprocess
 
 from ntscope.common import converter

@@ -1,8 +1,7 @@
 """The compare document (compare.json): the cmp_* views as rows, and the run's interference
 document; beside it the plot rows of compare.html (plot_data). No computation here."""
 from ntscope import __version__
-from ntscope.reports.interference import plot_data as interference_plots
-from ntscope.reports.interference.model import interference_model
+from ntscope.reports.interference import section as interference
 from ntscope.sql.query_rows import rows_of
 
 from ntscope.sql import compare_sides as load
@@ -40,8 +39,8 @@ def compare_documents(base_dir, run_dir, progress=None, plots=False, memory_limi
     def from_first_run(rc):
         # what compare shows of the run itself, read before its connection closes: two
         # connections of a 1 M-I/O run, both full, took 4.3 GB
-        return {"interference": interference_model(rc, first_dir),
-                "plots": interference_plots.build(rc) if plots or cache else None}
+        return {"interference": interference.document(rc, first_dir),
+                "plots": interference.plot_rows(rc) if plots or cache else None}
 
     con = load.compare_connection(base_dir, run_dir, on_first_run=from_first_run, first_run=first, progress=progress,
                                   memory_limit=memory_limit, temp_dir=temp_dir, cache=cache, params=params)

@@ -3,7 +3,7 @@ base-vs-run CDFs per stage; the run's interference charts; the text report. Rend
 compare.json (m) and the plot rows of plot_data.build; computes nothing."""
 import json
 
-from ntscope.reports.interference.render_html import interference_section
+from ntscope.reports.interference import section as interference
 from ntscope.reports.plots import charts
 from ntscope.reports.plots.page import Page, esc
 from ntscope.reports.plots.units import not_drawn, us
@@ -27,7 +27,7 @@ def compare_html(m, plots):
         verdict(page, v)
         lad_chart(page, i, m, v["group_key"])
         cdf_chart(page, i, v["group_key"], plots, presence.get(v["group_key"]))
-    interference_section(page, m["interference"], plots["interference"])
+    interference.html_section(page, m["interference"], plots["interference"])
     page.heading(2, "Full text report")
     page.add(f"<pre>{esc(compare_text(m))}</pre>")
     return page.render()

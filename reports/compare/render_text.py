@@ -1,5 +1,5 @@
 """Terminal text for the compare model (formatting only)."""
-from ntscope.reports.interference.render_text import interference_text
+from ntscope.reports.interference import section as interference
 
 
 def us(ns, signed=False):
@@ -21,7 +21,7 @@ def level(params):
 
 def compare_text(m):
     p = m["params"]
-    out = [f"ntscope compare"]
+    out = ["ntscope compare"]
     for side, label in (("base", "base:"), ("run", "run: ")):
         for r in m.get(f"{side}_runs") or [m[side]]:
             out.append(f"  {label} {r['run_dir']}  (clock {r['trace_clocks']})")
@@ -74,5 +74,5 @@ def compare_text(m):
                    f"{r['other_cpu_cmds_mean']:5.2f}  other streams' bytes {r['other_stream_bytes_mean'] / 1024:8.1f} KiB  "
                    f"queues {r['queues']} cpus {r['cpus']}")
     out.append("")
-    out.append(interference_text(m["interference"]))
+    out.append(interference.text(m["interference"]))
     return "\n".join(out)

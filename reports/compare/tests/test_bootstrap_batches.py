@@ -1,8 +1,6 @@
 """The compare bootstrap in batches (cmp_bootstrap_batches, filled one batch at a time as
 sql/compare/bootstrap.sql's header says): any batch size gives the same resamples, so the same intervals; batches
 only bound the memory a comparison needs."""
-import os
-
 from ntscope.sql import compare_sides as load
 from ntscope.sql import views
 

@@ -1,9 +1,6 @@
 """Compare says when the two sides ran different workloads (sql/compare/workload.sql), and a
 cause sentence never contradicts its verdict's direction (cmp_verdict): on real captures, a
 4 KiB randread at qd 8 against a mixed randrw, and a pair of the same workload."""
-import json
-import os
-
 from ntscope.reports.compare import model, render_text
 
 RANDREAD, MIXED = "stock-randread-4k-qd8", "stock-randrw-mixed"
