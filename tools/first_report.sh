@@ -39,14 +39,18 @@ git clone -q "$repo" "$scratch/ntscope"
 mkdir -p "$scratch/home"
 # the toolchains stay where they are installed; everything setup and demo make or download is new
 fresh_env=(HOME="$scratch/home" RUSTUP_HOME="${RUSTUP_HOME:-$HOME/.rustup}" CARGO_HOME="$scratch/home/.cargo"
-    PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH")
+    PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH")   # the toolchains' commands (rustup's proxies)
 [ -d "${PYENV_ROOT:-$HOME/.pyenv}" ] && fresh_env+=(PYENV_ROOT="${PYENV_ROOT:-$HOME/.pyenv}")
+# and none of this checkout's settings (the justfile exports NTSCOPE_RUNS, NTSCOPE_CACHE, CARGO_*:
+# inherited, they would send the new user's build and demo run into this checkout's folders)
+unset_ours=()
+for v in $(compgen -e); do case "$v" in NTSCOPE_* | CARGO_*) unset_ours+=(-u "$v") ;; esac; done
 t0=$(date +%s.%N)
-(cd "$scratch/ntscope" && env -u NTSCOPE_CACHE -u CARGO_TARGET_DIR -u CARGO_BUILD_BUILD_DIR -u NTSCOPE_PYTHON \
-    "${fresh_env[@]}" bash setup.sh) >"$scratch/setup.log" 2>&1 || { tail -n 20 "$scratch/setup.log" >&2; die "setup.sh failed (above)"; }
+(cd "$scratch/ntscope" && env "${unset_ours[@]}" "${fresh_env[@]}" bash setup.sh) >"$scratch/setup.log" 2>&1 \
+    || { tail -n 20 "$scratch/setup.log" >&2; die "setup.sh failed (above)"; }
 t1=$(date +%s.%N)
-(cd "$scratch/ntscope" && env -u NTSCOPE_CACHE -u CARGO_TARGET_DIR -u CARGO_BUILD_BUILD_DIR -u NTSCOPE_PYTHON \
-    "${fresh_env[@]}" just demo) >"$scratch/demo.log" 2>&1 || { tail -n 20 "$scratch/demo.log" >&2; die "just demo failed (above)"; }
+(cd "$scratch/ntscope" && env "${unset_ours[@]}" "${fresh_env[@]}" just demo) >"$scratch/demo.log" 2>&1 \
+    || { tail -n 20 "$scratch/demo.log" >&2; die "just demo failed (above)"; }
 t2=$(date +%s.%N)
 [ -s "$scratch/ntscope/runs/demo/report/report.txt" ] || die "just demo wrote no runs/demo/report/report.txt"
 setup_last=$(ls "$scratch"/home/.cache/ntscope/checkouts/*/setup-last.json)
