@@ -13,7 +13,7 @@
 # links found before are put back at the end.
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-py=${NTSCOPE_PYTHON:-python3}
+py=${NTSCOPE_PYTHON:-$(bash "$repo/tools/checkout-cache.sh")/venv/bin/python}   # this checkout's venv (setup.sh)
 die() { echo "first_report: $*" >&2; exit 2; }
 command -v git >/dev/null || die "git is not on PATH; fix: apt-get install git"
 [ -z "$(git -C "$repo" status --porcelain --untracked-files=no)" ] \
@@ -57,7 +57,6 @@ setup_last=$(ls "$scratch"/home/.cache/ntscope/checkouts/*/setup-last.json)
 
 "$py" - "$repo" "$t0" "$t1" "$t2" "$setup_last" <<'EOF'
 import json, sys
-sys.path.insert(0, sys.argv[1])
 from ntscope.common import bench_results
 repo, t0, t1, t2, setup_last = sys.argv[1], *map(float, sys.argv[2:5]), sys.argv[5]
 with open(setup_last) as f:
