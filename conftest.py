@@ -40,11 +40,19 @@ def tree_digest(path):
     return h.hexdigest()
 
 
-def copy_fixture(name, dst, host_json=None):
+def copy_fixture(name, dst, host_json=None, hosts=None):
+    """A copy of fixtures/<name> at dst; hosts: only these host folders (a run as it looks
+    when the others were not traced, e.g. ["initiator"])."""
     src = os.path.join(FIXTURES, name)
     if not os.path.isdir(src):
         raise FileNotFoundError(f"fixture {src} is missing; fix: restore it from git or `just lab-fixture`")
-    shutil.copytree(src, dst, ignore=shutil.ignore_patterns("parquet", "report"))
+
+    def skipped(folder, names):
+        left = {"parquet", "report"}
+        if hosts is not None and folder == src:
+            left |= {n for n in names if os.path.isfile(os.path.join(src, n, "trace.dat")) and n not in hosts}
+        return left
+    shutil.copytree(src, dst, ignore=skipped)
     if host_json:
         for host in os.listdir(dst):
             p = os.path.join(dst, host, "host.json")
@@ -72,18 +80,19 @@ def convert_run(run, binary):
 
 @pytest.fixture(scope="session")
 def fixture_run(tmp_path_factory, ntscope_bin):
-    """fixture_run(name, host_json=None, fresh=False) -> path of a converted copy of
-    fixtures/<name>; host_json updates each host's host.json first. Copies without
-    host_json are shared by the session unless fresh=True."""
+    """fixture_run(name, host_json=None, fresh=False, hosts=None) -> path of a converted copy
+    of fixtures/<name>; host_json updates each host's host.json first; hosts keeps only those
+    host folders. Copies without host_json are shared by the session unless fresh=True."""
     cache = {}
 
-    def make(name, host_json=None, fresh=False):
-        if host_json is None and not fresh and name in cache:
-            return cache[name]
+    def make(name, host_json=None, fresh=False, hosts=None):
+        key = (name, tuple(hosts) if hosts is not None else None)
+        if host_json is None and not fresh and key in cache:
+            return cache[key]
         dst = str(tmp_path_factory.mktemp(name.replace("/", "_")) / name)
-        convert_run(copy_fixture(name, dst, host_json), ntscope_bin)
+        convert_run(copy_fixture(name, dst, host_json, hosts), ntscope_bin)
         if host_json is None and not fresh:
-            cache[name] = dst
+            cache[key] = dst
         return dst
     return make
 

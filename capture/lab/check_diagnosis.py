@@ -2,9 +2,10 @@
 """Check a live diagnosis against the cause a lab scenario injected (its truth.json).
 
   check_diagnosis.py compare RUN_DIR [--group KEY] [--verdicts V,..] [--none-ok] [--stage STAGE
-                     --change-us N --within LO,HI] [--amplified STAGE --min-lad X]
+                     --change-us N --within LO,HI] [--amplified STAGE --min-lad X] [--initiator-only]
   check_diagnosis.py interference RUN_DIR --size BYTES --verdict TEXT
   check_diagnosis.py sizes RUN_DIR
+  check_diagnosis.py initiator-only RUN_DIR [--figures-only]
 
 compare: reads RUN_DIR/report/compare.json (from `just compare BASE RUN_DIR`) and
 RUN_DIR/truth.json. Ids, not prose: the group's verdict must be 'slower' (or one of
@@ -17,13 +18,26 @@ synchronized clocks (clock_sync), else 'unknown'. --none-ok: a 'no significant c
 that names nothing (cause_id none) is right too (an injection too mild to stand out of the lab's
 noise), and the other checks are not made on it. With --stage, that stage's change of
 the mean must lie within [LO*N, HI*N] us (N: the injected amount, e.g. a netem delay);
-with --amplified, that stage must be significant with a LAD >= X.
+with --amplified, that stage must be significant with a LAD >= X. --initiator-only: the runs
+have no target folder and the verdict must be on the initiator_only stage set, where the
+cause is truth's cause as the initiator alone sees it (cause_ids.initiator_only_cause_id:
+the target's causes read as target_side) and the stage the set's stage of that cause.
 interference: reads RUN_DIR/report/interference.json; the stream of I/O size BYTES
 must have the verdict TEXT (e.g. 'shares device only').
 sizes: reads RUN_DIR/report/report.json (from `just analyze`) and the fio iologs of the
 initiator (RUN_DIR/*/iolog-*.txt, fio's own record of each read: offset, length); the
 report's read groups by size must hold exactly fio's reads of each size (a file system
 between them: fs-ext4).
+initiator-only: on a run with both hosts whose initiator recorded the target's TCP ACKs, how
+far the initiator-only estimates are from the target's measured stages (view
+initiator_only_check): prints the figures; holds when at least a quarter of the I/Os are split
+(with a 10 ms netem delay many ACKs ride on responses: 34-39% split) and the mean estimate of
+the target side is within max(50%, 2 ms) of the measured mean (under a netem delay the estimate
+runs 0.6-1.0 ms above the target's own stages: the ACK and the response come back apart; a
+wrong split would move the injected 10 ms). A per-I/O bound does not hold under TCG: the
+network's jitter between the ACK and the response is milliseconds. --figures-only: print them,
+no bound (a busy target CPU or a rate limit keeps data in the target's sockets, which the
+target's stages count as network and the initiator as target side or response).
 STAGE is a name, or per stage set: 'ntprof:network_transmission,stock:fabric_total'.
 
 Prints one line (what was measured) and exits 0 when every check holds, 1 otherwise,
@@ -37,6 +51,7 @@ import sys
 
 import duckdb
 
+from ntscope.sql import views
 from ntscope.sql.views import STAGE_TABLE_SQL
 
 
@@ -71,17 +86,28 @@ def read_truth(run_dir):
         sys.exit(2)
 
 
-def expected_ids(truth):
-    """(cause_id, direction or None, {stage_set: stage}) the verdict must give for this truth.json."""
+def expected_ids(truth, stage_set=None):
+    """(cause_id, direction or None, {stage_set: stage}) the verdict must give for this truth.json.
+    On the initiator_only stage set (the target not traced) the cause is cause_ids'
+    initiator_only_cause_id, a network cause's direction is unknown (one host) and the stage
+    is the set's stage of the cause's category (est_target_side, est_round_trip)."""
     con = duckdb.connect()
     with open(STAGE_TABLE_SQL) as f:
         con.execute(f.read())
-    row = con.execute("SELECT verdict_cause_id FROM cause_ids WHERE cause_id = ?", [truth.get("cause")]).fetchone()
+    row = con.execute("SELECT verdict_cause_id, initiator_only_cause_id FROM cause_ids WHERE cause_id = ?",
+                      [truth.get("cause")]).fetchone()
     if row is None:
         print(f"check_diagnosis: error: truth.json cause {truth.get('cause')!r} is not a cause id; "
               f"fix: use one of cause_ids in {STAGE_TABLE_SQL}", file=sys.stderr)
         sys.exit(2)
     cause_id = truth.get("verdict_cause_id") or row[0]
+    if stage_set == "initiator_only":
+        cause_id = con.execute("SELECT initiator_only_cause_id FROM cause_ids WHERE cause_id = ?", [cause_id]).fetchone()[0]
+        category = {"target_side": "target_side", "slow_network": "network", "nic_contention": "network"}.get(cause_id)
+        stage = con.execute("SELECT stage FROM stage_definitions WHERE stage_set = 'initiator_only' AND category = ?",
+                            [category]).fetchone()
+        direction = "unknown" if cause_id in ("slow_network", "nic_contention") else None
+        return cause_id, direction, {stage_set: stage[0]} if stage else {}
     injected = truth.get("injected") or {}
     direction = None
     if cause_id in ("slow_network", "nic_contention"):   # a network cause: its direction
@@ -97,7 +123,7 @@ def truth_problems(v, stage_set, truth, grew=None):
     there the expected stage must be among `grew` (the stages whose mean grew significantly),
     when given, and its cause id and direction are not compared (what made a run faster is
     not the slowdown injected). Also used offline on the fixtures (sql/tests/test_truth_agreement.py)."""
-    want_cause, want_direction, want_stage = expected_ids(truth)
+    want_cause, want_direction, want_stage = expected_ids(truth, stage_set)
     problems = []
     # A faster verdict's cause_id names what shrank most (under TCG: whichever stage's noise
     # won, e.g. target_cpu from nvmet_tcp_completion), never the injected slowdown: with the
@@ -120,6 +146,8 @@ def check_compare(a):
     m = load(a.run_dir, "compare.json")
     truth = read_truth(a.run_dir)
     verdicts = [v for v in m["verdicts"] if a.group is None or v["group_key"] == a.group]
+    if getattr(a, "initiator_only", False) and m["stage_set"] != "initiator_only":
+        return False, f"stage set {m['stage_set']}, not initiator_only (was the target folder removed, nvme_acks recorded?)"
     if len(verdicts) != 1:
         return False, f"expected one group{' ' + a.group if a.group else ''}, found {[v['group_key'] for v in m['verdicts']]}"
     v = verdicts[0]
@@ -200,6 +228,31 @@ def check_sizes(a):
     return True, said
 
 
+def check_initiator_only(a):
+    con = views.connect(a.run_dir)
+    try:
+        cur = con.execute("SELECT * FROM initiator_only_check")
+        names = [d[0] for d in cur.description]
+        got = {r[0]: dict(zip(names, r)) for r in cur.fetchall()}
+    finally:
+        con.close()
+    t = got.get("est_target_side")
+    if t is None:
+        return False, "no initiator-only estimate (no target, no nvme_acks, or nothing split)"
+    said = "; ".join(f"{s} {r['ios']}/{r['ios_total']} split, {100 * r['within_share']:.0f}% within max(10%, 50 us), "
+                     f"|diff| p50 {r['median_abs_diff_ns'] / 1e3:.0f} us, mean {r['est_mean_ns'] / 1e3:.0f} vs "
+                     f"{r['measured_mean_ns'] / 1e3:.0f} us" for s, r in got.items())
+    problems = []
+    if getattr(a, "figures_only", False):
+        return True, said + " (figures only)"
+    if t["ios"] < 0.25 * t["ios_total"]:
+        problems.append(f"only {t['ios']} of {t['ios_total']} I/Os split")
+    if abs(t["mean_diff_ns"]) > max(0.5 * t["measured_mean_ns"], 2e6):
+        problems.append(f"target side's mean estimate {t['est_mean_ns'] / 1e3:.0f} us is beyond max(50%, 2 ms) "
+                        f"of the measured {t['measured_mean_ns'] / 1e3:.0f} us")
+    return not problems, said + ("" if not problems else " -- " + "; ".join(problems))
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="kind", required=True)
@@ -213,16 +266,22 @@ def main():
     c.add_argument("--within", default="0.7,1.3")
     c.add_argument("--amplified")
     c.add_argument("--min-lad", type=float, default=2.0)
+    c.add_argument("--initiator-only", action="store_true",
+                   help="the runs have no target folder: the verdict must be on the initiator_only stage set")
     i = sub.add_parser("interference")
     i.add_argument("run_dir")
     i.add_argument("--size", type=int, required=True)
     i.add_argument("--verdict", required=True)
     z = sub.add_parser("sizes")
     z.add_argument("run_dir")
+    o = sub.add_parser("initiator-only")
+    o.add_argument("run_dir")
+    o.add_argument("--figures-only", action="store_true", help="print the figures, hold them to no bound")
     a = p.parse_args()
     if a.kind == "compare" and a.stage and a.change_us is None:
         p.error("--stage needs --change-us")
-    ok, said = {"compare": check_compare, "interference": check_interference, "sizes": check_sizes}[a.kind](a)
+    ok, said = {"compare": check_compare, "interference": check_interference, "sizes": check_sizes,
+                "initiator-only": check_initiator_only}[a.kind](a)
     print(said)
     sys.exit(0 if ok else 1)
 

@@ -50,7 +50,9 @@ diagnosis_runs=${LAB_TEST_DIAGNOSIS-"base@breakdown-randread slow-device:delay_u
 	interference-c0 interference-c1 interference-c2 interference-c3
 	nic-base@nic-contention:nic=0 nic@nic-contention
 	target-cpu-base@target-cpu:hog=0 target-cpu@target-cpu
-	fs-base@fs-ext4 fs-1q@fs-ext4:queues=1 fs-local@fs-ext4:local_qd=4"}
+	fs-base@fs-ext4 fs-1q@fs-ext4:queues=1 fs-local@fs-ext4:local_qd=4
+	ini-base@breakdown-randread:qd=4 ini-slow-device@slow-device:delay_us=10000,qd=4 ini-slow-net@slow-net-delay-target:qd=4
+	ini-busy-base@busy-device:control=1,delay_us=20000,runtime=6,qd=4 ini-busy-device@busy-device:delay_us=20000,runtime=6,qd=4"}
 prefix=${LAB_TEST_PREFIX:-lab-test} # runs/<prefix>-NAME
 passed=0 failed=0
 result() { # result OK|FAIL what
@@ -244,6 +246,44 @@ interference() { # interference RUN SIZE VERDICT: the analyze report's interfere
 		result ok "interference $(basename "$run"): $out"
 	else result FAIL "interference $(basename "$run"): $out"; fi
 }
+# The same pairs as if the target could not be traced: copies of the two runs with their
+# initiator folders only (runs/<prefix>-NAME-ini; the recorded runs are not touched), compared
+# on the initiator_only stage set (the target's TCP ACKs the initiator recorded, capture key
+# nvme_acks): the verdict must name the network or the target side (check_diagnosis.py
+# --initiator-only), and on the traced run the estimate is held to the target's own stages
+# (check_diagnosis.py initiator-only: the figures per scenario).
+without_target() { # without_target NAME: runs/<prefix>-NAME-ini from runs/<prefix>-NAME
+	local src=$runs/$prefix-$1 dst=$runs/$prefix-$1-ini h
+	rm -rf -- "$dst" && mkdir -p -- "$dst" && cp -- "$src/truth.json" "$dst/" || return 1
+	for h in "$src"/*/host.json; do
+		grep -q '"role":"initiator"' "$h" || continue
+		mkdir -p -- "$dst/$(basename "$(dirname "$h")")" &&
+			cp -- "$h" "$(dirname "$h")/trace.dat" "$dst/$(basename "$(dirname "$h")")/" || return 1
+	done
+}
+diagnose_without_target() { # diagnose_without_target [--figures-only] BASE RUN check_diagnosis-args...
+	local b r out t0 figures=""
+	# --figures-only: the estimate against the target's stages is printed, not bounded (a busy
+	# target CPU or a rate limit keeps commands and responses in the target's sockets, which
+	# the traced stages count as network and the initiator as the target side)
+	[ "$1" = --figures-only ] && { figures=--figures-only; shift; }
+	b=$1 r=$2
+	shift 2
+	recorded "$b" "$r" || return 0
+	t0=$(date +%s)
+	# the traced run converted for its estimate's check below (compare converts only the copies)
+	(cd "$repo" && just convert "$runs/$prefix-$r" >/dev/null 2>&1)
+	if ! without_target "$b" || ! without_target "$r"; then
+		result FAIL "diagnosis $prefix-$r without the target: cannot copy the initiator folders"
+		return
+	fi
+	if out=$(compare_check "$b-ini" "$r-ini" --initiator-only "$@"); then result ok "diagnosis $prefix-$r without the target: $out"
+	else result FAIL "diagnosis $prefix-$r without the target: $out"; fi
+	timing "compare $b $r without the target" "$t0" ok
+	if out=$("${NTSCOPE_PYTHON:-python3}" "$here/check_diagnosis.py" initiator-only ${figures:+"$figures"} "$runs/$prefix-$r"); then
+		result ok "initiator-only estimate $prefix-$r: $out"
+	else result FAIL "initiator-only estimate $prefix-$r: $out"; fi
+}
 core_checks() {
 	diagnose base slow-device --stage ntprof:target_subsystem,stock:target_exec \
 		--change-us 10000 --within 0.8,1.5
@@ -251,6 +291,10 @@ core_checks() {
 	# measured, hence its bounds
 	diagnose base slow-net --stage ntprof:network_transmission,stock:fabric_total \
 		--change-us 10000 --within 0.7,1.8
+	# without the target: at qd 1 every ACK rides on its response (the target delays its ACKs),
+	# so nothing splits and compare says so; at qd 4 the ACKs ride on other commands' responses
+	diagnose_without_target ini-base ini-slow-device --stage initiator_only:est_target_side --change-us 10000 --within 0.5,1.5
+	diagnose_without_target ini-base ini-slow-net --stage initiator_only:est_round_trip --change-us 10000 --within 0.7,1.8
 	# synchronized clocks (chrony): the one-way stage of the delayed direction carries it
 	diagnose base-synced slow-net-ini-synced \
 		--stage ntprof:nstack_submission,stock:fabric_submission --change-us 10000 --within 0.7,1.5
@@ -262,6 +306,7 @@ core_checks() {
 	# base's 20-28 ms (measured +175..+199 ms in three pairs per direction)
 	diagnose rate-tgt-base rate-tgt --group "type=read, size=131072" \
 		--stage end_to_end --change-us 210000 --within 0.7,1.2
+	diagnose_without_target --figures-only rate-tgt-base rate-tgt --group "type=read, size=131072"
 	# writes: the data goes after the target's R2T, so the stage is nvmet_tcp_r2t_wait (truth.json)
 	diagnose rate-ini-base rate-ini --group "type=write, size=131072" \
 		--stage end_to_end --change-us 210000 --within 0.7,1.2
@@ -275,11 +320,16 @@ core_checks() {
 	# a busy machine; a stalled VM inflates the timer's service time too, hence up to 3x.
 	diagnose busy-base busy-device --stage ntprof:target_subsystem,stock:target_exec \
 		--change-us 20000 --within 0.3,3
+	# at qd 1 the target's ACKs ride on the responses (nothing splits): the qd 4 pair
+	diagnose_without_target ini-busy-base ini-busy-device
 	# under TCG the end-to-end effect of a second job on the queue is not reproducible (the 2
 	# host cores are the limit: LAD 1.44, 0.96, 0.91 in three pairs), its queue signature is
 	# (nvme_tcp_submission LAD 30, 35, 40): the cause must be named either way
 	diagnose few-queues-base few-queues --verdicts "slower,no significant change" \
 		--amplified ntprof:nvme_tcp_submission,stock:- --min-lad 3
+	# without the target the queue's wait sits in est_round_trip (the send path): the cause must
+	# be named from the queue evidence as above, whatever the end-to-end verdict
+	diagnose_without_target --figures-only few-queues-base few-queues --verdicts "slower,no significant change"
 	diagnose interference-c0 interference-c1 --group "type=read, size=4096"
 	diagnose interference-c0 interference-c2 --group "type=read, size=4096"
 	diagnose interference-c0 interference-c3 --group "type=read, size=4096"
@@ -288,9 +338,11 @@ core_checks() {
 	# the fixtures' compare case (patched_digest) pins the diagnosis on recorded runs
 	# a bulk TCP stream on the link (iperf3), no netem: two pairs gave LAD 1.78 and 2.52
 	diagnose nic-base nic --group "type=read, size=4096"
+	diagnose_without_target nic-base nic --group "type=read, size=4096"
 	# one target CPU shared with a nice -20 busy loop: the target's NET_RX softirq waited
 	# 30-44x longer (two pairs: +117 ms end to end each); the cause must be the target CPU
 	diagnose target-cpu-base target-cpu --group "type=read, size=4096"
+	diagnose_without_target --figures-only target-cpu-base target-cpu --group "type=read, size=4096"
 	# ext4 on the namespace, fio reading files with mixed sizes (capture/scenarios/fs-ext4.sh):
 	# the report's read groups by size hold exactly fio's own log of its reads
 	sizes fs-base

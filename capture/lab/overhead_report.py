@@ -14,7 +14,6 @@ I/O on each VM, events and bytes per I/O; then the cost per event and what it me
 100 k and 1 M IOPS. USER_HZ is 100 (jiffies of 10 ms)."""
 import argparse
 import collections
-import glob
 import json
 import os
 import re
@@ -25,7 +24,7 @@ import sys
 JIFFY_US = 10_000
 EVENT_RE = re.compile(r"\s\d+\.\d+:\s+([a-z0-9_]+):")
 RAW_RE = re.compile(r"(\d+) bytes in size \((\d+) uncompressed\)")
-MODES = ("off", "full", "sampled", "sampled-noblock", "probes", "probes-sampled", "probes-sampled-noblock")
+MODES = ("off", "full", "full-noacks", "sampled", "sampled-noblock", "probes", "probes-sampled", "probes-sampled-noblock")
 PROBE_GROUPS = ("ntscope_nvme_tcp", "ntscope_nvmet_tcp")
 
 

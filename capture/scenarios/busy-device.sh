@@ -13,8 +13,9 @@
 : "${tags:=2}"
 : "${control:=0}"
 : "${runtime:=3}"
+: "${qd:=1}"
 nullb="irqmode=2 completion_nsec=$((delay_us * 1000)) submit_queues=1 hw_queue_depth=$tags"
-workload() { run_fio randread --rw=randread --bs=4k --iodepth=1; }
+workload() { run_fio randread --rw=randread --bs=4k --iodepth="$qd"; }
 target_setup() {
 	[ "$control" = 1 ] || return 0
 	setup_nullb nullb1
@@ -35,7 +36,7 @@ truth() {
  "injected": {"target_local_fio": $local_fio,
               "null_blk_hw_queue_depth": $tags, "null_blk_submit_queues": 1, "null_blk_completion_nsec": $((delay_us * 1000))},
  "expected_bottleneck": $bn,
- "workload": [{"job": "randread", "rw": "randread", "bs_bytes": 4096, "iodepth": 1, "cpu": null, "runtime_s": $runtime}],
+ "workload": [{"job": "randread", "rw": "randread", "bs_bytes": 4096, "iodepth": $qd, "cpu": null, "runtime_s": $runtime}],
  "expect": "the remote reads wait for device tags behind the local fio: target time (nvmet_req_init -> nvmet_req_complete) grows, the network does not"}
 JSON
 }

@@ -15,6 +15,7 @@ ovh=/share/.sync/ovh
 mode_keys() { # capture keys of a mode (the stock modes without probes: probes=auto would add them)
 	case "$1" in
 	full) echo "probes=off" ;;
+	full-noacks) echo "probes=off nvme_acks=0" ;; # full before nvme_acks was a default
 	sampled) echo "sample=$sample probes=off" ;;
 	sampled-noblock) echo "sample=$sample block=none probes=off" ;;
 	probes) echo "probes=on" ;;

@@ -323,18 +323,29 @@ expect_not "cpu_wait=0: no irq events" "irq:"
 r=$(tree flows-ini initiator stock)
 expect "net_flows: no tcp_probe event, a note" 0 "other TCP traffic not recorded: this kernel has no tcp:tcp_probe event" \
 	@ "$r" role=initiator run=x dry_run=1 -- true
+expect "nvme_acks: no tcp_probe event, a note" 0 "NVMe/TCP ACKs not recorded: this kernel has no tcp:tcp_probe event" \
+	@ "$r" role=initiator run=x net_flows=0 dry_run=1 -- true
 event "$r" tcp tcp_probe "__u8 saddr[28]" "__u8 daddr[28]" "__u16 sport" "__u16 dport" "__u16 data_len" "__u32 snd_una"
 expect "net_flows: no controller yet, the NVMe/TCP ports 4420 and 8009 left out" 0 \
-	"-e 'tcp:tcp_probe' -f 'sport != 4420 && dport != 4420 && sport != 8009 && dport != 8009'" @ "$r" role=initiator run=x dry_run=1 -- true
+	"-e 'tcp:tcp_probe' -f 'sport != 4420 && dport != 4420 && sport != 8009 && dport != 8009'" @ "$r" role=initiator run=x nvme_acks=0 dry_run=1 -- true
 mkdir -p "$r/sys/class/nvme/nvme0" "$r/sys/class/nvme/nvme1"
 echo tcp >"$r/sys/class/nvme/nvme0/transport"
 echo "traddr=10.0.0.2,trsvcid=4421,src_addr=10.0.0.1" >"$r/sys/class/nvme/nvme0/address"
 echo rdma >"$r/sys/class/nvme/nvme1/transport"
 echo "traddr=10.0.1.2,trsvcid=4999" >"$r/sys/class/nvme/nvme1/address"
 expect "net_flows: the initiator's NVMe/TCP controller's port (not the RDMA one's)" 0 \
-	"-e 'tcp:tcp_probe' -f 'sport != 4421 && dport != 4421'" @ "$r" role=initiator run=x dry_run=1 -- true
-expect "net_flows=0 leaves it out" 0 "" @ "$r" role=initiator run=x net_flows=0 dry_run=1 -- true
-expect_not "net_flows=0: no tcp events" "tcp:tcp_probe"
+	"-e 'tcp:tcp_probe' -f 'sport != 4421 && dport != 4421'" @ "$r" role=initiator run=x nvme_acks=0 dry_run=1 -- true
+# nvme_acks (default on an initiator): the NVMe/TCP connections too, so no port filter with
+# net_flows, only the NVMe/TCP ports without it; the check says what it buys
+expect "nvme_acks with net_flows: every connection, no filter" 0 "-e 'tcp:tcp_probe' 'sh'" @ "$r" role=initiator run=x dry_run=1 -- true
+expect_not "nvme_acks with net_flows: no port filter" "-f 'sport"
+expect "nvme_acks without net_flows: only the NVMe/TCP port" 0 "-e 'tcp:tcp_probe' -f 'sport == 4421 || dport == 4421'" \
+	@ "$r" role=initiator run=x net_flows=0 dry_run=1 -- true
+expect "nvme_acks: the check says what it can tell without the target" 0 \
+	"ok   nvme_acks: tcp:tcp_probe on the NVMe/TCP port(s) 4421" @ "$r" role=initiator run=x check=1
+expect "nvme_acks: a bad value" 2 "nvme_acks 'yes' is not 0 or 1" @ "$r" role=initiator run=x nvme_acks=yes dry_run=1 -- true
+expect "net_flows=0 nvme_acks=0 leaves it out" 0 "" @ "$r" role=initiator run=x net_flows=0 nvme_acks=0 dry_run=1 -- true
+expect_not "net_flows=0 nvme_acks=0: no tcp events" "tcp:tcp_probe"
 expect "net_flows: a bad value" 2 "net_flows 'on' is not 0 or 1" @ "$r" role=initiator run=x net_flows=on dry_run=1 -- true
 expect "net_flows: events= replaces the default events" 0 "" @ "$r" role=initiator run=x events=nvme dry_run=1 -- true
 expect_not "net_flows with events=: no tcp events" "tcp:tcp_probe"

@@ -63,7 +63,7 @@ def add_analyze_flags(p):
     p.add_argument("--group-by", help=f"fields: {','.join(spec.FIELDS)} (default {','.join(spec.DEFAULT_GROUP_BY)})")
     p.add_argument("--time-bucket", type=float, help="seconds per group when grouping by time (default 1; "
                    "overrides a spec file's time_bucket_s)")
-    p.add_argument("--stage-set", help="stage sets to report (stock, ntprof, s_notation, or all); default: report.json and "
+    p.add_argument("--stage-set", help="stage sets to report (stock, ntprof, s_notation, initiator_only, or all); default: report.json and "
                         "report.html hold every set the run has, report.txt prints the primary one "
                         "(ntprof with NVMe/TCP events, else stock)")
     p.add_argument("--percentiles", metavar="LIST",

@@ -80,6 +80,8 @@ def build(con, spec):
     coverage = rows(con, "SELECT stage_set, stage, evidence, ios, measured, measurable, missing, reason "
                          "FROM selected_stage_coverage ORDER BY stage_set, seq")
     milestones = rows(con, "SELECT host, source, tracepoints, probes FROM host_milestones ORDER BY host")
+    initiator_only_check = rows(con, "SELECT stage, stage_set, measured_as, ios, ios_total, within_share, median_abs_diff_ns, "
+                                     "p90_abs_diff_ns, est_mean_ns, measured_mean_ns, mean_diff_ns FROM initiator_only_check")
     slo = slo_model.slo_document(con)
     return {
         "schema": "ntscope.report/4",
@@ -101,4 +103,5 @@ def build(con, spec):
         "sampling": sampling,
         "milestones": milestones,
         "stage_coverage": coverage,
+        "initiator_only_check": initiator_only_check,
     }

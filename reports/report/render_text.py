@@ -137,6 +137,31 @@ def footer(doc, shown=None):
     return L + ["Percentiles do not add up."]
 
 
+def target_not_traced(doc):
+    """The run's primary set is initiator_only: say that its middle is estimated, and how much of it."""
+    if doc["primary_stage_set"] != "initiator_only":
+        return []
+    split = [c for c in doc.get("stage_coverage", []) if c["stage_set"] == "initiator_only" and c["evidence"] == ["tcp_ack"]]
+    n = f"{split[0]['measured']} of {split[0]['ios']} I/Os" if split else "no I/O"
+    return wrap(f"TARGET NOT TRACED: est_round_trip and est_target_side are estimates, the time between command and "
+                f"completion split where the target's TCP acknowledged the command (capture key nvme_acks); {n} split "
+                "(the others: no ACK before the response, see sql/core/nvme_acks.sql). They tell the network from the "
+                "target side, not the target's CPU from its device.", "") + [""]
+
+
+def initiator_only_check(rows):
+    """How far the initiator-only estimates are from the traced target's stages (view initiator_only_check)."""
+    if not rows:
+        return []
+    L = ["", "initiator-only estimates against the traced target (how far a run without the target can be trusted)"]
+    for r in rows:
+        L.append(f"  {r['stage']:<16} {r['ios']} of {r['ios_total']} I/Os: within max(10%, 50 us) {100 * r['within_share']:.1f}%"
+                 f"   |diff| p50 {r['median_abs_diff_ns'] / 1e3:.0f} us p90 {r['p90_abs_diff_ns'] / 1e3:.0f} us"
+                 f"   mean {r['est_mean_ns'] / 1e3:.0f} us vs {r['measured_mean_ns'] / 1e3:.0f} us")
+        L += wrap(f"held to {r['measured_as']} ({r['stage_set']})", "                   ")
+    return L
+
+
 def render(doc, run_dir):
     shown = printed_sets(doc)
     others = [ss for ss in doc["stage_sets"] if ss not in shown]
@@ -159,6 +184,7 @@ def render(doc, run_dir):
         L.append("")
     if doc["sampling"]["sampled"]:
         L += [f"SAMPLED: {doc['sampling']['meaning']}", ""]
+    L += target_not_traced(doc)
     L.append("pipeline_stats (below a warning or an error: what it means, whether to act)")
     for s in doc["pipeline_stats"]:
         v = s["value"]
@@ -195,6 +221,7 @@ def render(doc, run_dir):
         for ss in shown:
             L += histogram(g["histograms"], ss, "end_to_end")
             break
+    L += initiator_only_check(doc.get("initiator_only_check", []))
     L += footer(doc, shown)
     L += glossary(doc, shown)
     return "\n".join(L) + "\n"

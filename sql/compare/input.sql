@@ -49,14 +49,22 @@ CREATE OR REPLACE MACRO cmp_ci_level() AS (SELECT printf('%g%%', 100 * confidenc
 
 -- cmp_input_problems: one row per run whose input cannot support a verdict: an input error
 -- in its pipeline_stats (same trace for two hosts, a role its events contradict, hosts of
--- different runs ...), or not both an initiator and a target traced. cmp_verdict gives
+-- different runs ...), or not both an initiator and a target traced (a run without a target
+-- whose initiator recorded the target's ACKs is compared on the initiator_only set). cmp_verdict gives
 -- 'no verdict' while any row exists.
 --   run       'base' or 'run';  problem   what is wrong (text)
 CREATE OR REPLACE VIEW cmp_input_problems AS
 SELECT run, 'input errors: ' || input_errors AS problem FROM cmp_run_info WHERE input_errors IS NOT NULL
 UNION ALL
-SELECT run, 'hosts traced: ' || coalesce(roles, 'none') || ' (a comparison needs an initiator and a target in both runs)'
-FROM cmp_run_info WHERE coalesce(roles, '') NOT LIKE '%initiator%' OR coalesce(roles, '') NOT LIKE '%target%';
+SELECT run, 'hosts traced: ' || coalesce(roles, 'none') || ' (a comparison needs an initiator and a target in both runs, '
+           || CASE WHEN nvme_srtt_us IS NULL THEN 'or an initiator that recorded the target''s TCP ACKs: capture key nvme_acks, stage set initiator_only)'
+                   ELSE 'or target ACKs that split I/Os: this initiator recorded them, but every ACK rode on its command''s response '
+                        || '(a target that delays its ACKs answers both at once when one command is in flight): run the workload '
+                        || 'with more commands in flight (iodepth >= 2) or trace the target)' END
+FROM cmp_run_info i
+WHERE coalesce(roles, '') NOT LIKE '%initiator%'
+   OR (coalesce(roles, '') NOT LIKE '%target%'
+       AND NOT EXISTS (SELECT 1 FROM cmp_side_defs d WHERE d.run = i.run AND d.rep = i.rep AND d.stage_set = 'initiator_only'));
 
 -- cmp_io_stage: one row per (run, io, stage) with a known duration, with its group.
 --   run, rep, io_rank, stage_set, stage, seq, parent, direction, dur (ns)

@@ -1,4 +1,4 @@
--- requires: core/hosts, core/join, core/evidence, core/cpu_wait, core/net_flows
+-- requires: core/hosts, core/join, core/evidence, core/cpu_wait, core/net_flows, core/nvme_acks
 
 -- A compare side's facts, on the run's own connection (sql/compare_sides.py writes its row
 -- beside the side's rows; the comparison reads it as cmp_run_info, sql/compare/input.sql).
@@ -16,6 +16,9 @@
 --   target_cpu_wait_per_io_ns, initiator_cpu_wait_per_io_ns   mean CPU wait per io (ns)
 --   other_traffic_bytes_per_s, other_traffic_path, other_traffic_top_flow, nvme_data_bytes_per_s
 --                           as in run_other_traffic
+--   nvme_srtt_us            the median of the kernel's smoothed round trip (srtt, us) over the
+--                           segments the initiators received on NVMe/TCP connections (capture
+--                           key nvme_acks; NULL without)
 CREATE OR REPLACE VIEW cmp_side_info AS
 SELECT (SELECT max(uncertainty_ns) FROM clock_offset) AS offset_uncertainty_ns,
        string_agg(DISTINCT coalesce(trace_clock, '?'), ',') AS trace_clocks,
@@ -33,5 +36,6 @@ SELECT (SELECT max(uncertainty_ns) FROM clock_offset) AS offset_uncertainty_ns,
        (SELECT other_bytes_per_s FROM run_other_traffic) AS other_traffic_bytes_per_s,
        (SELECT path FROM run_other_traffic) AS other_traffic_path,
        (SELECT top_flow FROM run_other_traffic) AS other_traffic_top_flow,
-       (SELECT nvme_data_bytes_per_s FROM run_other_traffic) AS nvme_data_bytes_per_s
+       (SELECT nvme_data_bytes_per_s FROM run_other_traffic) AS nvme_data_bytes_per_s,
+       (SELECT median(srtt_us) FROM nvme_ack_segments) AS nvme_srtt_us
 FROM hosts;

@@ -154,6 +154,7 @@ FROM cmp_queue_evidence GROUP BY group_key;
 --   base_other_bps, run_other_bps   TCP traffic that is not NVMe/TCP on the NVMe/TCP path (bytes/s)
 --   run_nvme_bps       NVMe/TCP's data rate in the run (bytes/s)
 --   run_other_path, run_other_top_flow   the run's path interface and its largest other flow (text)
+--   base_srtt_us, run_srtt_us   the NVMe/TCP connections' smoothed round trip (nvme_srtt_us, us)
 CREATE OR REPLACE VIEW cmp_run_change AS
 SELECT bool_and(clock_synced) AS synced, max(offset_uncertainty_ns) AS unc_ns,
        max(target_local_io_per_s) FILTER (WHERE run = 'base') AS base_local_per_s,
@@ -172,7 +173,9 @@ SELECT bool_and(clock_synced) AS synced, max(offset_uncertainty_ns) AS unc_ns,
        avg(other_traffic_bytes_per_s) FILTER (WHERE run = 'run') AS run_other_bps,
        avg(nvme_data_bytes_per_s) FILTER (WHERE run = 'run') AS run_nvme_bps,
        min(other_traffic_path) FILTER (WHERE run = 'run') AS run_other_path,
-       min(other_traffic_top_flow) FILTER (WHERE run = 'run') AS run_other_top_flow
+       min(other_traffic_top_flow) FILTER (WHERE run = 'run') AS run_other_top_flow,
+       avg(nvme_srtt_us) FILTER (WHERE run = 'base') AS base_srtt_us,
+       avg(nvme_srtt_us) FILTER (WHERE run = 'run') AS run_srtt_us
 FROM cmp_run_info;
 
 -- cmp_group_cpu_wait: one row per group: how long, per I/O, its queue's NVMe/TCP work waited for
@@ -238,7 +241,8 @@ WITH k AS (
            -- net_flows, both runs): by >= nic_other_min_share of all the path carried in the run
            coalesce(r.run_other_bps - r.base_other_bps
                     >= p.nic_other_min_share * (r.run_other_bps + coalesce(r.run_nvme_bps, 0)), false) AS other_traffic_grew,
-           r.base_other_bps, r.run_other_bps, r.run_nvme_bps, r.run_other_path, r.run_other_top_flow
+           r.base_other_bps, r.run_other_bps, r.run_nvme_bps, r.run_other_path, r.run_other_top_flow,
+           r.base_srtt_us, r.run_srtt_us
     FROM cmp_group_change g LEFT JOIN cmp_group_queue_change q USING (group_key)
     LEFT JOIN cmp_run_change r ON true
     LEFT JOIN cmp_group_cpu_wait cw ON cw.group_key = g.group_key, cmp_params p
@@ -249,7 +253,9 @@ WITH k AS (
     SELECT k.*, cc.category AS ccat, cc.side AS cside, ac.category AS acat,
            -- the initiator transport queue's own stage, or the connection behind it (network,
            -- or the stock fabric stages that hold both): where queue crowding shows
-           coalesce(cc.category IN ('transport_queue', 'network', 'fabric'), false)
+           -- (without the target, its estimated side too: the initiator's TCP stamps the segments
+           -- when it processes them, which a crowded queue's io_work delays)
+           coalesce(cc.category IN ('transport_queue', 'network', 'fabric', 'target_side'), false)
              OR coalesce(ac.category = 'transport_queue', false)
              -- fewer queues than the base: one queue's io_work also receives every CPU's
              -- responses and completes them on the submitter's CPU, so the initiator's
@@ -284,9 +290,10 @@ SELECT c.*,
             WHEN ccat = 'target_device' THEN CASE WHEN device_busier THEN 'busy_device' ELSE 'slow_device' END
             ELSE ccat END AS cause_id,
        -- one-way split of a network change: only on a synchronized clock, and not from a
-       -- round trip measured on one host (the R2T wait: both ends on the target)
+       -- round trip measured on one host (the R2T wait: both ends on the target; the
+       -- initiator's estimate up to the target's ACK)
        CASE WHEN ccat IS NULL OR ccat NOT IN ('network', 'fabric') THEN NULL
-            WHEN NOT synced OR cside = 'target' THEN 'unknown'
+            WHEN NOT synced OR cside IN ('target', 'initiator') THEN 'unknown'
             WHEN coalesce(sub_ns, 0) >= 0.7 * change_ns THEN 'submission'
             WHEN coalesce(comp_ns, 0) >= 0.7 * change_ns THEN 'completion'
             ELSE 'both' END AS dir
@@ -358,6 +365,11 @@ FROM (SELECT string_agg(run || ' ' || problem, '; ' ORDER BY run) AS problems FR
                  THEN 'shared transport queue: other streams'' commands (bytes) are ahead of this one on its nvme-tcp queue'
             WHEN d.cause_id = 'slow_network' AND d.cside = 'target'
                  THEN 'network path for write data: the R2T round trip (R2T to the initiator, H2CData back) grew, not the target''s CPU; direction unknown from this stage'
+            WHEN d.cause_id IN ('slow_network', 'nic_contention') AND d.cside = 'initiator'
+                 THEN ci.meaning || ': ' || coalesce(d.cstage, d.top_stage) || ' grew (the target was not traced: estimated on the '
+                      || 'initiator from the target''s TCP ACKs and the responses'' segments), direction unknown from one host'
+                      || CASE WHEN d.cause_id = 'nic_contention' THEN '; TCP traffic that is not NVMe/TCP on the path ' || mbps_text(d.base_other_bps)
+                                   || ' -> ' || mbps_text(d.run_other_bps) || coalesce(', most of it ' || d.run_other_top_flow, '') ELSE '' END
             WHEN d.cause_id = 'slow_network'
                  THEN ci.meaning || ', direction ' ||
                       CASE d.dir WHEN 'submission' THEN 'initiator->target' WHEN 'completion' THEN 'target->initiator'
@@ -411,6 +423,9 @@ FROM (SELECT string_agg(run || ' ' || problem, '; ' ORDER BY run) AS problems FR
                       THEN '; other TCP traffic on the NVMe/TCP path ' || mbps_text(d.base_other_bps) || ' -> ' || mbps_text(d.run_other_bps)
                            || ' (NVMe/TCP data ' || mbps_text(coalesce(d.run_nvme_bps, 0)) || ')'
                            || coalesce(', largest flow ' || d.run_other_top_flow, '') ELSE '' END
+              || CASE WHEN d.ccat IN ('network', 'fabric', 'target_side') AND d.base_srtt_us IS NOT NULL AND d.run_srtt_us IS NOT NULL
+                      THEN printf('; the NVMe/TCP connections'' smoothed round trip (the kernel''s srtt, median) %.0f -> %.0f us',
+                                  d.base_srtt_us, d.run_srtt_us) ELSE '' END
               || coalesce('; target CPU wait: ' || nullif(concat_ws(', ', nullif(cpu_wait_io_text(d.base_t_io, d.run_t_io, d.change_ns, d.top_stage), ''),
                                                                      nullif(cpu_wait_text(d.base_tw, d.run_tw, d.base_trx, d.run_trx) || ' per run', ' per run')), ''), '')
               || coalesce('; initiator CPU wait: ' || nullif(concat_ws(', ', nullif(cpu_wait_io_text(d.base_i_io, d.run_i_io, d.change_ns, d.top_stage), ''),

@@ -39,6 +39,13 @@ UNION
 SELECT host, address, NULL FROM local l
 WHERE address <> '' AND NOT EXISTS (SELECT 1 FROM path_if p WHERE p.host = l.host);
 
+-- nvme_tcp_ports: one row per (host, NVMe/TCP service port) the capture recorded tcp:tcp_probe
+-- on (host.json nvme_acks.nvme_tcp_ports, capture key nvme_acks); empty for a run without.
+--   host, port
+CREATE OR REPLACE VIEW nvme_tcp_ports AS
+SELECT host, unnest(from_json(host_json->'$.nvme_acks.nvme_tcp_ports', '["INTEGER"]')) AS port
+FROM run_hosts WHERE json_type(host_json, '$.nvme_acks') = 'OBJECT';
+
 -- nvme_io_windows: one row per host with I/O commands: from its first I/O command to its last
 -- (initiator: bio queued .. request completed, its own clock; target: nvmet_req_init ..
 -- nvmet_req_complete of the matched commands), the time other traffic could delay them.
@@ -70,6 +77,8 @@ WITH ev AS (
            p.snd_una - lag(p.snd_una) OVER (PARTITION BY p.host, p.sock_cookie ORDER BY p.ts) AS una_step
     FROM raw_tcp p JOIN nvme_io_windows h ON h.host = p.host AND p.ts BETWEEN h.from_ts AND h.to_ts
     WHERE p.event = 'tcp_probe'
+      -- a host that also recorded its NVMe/TCP connections (capture key nvme_acks): not other traffic
+      AND NOT EXISTS (SELECT 1 FROM nvme_tcp_ports n WHERE n.host = p.host AND n.port IN (p.sport, p.dport))
 ), f AS (
     SELECT host, sock_cookie, any_value(family) AS family, any_value(saddr) AS saddr, any_value(daddr) AS daddr,
            any_value(sport) AS sport, any_value(dport) AS dport, count(*) AS segments,

@@ -54,9 +54,10 @@ SELECT * FROM (VALUES
     ('workqueue', 'req_cpu', 'BIGINT'), ('workqueue', 'field_cpu', 'BIGINT'),
     -- irq: softirq_raise / _entry / _exit, the capture keeps NET_RX (vec 3) (capture key cpu_wait)
     ('irq', 'vec', 'BIGINT'),
-    -- tcp: tcp_probe of the connections that are not NVMe/TCP (capture key net_flows):
-    -- sockaddr_in/_in6 as bytes, ports, payload length, snd_una, the socket's cookie
+    -- tcp: tcp_probe of the connections that are not NVMe/TCP (capture key net_flows) and of
+    -- the NVMe/TCP ones (nvme_acks): sockaddr_in/_in6 as bytes, ports, payload length,
+    -- snd_una, snd_nxt, the smoothed round trip (srtt, us), the socket's cookie
     ('tcp', 'family', 'BIGINT'), ('tcp', 'saddr', 'UTINYINT[]'), ('tcp', 'daddr', 'UTINYINT[]'),
     ('tcp', 'sport', 'BIGINT'), ('tcp', 'dport', 'BIGINT'), ('tcp', 'data_len', 'BIGINT'),
-    ('tcp', 'snd_una', 'BIGINT'), ('tcp', 'sock_cookie', 'UBIGINT')
+    ('tcp', 'snd_una', 'BIGINT'), ('tcp', 'snd_nxt', 'BIGINT'), ('tcp', 'srtt', 'BIGINT'), ('tcp', 'sock_cookie', 'UBIGINT')
 ) AS t(system, column_name, column_type);

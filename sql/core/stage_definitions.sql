@@ -20,6 +20,7 @@ SELECT * FROM (VALUES
     ('target_cpu', 'target CPU: nvmet-tcp receive and response work, nvmet core around the device'),
     ('target', 'the target as a whole: its CPU work and its device (and on stock kernels, for large writes, the R2T round trip)'),
     ('target_device', 'the target''s backing device (SSD, null_blk) and its block layer'),
+    ('target_side', 'estimated from the initiator alone (the target not traced): after the target''s TCP acknowledged the command: its CPU, queues and device, the response''s way back'),
     ('host_cpu', 'initiator completion path: nvme-tcp receive processing and block completion')
 ) AS t(category, meaning);
 
@@ -31,26 +32,30 @@ SELECT * FROM (VALUES
 --                     are no cause of latency; a run recorded without the evidence a cause
 --                     needs says so in its truth.json, e.g. a bulk TCP stream recorded
 --                     without net_flows reads as a slow network)
+--   initiator_only_cause_id  the cause_id a verdict gives when the target was not traced
+--                     (stage set initiator_only): the target's own causes read as
+--                     target_side, the initiator's send path as the round trip's slow_network
 --   meaning           in a storage engineer's words (the verdict's cause text)
 CREATE OR REPLACE TABLE cause_ids AS
 SELECT * FROM (VALUES
-    ('none', 'none', 'no significant change'),
-    ('slow_device', 'slow_device', 'target device (the backing SSD / block device is slower)'),
-    ('busy_device', 'busy_device', 'target device (the backing SSD / block device is busier: I/O of the target itself shares it)'),
-    ('slow_network', 'slow_network', 'network path (TCP stacks and the wire between the hosts)'),
-    ('nic_contention', 'nic_contention', 'network path shared with other traffic (TCP connections that are not NVMe/TCP on the same interface)'),
-    ('few_queues', 'few_queues', 'too few transport queues: commands from several CPUs share one nvme-tcp queue (one TCP connection) and wait behind each other'),
-    ('interference', 'interference', 'interference: other streams'' commands are ahead of this one on its transport queue or its device'),
-    ('target_cpu', 'target_cpu', 'target CPU (nvmet-tcp transport and nvmet command handling on the target)'),
-    ('target', 'target', 'target (nvmet processing and the device together; for large writes on stock kernels also the R2T round trip for the data)'),
-    ('io_cpu_contention', 'io_cpu_contention', 'initiator CPU contention (the application and the queue''s io_work compete for one CPU)'),
-    ('digest', 'digest', 'header / data digests (CRC32C over every PDU on both hosts)'),
-    ('host_block_layer', 'host_block_layer', 'initiator block layer (blk-mq queueing, tag wait)'),
-    ('host_transport', 'host_transport', 'initiator nvme-tcp send path (CPU) or transport queue'),
-    ('host_cpu', 'host_cpu', 'initiator completion path (CPU, block layer)'),
-    ('lost_events', 'none', 'the trace lost events (ring-buffer overrun): the analysis counts them; not a cause of latency'),
-    ('input_error', 'input_error', 'no verdict: the inputs of a run are inconsistent or a host is missing')
-) AS t(cause_id, verdict_cause_id, meaning);
+    ('none', 'none', 'none', 'no significant change'),
+    ('slow_device', 'slow_device', 'target_side', 'target device (the backing SSD / block device is slower)'),
+    ('busy_device', 'busy_device', 'target_side', 'target device (the backing SSD / block device is busier: I/O of the target itself shares it)'),
+    ('slow_network', 'slow_network', 'slow_network', 'network path (TCP stacks and the wire between the hosts)'),
+    ('nic_contention', 'nic_contention', 'nic_contention', 'network path shared with other traffic (TCP connections that are not NVMe/TCP on the same interface)'),
+    ('few_queues', 'few_queues', 'few_queues', 'too few transport queues: commands from several CPUs share one nvme-tcp queue (one TCP connection) and wait behind each other'),
+    ('interference', 'interference', 'interference', 'interference: other streams'' commands are ahead of this one on its transport queue or its device'),
+    ('target_cpu', 'target_cpu', 'target_side', 'target CPU (nvmet-tcp transport and nvmet command handling on the target)'),
+    ('target', 'target', 'target_side', 'target (nvmet processing and the device together; for large writes on stock kernels also the R2T round trip for the data)'),
+    ('target_side', 'target_side', 'target_side', 'target side (the target was not traced: its CPU, queues and device together, estimated from when its TCP acknowledged each command)'),
+    ('io_cpu_contention', 'io_cpu_contention', 'io_cpu_contention', 'initiator CPU contention (the application and the queue''s io_work compete for one CPU)'),
+    ('digest', 'digest', 'digest', 'header / data digests (CRC32C over every PDU on both hosts)'),
+    ('host_block_layer', 'host_block_layer', 'host_block_layer', 'initiator block layer (blk-mq queueing, tag wait)'),
+    ('host_transport', 'host_transport', 'slow_network', 'initiator nvme-tcp send path (CPU) or transport queue'),
+    ('host_cpu', 'host_cpu', 'host_cpu', 'initiator completion path (CPU, block layer)'),
+    ('lost_events', 'none', 'none', 'the trace lost events (ring-buffer overrun): the analysis counts them; not a cause of latency'),
+    ('input_error', 'input_error', 'input_error', 'no verdict: the inputs of a run are inconsistent or a host is missing')
+) AS t(cause_id, verdict_cause_id, initiator_only_cause_id, meaning);
 
 -- stage_sets: one row per stage set; preference orders them for the one rule that picks
 -- the primary set (views primary_stage_set and cmp_stage_set: the most detailed set the
@@ -60,7 +65,8 @@ CREATE OR REPLACE TABLE stage_sets AS
 SELECT * FROM (VALUES
     ('ntprof', 1, 'ntprof''s stage names; patched kernels (nvme_tcp / nvmet_tcp events)'),
     ('stock', 2, 'stock kernels: nvme / nvmet / block events, coarser stages'),
-    ('s_notation', 3, 'the paper''s S1..S9 notation, the same cuts as ntprof')
+    ('s_notation', 3, 'the paper''s S1..S9 notation, the same cuts as ntprof'),
+    ('initiator_only', 4, 'a run without a traced target: the initiator''s stages, and the time between command and completion split at the target''s TCP ACK (estimated; capture key nvme_acks)')
 ) AS t(stage_set, preference, meaning);
 
 -- stage_definitions: one row per stage of one stage set. Users add their own rows
@@ -154,7 +160,22 @@ SELECT * FROM (VALUES
     ('s_notation', 'S2(C)', 7, NULL, 'initiator', 'i:nvme_tcp_process_nvme_cqe', 'i:nvme_complete_rq', NULL, NULL, 'completion', 'host_cpu', ['ntprof:nvme_tcp_completion'],
      'nvme-tcp completion'),
     ('s_notation', 'S1(C)', 8, NULL, 'initiator', 'i:nvme_complete_rq', 'i:block_rq_complete', NULL, NULL, 'completion', 'host_cpu', ['ntprof:blk_completion'],
-     'block layer completion')
+     'block layer completion'),
+    -- ---- a run without a traced target (sql/core/nvme_acks.sql): est_* are estimates
+    ('initiator_only', 'end_to_end', 0, NULL, 'initiator', 'i:block_bio_queue', 'i:block_rq_complete', NULL, NULL, 'both', 'total', ['stock:end_to_end', 'ntprof:end_to_end', 's_notation:end_to_end'],
+     'application bio queued to block request completed on the initiator'),
+    ('initiator_only', 'host_queue', 1, NULL, 'initiator', 'i:block_bio_queue', 'i:nvme_setup_cmd', NULL, NULL, 'submission', 'host_block_layer', ['stock:host_queue'],
+     'initiator block layer: bio queued until nvme-tcp builds the command (blk-mq queueing, tag wait)'),
+    ('initiator_only', 'est_round_trip', 2, NULL, 'initiator', 'i:nvme_setup_cmd', 'i:tcp_ack', NULL, NULL, 'both', 'network', []::VARCHAR[],
+     'estimated: command built until the target''s TCP acknowledged its bytes: the initiator''s send path (and its transport queue), both network stacks and the wire, both ways'),
+    ('initiator_only', 'est_target_side', 3, NULL, 'initiator', 'i:tcp_ack', 'i:tcp_response_start', NULL, NULL, 'both', 'target_side', []::VARCHAR[],
+     'estimated: the target''s ACK of the command until its response left the target, as far as the initiator can tell: the target''s CPU, queues and device'),
+    ('initiator_only', 'est_response', 4, NULL, 'initiator', 'i:tcp_response_start', 'i:tcp_response', NULL, NULL, 'completion', 'network', []::VARCHAR[],
+     'estimated: the response on its way: behind other responses'' data at the path''s rate, then its own segments until the last arrived'),
+    ('initiator_only', 'host_receive', 5, NULL, 'initiator', 'i:tcp_response', 'i:nvme_complete_rq', NULL, NULL, 'completion', 'host_cpu', []::VARCHAR[],
+     'initiator: the response''s last segment arrived until the NVMe completion (its TCP receive path, io_work, nvme-tcp parsing the response)'),
+    ('initiator_only', 'host_completion', 6, NULL, 'initiator', 'i:nvme_complete_rq', 'i:block_rq_complete', NULL, NULL, 'completion', 'host_cpu', ['stock:host_completion', 'ntprof:blk_completion'],
+     'initiator: NVMe completion until the block request completed')
 ) AS t(stage_set, stage, seq, parent, side, from_milestone, to_milestone, minus_from_milestone, minus_to_milestone, direction,
         category, aliases, meaning);
 
@@ -166,7 +187,8 @@ CREATE OR REPLACE TABLE evidence_kinds AS
 SELECT * FROM (VALUES
     ('stock', 'stock events, on every kernel: nvme / nvmet / block tracepoints'),
     ('tracepoint', 'the patched nvme_tcp / nvmet_tcp tracepoints (kernel-patches/)'),
-    ('probe', 'probe events the capture places on the nvme-tcp / nvmet-tcp functions around those tracepoints (capture key probes=), on a kernel without the patches')
+    ('probe', 'probe events the capture places on the nvme-tcp / nvmet-tcp functions around those tracepoints (capture key probes=), on a kernel without the patches'),
+    ('tcp_ack', 'tcp:tcp_probe on the initiator''s NVMe/TCP connections (capture key nvme_acks): when the target''s TCP acknowledged each command, on every kernel with the tcp tracepoint')
 ) AS t(evidence, meaning);
 
 -- probe_events: one row per probe event the capture places (capture/ntscope-capture,
@@ -231,7 +253,8 @@ WITH used AS (
     FROM used
 ), kinds AS (
     SELECT p.milestone, p.part,
-           CASE WHEN p.part LIKE 'nvme_tcp_%' THEN 'nvme_tcp' WHEN p.part LIKE 'nvmet_tcp_%' THEN 'nvmet_tcp' END AS tcp_system
+           CASE WHEN p.part LIKE 'nvme_tcp_%' THEN 'nvme_tcp' WHEN p.part LIKE 'nvmet_tcp_%' THEN 'nvmet_tcp'
+                WHEN p.milestone IN ('i:tcp_ack', 'i:tcp_response_start', 'i:tcp_response') THEN 'tcp' END AS tcp_system
     FROM parts p
 )
 SELECT milestone, 'stock' AS evidence,
@@ -240,19 +263,23 @@ SELECT milestone, 'stock' AS evidence,
 FROM kinds WHERE tcp_system IS NULL GROUP BY milestone
 UNION ALL
 SELECT milestone, 'tracepoint', list(tcp_system || ':' || part ORDER BY part)
-FROM kinds WHERE tcp_system IS NOT NULL GROUP BY milestone
+FROM kinds WHERE tcp_system IN ('nvme_tcp', 'nvmet_tcp') GROUP BY milestone
+UNION ALL
+-- the target's ACK of a command (sql/core/nvme_acks.sql)
+SELECT milestone, 'tcp_ack', ['tcp:tcp_probe'] FROM kinds WHERE tcp_system = 'tcp' GROUP BY milestone
 UNION ALL
 -- a probe gives the milestone when it gives each part; read or write is enough for execution
 SELECT k.milestone, 'probe', list(DISTINCT pe.system || ':' || pe.event ORDER BY pe.system || ':' || pe.event)
 FROM kinds k LEFT JOIN probe_events pe ON pe.stands_for = k.part
-WHERE k.tcp_system IS NOT NULL
+WHERE k.tcp_system IN ('nvme_tcp', 'nvmet_tcp')
 GROUP BY k.milestone
 HAVING count(*) FILTER (WHERE pe.stands_for IS NULL AND k.part NOT IN ('nvmet_tcp_exec_read_req', 'nvmet_tcp_exec_write_req')) = 0
    AND count(pe.stands_for) > 0;
 
 -- stage_evidence: one row per stage definition: which evidence can give it. A stage cut only at
--- stock events has 'stock' (every kernel); one that needs NVMe/TCP milestones has the kinds
--- that give every one of them ('tracepoint', 'probe'). A view.
+-- stock events has 'stock' (every kernel); one cut at the target's ACK of a command has
+-- 'tcp_ack'; one that needs NVMe/TCP milestones has the kinds that give every one of them
+-- ('tracepoint', 'probe'). A view.
 --   stage_set, stage
 --   evidence   list of evidence_kinds.evidence
 CREATE OR REPLACE VIEW stage_evidence AS
@@ -263,17 +290,19 @@ WITH ms AS (
 ), per AS (
     SELECT ms.stage_set, ms.stage, ms.milestone,
            bool_or(e.evidence = 'stock') AS stock,
-           bool_or(e.evidence = 'tracepoint') AS tracepoint, bool_or(e.evidence = 'probe') AS probe
+           bool_or(e.evidence = 'tracepoint') AS tracepoint, bool_or(e.evidence = 'probe') AS probe,
+           bool_or(e.evidence = 'tcp_ack') AS tcp_ack
     FROM ms LEFT JOIN milestone_evidence e USING (milestone)
     GROUP BY ALL
 ), agg AS (
     SELECT stage_set, stage, bool_and(coalesce(stock, false)) AS all_stock,
            bool_and(coalesce(stock OR tracepoint, false)) AS tracepoint,
-           bool_and(coalesce(stock OR probe, false)) AS probe
+           bool_and(coalesce(stock OR probe, false)) AS probe,
+           bool_and(coalesce(stock OR tcp_ack, false)) AS tcp_ack
     FROM per GROUP BY ALL
 )
 SELECT stage_set, stage,
-       CASE WHEN all_stock THEN ['stock']
+       CASE WHEN all_stock THEN ['stock'] WHEN tcp_ack THEN ['tcp_ack']
             ELSE list_filter(['tracepoint', 'probe'], lambda k: (k = 'tracepoint' AND tracepoint) OR (k = 'probe' AND probe)) END
            AS evidence
 FROM agg;

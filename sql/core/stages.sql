@@ -1,4 +1,4 @@
--- requires: core/stage_definitions, core/hosts, core/events, core/join
+-- requires: core/stage_definitions, core/hosts, core/events, core/join, core/nvme_acks
 -- input: run_hosts  the run's host folders (sql/views.py)
 
 -- stage_definitions, stage_categories, cause_ids: sql/core/stage_definitions.sql
@@ -17,6 +17,12 @@ WHERE e.system = 'nvme_tcp';
 --   io_n             io.io_n
 --   "i:<event>"      initiator points (ns, initiator clock)
 --   "t:<event>"      target points, minus io.offset_ns (ns, initiator clock)
+--   "i:tcp_ack"      the target's TCP acknowledged the command (io_nvme_acks.ack_ts; NULL
+--                    without nvme_acks or when the ACK does not split the I/O)
+--   "i:tcp_response_start"  its response left the target, as the initiator can tell
+--                    (io_nvme_acks.response_start_ts; NULL when "i:tcp_ack" is)
+--   "i:tcp_response" the response's last segment arrived (io_nvme_acks.response_ts; NULL when
+--                    "i:tcp_ack" is)
 CREATE OR REPLACE VIEW io_stock_milestones AS
 SELECT io_n,
        i_bio_queue_ts AS "i:block_bio_queue", i_getrq_ts AS "i:block_getrq",
@@ -24,8 +30,9 @@ SELECT io_n,
        i_complete_rq_ts AS "i:nvme_complete_rq", i_rq_complete_ts AS "i:block_rq_complete",
        t_init_ts - offset_ns AS "t:nvmet_req_init", t_dev_queue_ts - offset_ns AS "t:block_bio_queue",
        t_dev_issue_ts - offset_ns AS "t:block_rq_issue", t_dev_complete_ts - offset_ns AS "t:block_rq_complete",
-       t_complete_ts - offset_ns AS "t:nvmet_req_complete"
-FROM io;
+       t_complete_ts - offset_ns AS "t:nvmet_req_complete", a.ack_ts AS "i:tcp_ack",
+       a.response_start_ts AS "i:tcp_response_start", CASE WHEN a.ack_ts IS NOT NULL THEN a.response_ts END AS "i:tcp_response"
+FROM io LEFT JOIN io_nvme_acks a USING (io_n);
 
 -- stock_milestone_names: one row per milestone column of io_stock_milestones. A view.
 --   milestone   the column's name
@@ -259,7 +266,9 @@ used AS (
 -- a set is reported when it needs only stock events, or when the trace has one of the NVMe/TCP
 -- milestones it uses (patched events or the capture's probes: a stock run drops the detailed
 -- sets); a stage of it that no host of the run can give stays NULL (missing), and
--- stage_coverage says which milestone it lacks and why
+-- stage_coverage says which milestone it lacks and why. A run without a target whose
+-- initiator recorded the target's ACKs (the initiator_only set) drops the sets cut at target
+-- milestones: their middle would be one block that nothing measured
 SELECT row_number() OVER (ORDER BY d.stage_set, d.stage) AS def_no,
        d.stage_set, d.stage, d.seq, d.parent, d.side, d.from_milestone, d.to_milestone, d.minus_from_milestone,
        d.minus_to_milestone, d.direction, d.category
@@ -268,7 +277,10 @@ WHERE d.stage_set NOT IN (SELECT stage_set FROM used u
                           WHERE u.ms IS NOT NULL AND NOT EXISTS (SELECT 1 FROM milestone_evidence e
                                             WHERE e.milestone = regexp_replace(u.ms, '#last$', '') AND e.evidence = 'stock')
                           GROUP BY stage_set
-                          HAVING count(*) FILTER (WHERE ms IN (SELECT milestone FROM present)) = 0);
+                          HAVING count(*) FILTER (WHERE ms IN (SELECT milestone FROM present)) = 0)
+  AND NOT (d.stage_set IN (SELECT stage_set FROM used WHERE ms LIKE 't:%')
+           AND NOT EXISTS (SELECT 1 FROM hosts WHERE role = 'target')
+           AND 'i:tcp_ack' IN (SELECT milestone FROM present));
 
 -- io_stage_durations: one row per (io, io_stage_definitions row): io_stages keyed by two
 -- integers, what the reports group and join on (strings cost: building the rows on the
@@ -436,6 +448,7 @@ WITH defs AS (
     SELECT host, event AS part FROM host_event_types WHERE system IN ('nvme', 'nvmet', 'block')
     UNION SELECT host, event FROM host_milestone_events
     UNION SELECT host, 'nvmet_tcp_exec_*' FROM host_milestone_events WHERE event IN ('nvmet_tcp_exec_read_req', 'nvmet_tcp_exec_write_req')
+    UNION SELECT DISTINCT host, unnest(['tcp_ack', 'tcp_response_start', 'tcp_response']) FROM nvme_tcp_ports
     UNION SELECT m.host, p.part FROM host_milestones m, (SELECT DISTINCT part FROM parts) p
     WHERE m.source = 'tracepoint' AND (p.part LIKE 'nvme_tcp%' OR p.part LIKE 'nvmet_tcp%')
 ), checked AS (
@@ -466,6 +479,8 @@ SELECT d.stage_set, d.stage, d.seq, e.evidence,
        g.milestone AS missing,
        CASE WHEN g.def_no IS NULL THEN NULL
             WHEN g.hosts = 0 THEN 'the run has no ' || g.side || ' trace'
+            WHEN g.part IN ('tcp_ack', 'tcp_response_start', 'tcp_response')
+              THEN g.first_host || ' did not record its NVMe/TCP connections (record them: nvme_acks=1, a kernel with tcp:tcp_probe)'
             WHEN g.part NOT LIKE 'nvme_tcp%' AND g.part NOT LIKE 'nvmet_tcp%'
               THEN g.first_host || ' did not record ' || g.part || ' (record it: block=all)'
             WHEN g.source = 'none' OR g.source IS NULL

@@ -10,7 +10,9 @@ sql/tests/cases/<case>/ (one run built from readable text):
 sql/compare/tests/cases/<case>/ (real lab fixtures):
     case.json            {"base": "<fixture>", "run": "<fixture>"} (fixtures/ names; no "base":
                          an interference-only case); optional "truth_groups": [group keys]
-                         limits test_truth_agreement.py to the groups truth.json is about
+                         limits test_truth_agreement.py to the groups truth.json is about;
+                         optional "hosts": [host folders] keeps only those of both runs
+                         (["initiator"]: the target not traced)
     queries/<name>.sql   run on the compare connection, or on the run's own connection when
                          <name> starts with "run__"
 `pytest --update-expected` rewrites the CSVs (check them by hand)."""
@@ -142,9 +144,9 @@ def compare_case(fixture_run):
             cache.clear()
             spec = json.load(open(os.path.join(case_dir, "case.json")))
             try:
-                run = fixture_run(spec["run"])
+                run = fixture_run(spec["run"], hosts=spec.get("hosts"))
                 if "base" in spec:
-                    base = spec["base"] if spec["base"].startswith("/") else fixture_run(spec["base"])
+                    base = spec["base"] if spec["base"].startswith("/") else fixture_run(spec["base"], hosts=spec.get("hosts"))
                     cache[case_dir] = compare_load.compare_connection(base, run, keep_run=True, cache=True)
                 else:
                     cache[case_dir] = (None, views.connect(run, interference=True))

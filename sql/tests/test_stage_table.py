@@ -44,6 +44,22 @@ def test_every_stage_names_known_ids(con):
                           (SELECT 1 FROM stage_definitions p WHERE p.stage_set = d.stage_set AND p.stage = d.parent)""").fetchone()[0] == 0
 
 
+def test_the_initiator_only_causes_are_causes_of_its_stages(con):
+    # what a verdict without the target names is a cause id, and one a stage of the
+    # initiator_only set can give: its categories (target_side, network) or the queue's
+    ids = {r[0] for r in con.execute("SELECT cause_id FROM cause_ids").fetchall()}
+    mapped = {r[0]: r[1] for r in con.execute("SELECT cause_id, initiator_only_cause_id FROM cause_ids").fetchall()}
+    assert set(mapped.values()) <= ids
+    assert {c for c, m in mapped.items() if m == "target_side"} == {"slow_device", "busy_device", "target_cpu", "target",
+                                                                    "target_side"}
+    assert mapped["slow_network"] == "slow_network" and mapped["few_queues"] == "few_queues"
+    cats = {r[0] for r in con.execute("SELECT category FROM stage_definitions WHERE stage_set = 'initiator_only'").fetchall()}
+    assert {"target_side", "network"} <= cats
+    # the set reads no target milestone: it is what a run without the target has
+    assert con.execute("""SELECT count(*) FROM stage_definitions WHERE stage_set = 'initiator_only'
+                          AND 't:' IN (left(from_milestone, 2), left(to_milestone, 2))""").fetchone()[0] == 0
+
+
 def test_the_verdict_names_no_stage():
     # the verdict reads causes from stage_definitions.category; a stage name in its SQL
     # would be a second, disagreeing source

@@ -28,15 +28,15 @@ def fixture_pairs():
         with open(os.path.join(CASES, case, "case.json")) as f:
             spec = json.load(f)
         if "base" in spec and not spec["base"].startswith("/"):
-            yield pytest.param(spec["base"], spec["run"], spec.get("truth_groups"), id=case)
+            yield pytest.param(spec["base"], spec["run"], spec.get("truth_groups"), spec.get("hosts"), id=case)
 
 
-@pytest.mark.parametrize("base,run,groups", list(fixture_pairs()))
-def test_verdict_agrees_with_truth(base, run, groups, fixture_run):
+@pytest.mark.parametrize("base,run,groups,hosts", list(fixture_pairs()))
+def test_verdict_agrees_with_truth(base, run, groups, hosts, fixture_run):
     rule = check_diagnosis()
     with open(os.path.join(REPO, "fixtures", run, "truth.json")) as f:
         truth = json.load(f)
-    con = compare_load.compare_connection(fixture_run(base), fixture_run(run), cache=True)
+    con = compare_load.compare_connection(fixture_run(base, hosts=hosts), fixture_run(run, hosts=hosts), cache=True)
     try:
         cur = con.execute("SELECT * FROM cmp_verdict ORDER BY group_key")
         names = [d[0] for d in cur.description]
