@@ -247,13 +247,13 @@ interference() { # interference RUN SIZE VERDICT: the analyze report's interfere
 	else result FAIL "interference $(basename "$run"): $out"; fi
 }
 # The same pairs as if the target could not be traced: copies of the two runs with their
-# initiator folders only (runs/<prefix>-NAME-ini; the recorded runs are not touched), compared
+# initiator folders only (runs/<prefix>-NAME-no-target; the recorded runs are not touched), compared
 # on the initiator_only stage set (the target's TCP ACKs the initiator recorded, capture key
 # nvme_acks): the verdict must name the network or the target side (check_diagnosis.py
 # --initiator-only), and on the traced run the estimate is held to the target's own stages
 # (check_diagnosis.py initiator-only: the figures per scenario).
-without_target() { # without_target NAME: runs/<prefix>-NAME-ini from runs/<prefix>-NAME
-	local src=$runs/$prefix-$1 dst=$runs/$prefix-$1-ini h
+without_target() { # without_target NAME: runs/<prefix>-NAME-no-target from runs/<prefix>-NAME
+	local src=$runs/$prefix-$1 dst=$runs/$prefix-$1-no-target h
 	rm -rf -- "$dst" && mkdir -p -- "$dst" && cp -- "$src/truth.json" "$dst/" || return 1
 	for h in "$src"/*/host.json; do
 		grep -q '"role":"initiator"' "$h" || continue
@@ -277,7 +277,7 @@ diagnose_without_target() { # diagnose_without_target [--figures-only] BASE RUN 
 		result FAIL "diagnosis $prefix-$r without the target: cannot copy the initiator folders"
 		return
 	fi
-	if out=$(compare_check "$b-ini" "$r-ini" --initiator-only "$@"); then result ok "diagnosis $prefix-$r without the target: $out"
+	if out=$(compare_check "$b-no-target" "$r-no-target" --initiator-only "$@"); then result ok "diagnosis $prefix-$r without the target: $out"
 	else result FAIL "diagnosis $prefix-$r without the target: $out"; fi
 	timing "compare $b $r without the target" "$t0" ok
 	if out=$("${NTSCOPE_PYTHON:-python3}" "$here/check_diagnosis.py" initiator-only ${figures:+"$figures"} "$runs/$prefix-$r"); then
@@ -342,7 +342,10 @@ core_checks() {
 	# one target CPU shared with a nice -20 busy loop: the target's NET_RX softirq waited
 	# 30-44x longer (two pairs: +117 ms end to end each); the cause must be the target CPU
 	diagnose target-cpu-base target-cpu --group "type=read, size=4096"
-	diagnose_without_target --figures-only target-cpu-base target-cpu --group "type=read, size=4096"
+	# without the target a starved target CPU delays the target's ACKs as much as its answers
+	# (its softirq waits for the CPU): est_round_trip or est_target_side grows, by turns
+	# (two pairs: +187 / +100 ms and +141 / +189 ms), so either side is accepted
+	diagnose_without_target --figures-only target-cpu-base target-cpu --group "type=read, size=4096" --causes target_side,slow_network
 	# ext4 on the namespace, fio reading files with mixed sizes (capture/scenarios/fs-ext4.sh):
 	# the report's read groups by size hold exactly fio's own log of its reads
 	sizes fs-base

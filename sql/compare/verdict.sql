@@ -367,7 +367,8 @@ FROM (SELECT string_agg(run || ' ' || problem, '; ' ORDER BY run) AS problems FR
                  THEN 'network path for write data: the R2T round trip (R2T to the initiator, H2CData back) grew, not the target''s CPU; direction unknown from this stage'
             WHEN d.cause_id IN ('slow_network', 'nic_contention') AND d.cside = 'initiator'
                  THEN ci.meaning || ': ' || coalesce(d.cstage, d.top_stage) || ' grew (the target was not traced: estimated on the '
-                      || 'initiator from the target''s TCP ACKs and the responses'' segments), direction unknown from one host'
+                      || 'initiator from the target''s TCP ACKs and the responses'' segments), direction unknown from one host; '
+                      || 'a target whose CPU leaves its TCP stack waiting delays its ACKs alike: from the initiator alone the two look the same'
                       || CASE WHEN d.cause_id = 'nic_contention' THEN '; TCP traffic that is not NVMe/TCP on the path ' || mbps_text(d.base_other_bps)
                                    || ' -> ' || mbps_text(d.run_other_bps) || coalesce(', most of it ' || d.run_other_top_flow, '') ELSE '' END
             WHEN d.cause_id = 'slow_network'
