@@ -49,6 +49,11 @@ def test_without_the_target_the_initiator_only_set_leads(analyzed):
     assert doc["initiator_only_check"] == []
     stats = {s["name"]: s for s in doc["pipeline_stats"]}
     assert stats["matched_pct"]["severity"] == "info"   # no target by design: not a warning
+    # the timeline draws the primary set: its estimated stages are slices there too
+    run, _, _ = analyzed["alone"]
+    with open(os.path.join(run, "report", "timeline.perfetto-trace"), "rb") as f:
+        trace = f.read()
+    assert b"est_round_trip" in trace and b"est_target_side" in trace and b"target_subsystem" not in trace
 
 
 def test_with_both_hosts_the_estimate_is_held_to_the_target(analyzed):
