@@ -448,7 +448,8 @@ WITH defs AS (
     SELECT host, event AS part FROM host_event_types WHERE system IN ('nvme', 'nvmet', 'block')
     UNION SELECT host, event FROM host_milestone_events
     UNION SELECT host, 'nvmet_tcp_exec_*' FROM host_milestone_events WHERE event IN ('nvmet_tcp_exec_read_req', 'nvmet_tcp_exec_write_req')
-    UNION SELECT DISTINCT host, unnest(['tcp_ack', 'tcp_response_start', 'tcp_response']) FROM nvme_tcp_ports
+    -- the milestones of the target's ACKs (milestone_evidence 'tcp_ack'): every host that recorded them
+    UNION SELECT DISTINCT n.host, substr(m.milestone, 3) FROM nvme_tcp_ports n, milestone_evidence m WHERE m.evidence = 'tcp_ack'
     UNION SELECT m.host, p.part FROM host_milestones m, (SELECT DISTINCT part FROM parts) p
     WHERE m.source = 'tracepoint' AND (p.part LIKE 'nvme_tcp%' OR p.part LIKE 'nvmet_tcp%')
 ), checked AS (
@@ -479,7 +480,7 @@ SELECT d.stage_set, d.stage, d.seq, e.evidence,
        g.milestone AS missing,
        CASE WHEN g.def_no IS NULL THEN NULL
             WHEN g.hosts = 0 THEN 'the run has no ' || g.side || ' trace'
-            WHEN g.part IN ('tcp_ack', 'tcp_response_start', 'tcp_response')
+            WHEN g.part IN (SELECT substr(milestone, 3) FROM milestone_evidence WHERE evidence = 'tcp_ack')
               THEN g.first_host || ' did not record its NVMe/TCP connections (record them: nvme_acks=1, a kernel with tcp:tcp_probe)'
             WHEN g.part NOT LIKE 'nvme_tcp%' AND g.part NOT LIKE 'nvmet_tcp%'
               THEN g.first_host || ' did not record ' || g.part || ' (record it: block=all)'
