@@ -13,7 +13,7 @@ from ntscope.common.errors import NtscopeError as RunError
 from ntscope.sql.quoting import duckdb_literal_path, sql_ident, sql_str
 
 SYSTEMS = ("nvme", "nvmet", "block", "nvme_tcp", "nvmet_tcp", "workqueue", "irq", "tcp",
-           "ntscope_nvme_tcp", "ntscope_nvmet_tcp")
+           "ntscope_nvme_tcp", "ntscope_nvmet_tcp", "ntscope_block", "cgroup")
 # Event files the converter writes: <system>/<event>.parquet, C identifiers (anything else
 # in the folder is not ours and is not read).
 IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Build (or reuse) the lab VMs' initramfs: busybox-static, trace-cmd, fio, nvme-cli,
 # iproute2's ip and tc, iperf3 (a bulk TCP stream between the VMs: nic-contention),
-# e2fsprogs' mke2fs (mkfs.ext4 on the namespace: fs-ext4), chrony (clock_sync=chrony),
+# e2fsprogs' mke2fs (mkfs.ext4 on the namespace: fs-ext4), xfsprogs' mkfs.xfs (tenant-files), chrony (clock_sync=chrony),
 # their shared libraries (from ldd), and capture/ itself.
 # In:  the host's Debian packages (installed if missing), capture/ (this folder's parent)
 # Out: ${NTSCOPE_CACHE}/lab/initramfs-<hash>.cpio.gz, path printed on stdout.
@@ -15,7 +15,7 @@ cache=${NTSCOPE_CACHE:-$HOME/.cache/ntscope}/lab
 mkdir -p "$cache"
 
 # Debian packages that provide the guest tools.
-pkgs="busybox-static trace-cmd fio nvme-cli iproute2 iperf3 e2fsprogs"
+pkgs="busybox-static trace-cmd fio nvme-cli iproute2 iperf3 e2fsprogs xfsprogs"
 bash "$here/../../tools/ensure-packages.sh" $pkgs gcc || exit 2
 
 # chrony (clock_sync=chrony) comes from its .deb, unpacked, never installed on this host:
@@ -47,7 +47,7 @@ trap 'rm -rf "$root"' EXIT
 mkdir -p "$root"/{bin,sbin,usr/bin,usr/sbin,lib64,proc,sys,dev,tmp,share,etc/nvme,opt/ntscope,root,run,var/tmp}
 
 # Full tools first (they win over busybox applets of the same name: ip, tc).
-tools="/usr/bin/trace-cmd /usr/bin/fio /usr/sbin/nvme /usr/sbin/tc /usr/sbin/ip /usr/bin/iperf3 /usr/sbin/mke2fs"
+tools="/usr/bin/trace-cmd /usr/bin/fio /usr/sbin/nvme /usr/sbin/tc /usr/sbin/ip /usr/bin/iperf3 /usr/sbin/mke2fs /usr/sbin/mkfs.xfs"
 for t in $tools; do
 	[ -x "$t" ] || die "$t is missing; fix: apt-get install $pkgs"
 	install -D -m 0755 "$t" "$root$t"

@@ -14,6 +14,7 @@ import sys
 
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
+from run_checks import Checks
 
 
 def fio_ios(files):
@@ -36,16 +37,8 @@ def fio_ios(files):
 
 
 def main():
-    if len(sys.argv) != 2:
-        raise SystemExit("usage: check_multi_host.py RUN_DIR")
-    d = sys.argv[1]
-    name = os.path.basename(os.path.normpath(d))
-    failed = 0
-
-    def check(ok, what):
-        nonlocal failed
-        print(("ok   " if ok else "FAIL ") + f"{name}: {what}")
-        failed += not ok
+    check = Checks("check_multi_host.py")
+    d = check.run_dir
 
     truth = json.load(open(os.path.join(d, "truth.json")))
     doc = json.load(open(os.path.join(d, "report", "report.json")))
@@ -73,8 +66,7 @@ def main():
         for disk, n in sorted((disks or {}).items()):
             got = io.count(f"{host}/{disk}")
             check(abs(got - n) <= max(8, 0.05 * n), f"{host}/{disk}: {got} I/Os in the report ~ fio's {n}")
-    print(f"check_multi_host {name}: {'pass' if not failed else f'{failed} failed'}")
-    return 1 if failed else 0
+    return check.exit_status("check_multi_host: pass", "check_multi_host: {failed} failed")
 
 
 if __name__ == "__main__":

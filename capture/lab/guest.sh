@@ -265,6 +265,28 @@ setup_nvmet() { # export /dev/nullb0 as namespace 1 of this target's NQN on each
 	done
 }
 
+add_namespace() { # add_namespace NSID DEVICE: another namespace of this target's subsystem on
+	# DEVICE (nvmet opens its devices shared: two namespaces may sit on one drive)
+	ns=/sys/kernel/config/nvmet/subsystems/$nqn/namespaces/$1
+	mkdir "$ns" || return 1
+	printf %s "$2" >"$ns/device_path"
+	echo 1 >"$ns/enable"
+}
+
+cgroup_root=/sys/fs/cgroup
+cgroups_setup() { # cgroups_setup NAME...: cgroup v2 mounted, the io controller on below the root,
+	# and a cgroup of each NAME under it
+	mkdir -p $cgroup_root
+	grep -q " $cgroup_root cgroup2 " /proc/mounts || mount -t cgroup2 none $cgroup_root || return 1
+	echo +io >$cgroup_root/cgroup.subtree_control || return 1
+	for c in "$@"; do mkdir -p "$cgroup_root/$c" || return 1; done
+}
+in_cgroup() { # in_cgroup NAME COMMAND...: runs COMMAND in cgroup NAME (a child of this shell
+	# joins it first: sh -c's parent is the subshell, which the command's processes inherit)
+	c=$1; shift
+	( sh -c "echo \$PPID >$cgroup_root/$c/cgroup.procs" && "$@" )
+}
+
 connect_all() { # nvme connect to every target this initiator is linked to, in link order
 	set -- $(topo_hostnqn "$host")
 	# the first initiator keeps the initramfs' host NQN; others get their own

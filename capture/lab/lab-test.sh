@@ -114,13 +114,17 @@ record_job() { # record_job SPEC DIR CHECK: one run (lab.sh), then its check; ou
 		return
 	fi
 	res ok "lab $run $sc ${params[*]:-} ($(( $(date +%s) - t0 )) s)"
-	if [ "$check" = multi-host ]; then
-		if ! (cd "$repo" && just analyze "$runs/$run" >/dev/null 2>"$runs/$run.analyze.err"); then
+	if [ "$check" = multi-host ] || [ "$check" = tenants ]; then
+		local flags=()
+		# the tenants scenario's classes come from its tenants file; tenant-files needs none
+		[ "$check" = tenants ] && [ "$sc" = tenants ] && flags=(--tenants "$capture_dir/scenarios/tenants.toml")
+		if ! (cd "$repo" && just analyze "$runs/$run" ${flags[@]+"${flags[@]}"} >/dev/null 2>"$runs/$run.analyze.err"); then
 			res FAIL "analyze $run failed: $(tail -n 3 "$runs/$run.analyze.err")"
 			timing "$run" "$t0" FAIL
 			return
 		fi
-		out=$("${NTSCOPE_PYTHON:-python3}" "$here/check_multi_host.py" "$runs/$run")
+		if [ "$check" = tenants ]; then out=$("${NTSCOPE_PYTHON:-python3}" "$here/check_tenants.py" "$runs/$run")
+		else out=$("${NTSCOPE_PYTHON:-python3}" "$here/check_multi_host.py" "$runs/$run"); fi
 	else
 		out=$(python3 "$here/check_run.py" "$runs/$run")
 	fi
@@ -415,6 +419,14 @@ fi
 multi_host_runs=${LAB_TEST_MULTI_HOST-"two-ini@two-initiators two-tgt@two-targets"}
 # shellcheck disable=SC2086
 record_with multi-host $multi_host_runs
+# 4b. Tenants (about 50 and 90 s): three cgroups on one initiator, two namespaces on one target
+# drive (`just analyze --tenants capture/scenarios/tenants.toml`); files on ext4 and xfs, direct
+# and buffered. check_tenants.py: per-cgroup, per-namespace and per-file I/O counts (bytes for the
+# buffered file) = fio's, per-second I/Os = fio's log, one target device, the latency class
+# missing only in the batch's seconds with the batch first on the shared device, the buffered
+# file's writeback counted for its writer. LAB_TEST_TENANTS= (empty) skips them.
+# shellcheck disable=SC2086
+record_with tenants ${LAB_TEST_TENANTS-"tenants@tenants files@tenant-files"}
 # 5. Ctrl-C during side-by-side runs stops them all, VMs included (capture/tests/test_lab_interrupt.py;
 # about 10 s; LAB_TEST_INTERRUPT=0 skips it, as the nested lab-test.sh that test starts does).
 if [ "$set_name" = core ] && [ "${LAB_TEST_INTERRUPT:-1}" = 1 ]; then

@@ -29,8 +29,8 @@ for n in reps runtime sample qd micro_reps; do [[ "${!n}" =~ ^[1-9][0-9]*$ ]] ||
 for fl in $flavors; do case "$fl" in stock | patched) ;; *) die "flavor '$fl' is not stock or patched" ;; esac; done
 [ "$probe_modes" = none ] && probe_modes=""
 for m in $modes $probe_modes; do
-	case "$m" in off | full | full-noacks | sampled | sampled-noblock | probes | probes-sampled | probes-sampled-noblock) ;;
-	*) die "mode '$m' is not off, full, full-noacks, sampled, sampled-noblock, probes, probes-sampled or probes-sampled-noblock" ;; esac
+	case "$m" in off | full | full-noacks | full-notenants | sampled | sampled-noblock | probes | probes-sampled | probes-sampled-noblock) ;;
+	*) die "mode '$m' is not off, full, full-noacks, full-notenants, sampled, sampled-noblock, probes, probes-sampled or probes-sampled-noblock" ;; esac
 done
 
 # this host's time for the guests' calibration (same busybox, same work): the fastest of 5

@@ -24,7 +24,7 @@ import sys
 JIFFY_US = 10_000
 EVENT_RE = re.compile(r"\s\d+\.\d+:\s+([a-z0-9_]+):")
 RAW_RE = re.compile(r"(\d+) bytes in size \((\d+) uncompressed\)")
-MODES = ("off", "full", "full-noacks", "sampled", "sampled-noblock", "probes", "probes-sampled", "probes-sampled-noblock")
+MODES = ("off", "full", "full-noacks", "full-notenants", "sampled", "sampled-noblock", "probes", "probes-sampled", "probes-sampled-noblock")
 PROBE_GROUPS = ("ntscope_nvme_tcp", "ntscope_nvmet_tcp")
 
 

@@ -16,6 +16,7 @@ mode_keys() { # capture keys of a mode (the stock modes without probes: probes=a
 	case "$1" in
 	full) echo "probes=off" ;;
 	full-noacks) echo "probes=off nvme_acks=0" ;; # full before nvme_acks was a default
+	full-notenants) echo "probes=off tenants=0" ;; # full before tenants was a default
 	sampled) echo "sample=$sample probes=off" ;;
 	sampled-noblock) echo "sample=$sample block=none probes=off" ;;
 	probes) echo "probes=on" ;;

@@ -318,6 +318,25 @@ expect "cpu_wait: the NET_RX softirq events" 0 "-e 'irq:softirq_raise' -f 'vec =
 expect "cpu_wait=0: no softirq events either" 0 "" @ "$r" role=target run=x cpu_wait=0 dry_run=1 -- true
 expect_not "cpu_wait=0: no irq events" "irq:"
 
+# tenants: the cgroup v2 mount and its io controller are checked; without them a note says why
+# every I/O counts for the root, and no cgroup events are recorded
+r=$(tree tenants-ini initiator stock)
+expect "tenants: no cgroup v2, a note" 0 "note tenants: no cgroup v2 is mounted" @ "$r" role=initiator run=x check=1
+expect_not "tenants: no cgroup v2, no cgroup events" "cgroup:cgroup_mkdir"
+mkdir -p "$r/sys/fs/cgroup/web" && echo "cpu memory" >"$r/sys/fs/cgroup/cgroup.subtree_control"
+printf 'cgroup2 /sys/fs/cgroup cgroup2 rw 0 0\n' >>"$r/proc/mounts"
+expect "tenants: io controller off below the root, a note with the fix" 0 \
+	"echo +io > /sys/fs/cgroup/cgroup.subtree_control" @ "$r" role=initiator run=x check=1
+echo "cpu io memory" >"$r/sys/fs/cgroup/cgroup.subtree_control"
+for e in cgroup_mkdir cgroup_rmdir; do event "$r" cgroup "$e" "int root" "int level" "u64 id" "__data_loc char[] path"; done
+expect "tenants: cgroup v2 with io on: counted, and the mkdir/rmdir events recorded" 0 \
+	"ok   tenants: cgroup v2 at /sys/fs/cgroup, io controller on below the root: 2 cgroups now" @ "$r" role=initiator run=x check=1
+expect "tenants: the cgroup events in the recording" 0 "-e 'cgroup:cgroup_mkdir' -e 'cgroup:cgroup_rmdir'" \
+	@ "$r" role=initiator run=x dry_run=1 -- true
+expect "tenants=0 leaves them out" 0 "" @ "$r" role=initiator run=x tenants=0 dry_run=1 -- true
+expect_not "tenants=0: no cgroup events" "cgroup:cgroup_mkdir"
+expect "tenants: a bad value" 2 "tenants 'yes' is not 0 or 1" @ "$r" role=initiator run=x tenants=yes dry_run=1 -- true
+
 # net_flows: tcp:tcp_probe filtered in the kernel to connections on neither NVMe/TCP port of
 # this host (a controller's trsvcid on an initiator, an nvmet port's on a target)
 r=$(tree flows-ini initiator stock)

@@ -48,8 +48,9 @@ def test_pip_install_into_a_fresh_venv_then_analyze_from_elsewhere(tmp_path):
     assert r.returncode == 0, r.stderr
     doc = json.load(open(run / "report" / "report.json"))
     assert sum(g["count"] for g in doc["groups"]) == 328
-    assert sorted(os.listdir(run / "report")) == [".ntscope-manifest.json",
+    assert sorted(os.listdir(run / "report")) == [".ntscope-manifest.json", "class_seconds.parquet", "file_seconds.parquet",
                                                   "interference.html", "interference.json", "interference.txt",
                                                   "io.parquet", "io_stages.parquet",
                                                   "report.html", "report.json", "report.txt",
+                                                  "tenant_seconds.parquet", "tenants.json", "tenants.txt",
                                                   "timeline.perfetto-trace"]

@@ -28,6 +28,7 @@ class AnalyzeContext:
         self.more_text = []     # the parts' texts, in order, after the report's
         self.results = {}
         self.interference_views = False   # the interference part asks for its views (before_views)
+        self.html_sections = []   # callables(page) the parts add to report.html, after the objectives
 
 
 EXAMPLES = """examples:
@@ -59,6 +60,12 @@ def add_analyze_flags(p):
                                     "(process/pid, type, size)")
     p.add_argument("--host", help="initiator hosts (their run folders), e.g. initiator")
     p.add_argument("--target", help="target hosts (their run folders), e.g. target")
+    p.add_argument("--cgroup", help="cgroups (their paths below the cgroup v2 root), e.g. /batch")
+    p.add_argument("--tenant", help="tenants (a tenants file's names, else top-level cgroups), e.g. web")
+    p.add_argument("--class", dest="klass", help="classes of a tenants file, e.g. latency")
+    p.add_argument("--namespace", help="namespaces as '<subsystem NQN>/ns<nsid>'")
+    p.add_argument("--file", help="files as tenants.txt prints them (their path, else '<disk>:ino <n>')")
+    p.add_argument("--target-device", help="target backing devices as the reports print them, e.g. target/nullb0")
     p.add_argument("--window", help="START:END seconds from the first I/O, e.g. 1:4 or 2:")
     p.add_argument("--group-by", help=f"fields: {','.join(spec.FIELDS)} (default {','.join(spec.DEFAULT_GROUP_BY)})")
     p.add_argument("--time-bucket", type=float, help="seconds per group when grouping by time (default 1; "
@@ -84,7 +91,8 @@ def spec_from_args(a):
     kw = dict(types=a.type, sizes=a.size, devices=a.device, queues=a.queue, cpus=a.cpu,
               processes=a.process, streams=a.stream, hosts=a.host, targets=a.target, window=a.window, group_by=a.group_by,
               time_bucket_s=a.time_bucket, stage_sets=a.stage_set, slos=a.slo,
-              percentiles=a.percentiles)
+              percentiles=a.percentiles, cgroups=a.cgroup, tenants=a.tenant, classes=a.klass,
+              namespaces=a.namespace, target_devices=a.target_device, files=a.file)
     if a.spec:   # a flag given overrides the file's value
         return spec.Spec.from_toml(a.spec, **kw)
     return spec.Spec(**{k: v for k, v in kw.items() if v is not None})
@@ -114,6 +122,9 @@ def run(a):
                 part.before_views(ctx)
         ctx.con = con = views.connect(ctx.run, memory_limit=a.memory_limit, temp_dir=a.temp_dir,
                                       interference=ctx.interference_views, progress=p, milestones=a.milestones)
+        for part in parts:   # what must be in place before the selection (a tenants file's rules)
+            if hasattr(part, "after_views"):
+                part.after_views(ctx)
         p.step("report model (groups, stage statistics, histograms; the timeline's order)", con)
         selection.apply(con, spec)
         slo.load(con, spec.slos)
@@ -124,7 +135,7 @@ def run(a):
                 part.add_to_analysis(ctx)
             ctx.text = printable(render_text.render(doc, ctx.run)) + "".join("\n" + t for t in ctx.more_text)
             files.add("report.json", json.dumps(doc, indent=1, default=str) + "\n")
-            files.add("report.html", render_html.render(doc, plot_data.build(con, doc)))
+            files.add("report.html", render_html.render(doc, plot_data.build(con, doc), ctx.html_sections))
             files.add("io.parquet", lambda path: export.write_io(con, path))
             files.add("io_stages.parquet", lambda path: export.write_stages(con, path, doc["stage_sets"]))
             files.add("report.txt", ctx.text)

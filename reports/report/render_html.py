@@ -14,7 +14,8 @@ from .plot_data import BREAKDOWN_GROUPS, CHART_GROUPS
 LINEAR = {"ok", "not_positive"}   # what a linear axis can draw; a log axis: only "ok"
 
 
-def render(doc, plots):
+def render(doc, plots, sections=()):
+    """report.html; sections: callables(page) of analyze's parts, drawn after the objectives."""
     page = Page("ntscope report")
     page.add("<h1>ntscope report</h1>")
     clock = doc["clock"]
@@ -34,6 +35,8 @@ def render(doc, plots):
     seq = {(d["stage_set"], d["stage"]): d["seq"] for d in doc["stage_definitions"]}
     breakdown(page, doc, plots, presence)
     slo_html.objectives_section(page, doc.get("slo") or {})
+    for section in sections:
+        section(page)
     page.add(f"<details id='pipeline_stats'{' open' if errors else ''}><summary><b>pipeline_stats</b>: what was read, "
              "matched, inferred and lost (diagnostics)</summary>")
     page.table(["name", "value", "severity", "meaning"], [[s["name"], s["value"], s["severity"], s["meaning"]] for s in stats],

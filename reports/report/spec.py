@@ -21,8 +21,19 @@ FIELDS = {
     "pid": ("pid", "pid"),
     "host": ("initiator_host", "host"),
     "target": ("target_host", "target"),
+    # whom an I/O was for (sql/core/tenants.sql) and where it went
+    "cgroup": ("cgroup", "cgroup"),
+    "tenant": ("tenant", "tenant"),
+    "class": ("class", "class"),
+    "file": ("file", "file"),
+    "namespace": ("namespace", "namespace"),
+    "target_device": ("target_device_key", "target_device"),
     "time": (None, "time_s"),
 }
+# the filters that test one io column for a list of names: Spec attribute -> (io column, flag)
+NAME_FILTERS = {"cgroups": ("cgroup", "cgroup"), "tenants": ("tenant", "tenant"), "classes": ("class", "class"),
+                "files": ("file", "file"),
+                "namespaces": ("namespace", "namespace"), "target_devices": ("target_device_key", "target-device")}
 # Bounds of what a flag may say, far beyond any real run (their products stay inside BIGINT
 # nanoseconds and bytes): an I/O size, a time bucket, a window's bounds.
 MIN_BUCKET_S, MAX_BUCKET_S = 1e-6, 1e6
@@ -139,6 +150,10 @@ SPEC_KEYS = {
                "stream": ("list", 'stream = ["fio/117 read 4096B"]'),
                "host": ("list", 'host = ["initiator"]'), "target": ("list", 'target = ["target"]'),
                "cpu": ("list", "cpu = [0, 3]"), "process": ("list", 'process = ["fio"]'),
+               "cgroup": ("names", 'cgroup = ["/batch"]'), "tenant": ("names", 'tenant = ["web"]'),
+               "class": ("names", 'class = ["latency"]'), "file": ("names", 'file = ["/mnt/data/f1"]'),
+               "namespace": ("names", 'namespace = ["nqn.2026-11.io.ntscope:lab/ns1"]'),
+               "target_device": ("names", 'target_device = ["target/nullb0"]'),
                "window": ("text", 'window = "1.5:4"')},
     "group": {"by": ("names", 'by = ["type", "size"]'), "time_bucket_s": ("number", "time_bucket_s = 0.5")},
     "stages": {"sets": ("names", 'sets = ["ntprof"]'), "percentiles": ("numbers", "percentiles = [50, 99, 99.9]")},
@@ -224,8 +239,12 @@ def parse_percentiles(value):
 class Spec:
     def __init__(self, types=None, sizes=None, devices=None, queues=None, cpus=None,
                  processes=None, streams=None, hosts=None, targets=None, window=None, group_by=None, time_bucket_s=1.0, stage_sets=None, slos=None,
-                 percentiles=None):
+                 percentiles=None, cgroups=None, tenants=None, classes=None, namespaces=None, target_devices=None,
+                 files=None):
         self.types = as_list(types)
+        self.cgroups, self.tenants, self.classes = as_list(cgroups), as_list(tenants), as_list(classes)
+        self.namespaces, self.target_devices = as_list(namespaces), as_list(target_devices)
+        self.files = as_list(files)
         self.sizes = as_list(sizes)
         self.devices = as_list(devices)
         self.queues = queue_values(as_list(queues))
@@ -266,7 +285,9 @@ class Spec:
                     time_bucket_s=grp.get("time_bucket_s", 1.0),
                     stage_sets=checked.get("stages", {}).get("sets"),
                     slos=checked.get("slo", {}).get("objectives"),
-                    percentiles=checked.get("stages", {}).get("percentiles"))
+                    percentiles=checked.get("stages", {}).get("percentiles"),
+                    cgroups=flt.get("cgroup"), tenants=flt.get("tenant"), classes=flt.get("class"),
+                    namespaces=flt.get("namespace"), target_devices=flt.get("target_device"), files=flt.get("file"))
         args.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**args)
 
@@ -295,6 +316,9 @@ class Spec:
             p = [x for x in self.processes]
             conds.append("(comm IN (" + ", ".join(sql_str(x) for x in p) + ")" +
                          "".join(f" OR pid = {int(x)}" for x in p if x.isdigit()) + ")")
+        for attr, (col, _flag) in NAME_FILTERS.items():
+            if getattr(self, attr):
+                conds.append(f"{col} IN (" + ", ".join(sql_str(v) for v in getattr(self, attr)) + ")")
         if self.window_s:
             lo, hi = self.window_s
             start = self.T0
@@ -348,6 +372,8 @@ class Spec:
                            "queue": self.queue_keys if self.queue_keys is not None else self.queues,
                            "cpu": self.cpus, "process": self.processes, "stream": self.streams,
                            "host": self.hosts, "target": self.targets,
+                           "cgroup": self.cgroups, "tenant": self.tenants, "class": self.classes,
+                           "namespace": self.namespaces, "target_device": self.target_devices, "file": self.files,
                            "window": self.window},
                 "group_by": self.group_by, "time_bucket_s": self.time_bucket_s,
                 "stage_sets": self.stage_sets, "slo": self.slos, "percentiles": self.percentiles}

@@ -469,3 +469,30 @@ def test_the_latency_heatmap_ends_where_the_run_ends(browser, randread):
     }""")
     (lo, hi), last = got
     assert lo == 0 and hi == pytest.approx(last), got
+
+
+def test_report_page_draws_each_tenant_per_second_and_the_class_table(browser, fixture_run, ntscope_cli, tmp_path):
+    """A run with cgroups recorded (lab-6.1-patched-tenants, its tenants file): report.html's
+    tenants section draws one point per tenant and second (tenant_seconds.parquet's rate and
+    p99), the class table names the objective and its missed seconds, and its screenshot is not blank."""
+    import pyarrow.parquet as pq
+    run = fixture_run("lab-6.1-patched-tenants")
+    r = ntscope_cli("analyze", run, "--quiet", "--no-interference", "--tenants",
+                    os.path.join(REPO, "capture", "scenarios", "tenants.toml"))
+    assert r.returncode == 0, r.stderr
+    page = Opened(browser, html_of(run, "report.html"))
+    page.assert_clean()
+    rows = pq.read_table(os.path.join(run, "report", "tenant_seconds.parquet")).to_pylist()
+    for chart, field in (("tenants-iops", "iops"), ("tenants-p99", "p99_us")):
+        points = sorted((m[4]["tenant"], m[4]["t_s"], round(m[4][field], 3)) for m in page.of(chart, "symbol"))
+        assert points == sorted((r["tenant"], r["second"], round(r[field], 3)) for r in rows), chart
+    assert {m[4]["tenant"] for m in page.of("tenants-iops", "symbol")} == {"interactive", "bulk", "reports"}
+    tenants = doc_of(run, "tenants.json")
+    (obj,) = [o for c in tenants["classes"] if c["class"] == "latency" for o in c["objectives"]]
+    assert "p99 <= 50ms" in page.text and obj["seconds_missed"] >= 1
+    top = page.page.evaluate("document.querySelector('#tenants-iops').getBoundingClientRect().top + window.scrollY")
+    png = os.path.join(EXAMPLES if os.environ.get("NTSCOPE_WRITE_SCREENSHOTS") else str(tmp_path), "tenants.png")
+    page.page.screenshot(path=png, full_page=True, clip={"x": 0, "y": max(top - 90, 0), "width": 1100, "height": 900})
+    with open(png, "rb") as f:
+        info = page.page.evaluate(NONBLANK_JS, base64.b64encode(f.read()).decode())
+    assert info["ink"] > 0.03 and info["colours"] > 20, f"{png} looks blank: {info}"

@@ -1,4 +1,4 @@
--- requires: core/hosts, core/events, core/commands
+-- requires: core/hosts, core/events, core/commands, core/tenants
 -- input: run_hosts  the run's host folders (sql/views.py)
 
 -- ctrl_map: one row per initiator controller: which target controller (cntlid) it talks to.
@@ -469,6 +469,12 @@ FROM n CROSS JOIN ref LEFT JOIN via v ON v.host = n.host;
 --   device_key, target_device_key   the initiator's block device and the target's backing
 --                  device (io_keys says how they are spelled); kept here so that the timeline,
 --                  the exports and the interference views read them without a join
+--   cgroup_id      the cgroup its block request was issued for (sql/core/tenants.sql; NULL:
+--                  not recorded, capture key tenants=)
+--   namespace      '<subsystem NQN>/ns<nsid>' (namespace_names; NULL when host.json lacks it)
+--   file_dev, file_ino, file   the file it read or wrote (request_owner_rows, request_files;
+--                  NULL: no file's, or not recorded)
+--   cgroup, tenant, class   the cgroup's path, its tenant and class (cgroup_tenants)
 --   io_n           the io's number, 1.. in (initiator host, submit time) order: the integer key
 --                  io_milestones and io_stage_durations carry (joins on it are cheaper than
 --                  on io_id); it may change when the analysis changes, io_id does not
@@ -527,7 +533,8 @@ SELECT i.cmd_key AS io_id, i.host AS initiator_host, i.ctrl_id, m.cntlid, i.qid,
        i.host || '/c' || i.ctrl_id || '/q' || i.qid AS queue_key,
        i.host || '/' || coalesce(i.disk, '?') AS device_key,
        CASE WHEN cm.t_cmd_n IS NOT NULL
-            THEN m.target_host || '/' || coalesce(regexp_replace(t.disk, '^/dev/', ''), '?') END AS target_device_key
+            THEN m.target_host || '/' || coalesce(regexp_replace(t.disk, '^/dev/', ''), '?') END AS target_device_key,
+       rc.cgroup_id, nn.namespace, rc.file_dev, rc.file_ino, rf.file
 FROM io_initiator_commands i
 LEFT JOIN lba_shift ls ON ls.host = i.host
 LEFT JOIN host_block_link_rows hb ON hb.host = i.host AND hb.submit_cpu = i.submit_cpu AND hb.submit_ts = i.submit_ts
@@ -536,6 +543,9 @@ LEFT JOIN host_block_link_rows hb ON hb.host = i.host AND hb.submit_cpu = i.subm
 -- statement over the 2 GB limit at 40 M events (3 M I/Os) in five runs of eight
 LEFT JOIN (SELECT * FROM block_requests WHERE role = 'initiator') b
   ON b.host = hb.host AND b.dev = hb.dev AND b.sector = hb.sector AND b.issue_ts = hb.issue_ts
+LEFT JOIN request_owner_rows rc ON rc.host = hb.host AND rc.issue_ts = hb.issue_ts AND rc.sector = hb.sector
+LEFT JOIN request_files rf ON rf.host = rc.host AND rf.file_dev = rc.file_dev AND rf.file_ino = rc.file_ino
+LEFT JOIN namespace_names nn ON nn.host = i.host AND nn.disk = i.disk
 LEFT JOIN ctrl_map m ON m.initiator_host = i.host AND m.ctrl_id = i.ctrl_id
 LEFT JOIN command_match_rows cm ON cm.i_cmd_n = i.cmd_n
 LEFT JOIN (SELECT rowid AS cmd_n, host, ctrl_id, qid, cid, submit_ts, complete_ts, disk
@@ -551,11 +561,14 @@ FROM io_joined ORDER BY initiator_host, coalesce(i_setup_ts, i_complete_rq_ts), 
 DROP TABLE io_joined;
 -- (a matched io's target command has its ctrl_id = cntlid, qid and cid: command_match pairs
 -- them on these)
+-- (cgroup, tenant and class come from cgroup_tenants, a small view: a tenants file loaded after
+-- the tables were built still names them)
 CREATE OR REPLACE VIEW io AS
-SELECT * REPLACE (CASE WHEN match_state = 'matched'
-                       THEN cmd_key_of(target_host, cntlid, qid, cid, t_init_ts, t_complete_ts) END AS t_cmd),
-       rowid + 1 AS io_n
-FROM io_rows;
+SELECT r.* REPLACE (CASE WHEN r.match_state = 'matched'
+                         THEN cmd_key_of(r.target_host, r.cntlid, r.qid, r.cid, r.t_init_ts, r.t_complete_ts) END AS t_cmd),
+       ct.cgroup, ct.tenant, ct.class, r.rowid + 1 AS io_n
+FROM io_rows r
+LEFT JOIN cgroup_tenants ct ON ct.host = r.initiator_host AND ct.cgroup_id = r.cgroup_id;
 
 -- unmatched_target_commands: one row per target I/O command no initiator command matched.
 --   t_cmd          nvme_commands.cmd_key;  host, ctrl_id, qid, cid, submit_ts (target clock)

@@ -59,5 +59,15 @@ SELECT * FROM (VALUES
     -- snd_una, snd_nxt, the smoothed round trip (srtt, us), the socket's cookie
     ('tcp', 'family', 'BIGINT'), ('tcp', 'saddr', 'UTINYINT[]'), ('tcp', 'daddr', 'UTINYINT[]'),
     ('tcp', 'sport', 'BIGINT'), ('tcp', 'dport', 'BIGINT'), ('tcp', 'data_len', 'BIGINT'),
-    ('tcp', 'snd_una', 'BIGINT'), ('tcp', 'snd_nxt', 'BIGINT'), ('tcp', 'srtt', 'BIGINT'), ('tcp', 'sock_cookie', 'UBIGINT')
+    ('tcp', 'snd_una', 'BIGINT'), ('tcp', 'snd_nxt', 'BIGINT'), ('tcp', 'srtt', 'BIGINT'), ('tcp', 'sock_cookie', 'UBIGINT'),
+    -- tenants (capture key tenants=): the probe ntscope_block:rq_owner (a block request's
+    -- sector, bytes, cgroup v2 id, its first bio's end_io, and the file of a direct I/O's kiocb
+    -- and of its first page's mapping) and cgroup:cgroup_mkdir / _rmdir (hierarchy, id, path)
+    ('ntscope_block', 'sector', 'UBIGINT'), ('ntscope_block', 'nr_bytes', 'BIGINT'),
+    ('ntscope_block', 'cgroup_id', 'UBIGINT'), ('ntscope_block', 'end_io', 'UBIGINT'),
+    ('ntscope_block', 'dio_ino', 'UBIGINT'), ('ntscope_block', 'dio_dev', 'BIGINT'),
+    ('ntscope_block', 'page_mapping', 'UBIGINT'), ('ntscope_block', 'page_ino', 'UBIGINT'),
+    ('ntscope_block', 'page_dev', 'BIGINT'),
+    ('cgroup', 'root', 'BIGINT'), ('cgroup', 'id', 'BIGINT'), ('cgroup', 'level', 'BIGINT'),
+    ('cgroup', 'path', 'VARCHAR')
 ) AS t(system, column_name, column_type);

@@ -1,0 +1,72 @@
+"""Tenants' part of `ntscope analyze` (reports/report/command.py): a tenants file read before
+the run is (after_views loads its rules, so --tenant and --group-by tenant see them), then
+tenants.{txt,json}, tenant_seconds.parquet, file_seconds.parquet and class_seconds.parquet
+in the report set.
+Its text follows the report's on stdout, and its charts and class table are a section of
+report.html, when some I/O's cgroup is known or a tenants file was given."""
+import json
+
+from ntscope.common.text import printable
+from ntscope.sql.quoting import sql_str
+
+STEM = "tenants"
+SECONDS_COLUMNS = ("tenant, class, second, full_second, ios, iops, bytes, mb_s, mean_us, p99_us, max_us, "
+                   "top_stage, top_stage_share")
+
+
+def add_analyze_arguments(p):
+    p.add_argument("--tenants", metavar="FILE", help="tenants file (TOML): cgroup patterns -> tenants -> classes "
+                   "with objectives (reports/tenants/README.md); default: a tenant per top-level cgroup")
+
+
+def before_views(ctx):
+    from ntscope.reports.tenants import tenants_file
+    ctx.tenants_file = tenants_file.read(ctx.args.tenants) if ctx.args.tenants else ([], {})
+
+
+def after_views(ctx):
+    """The file's rules replace tenant_rules' (empty) default before the selection is made."""
+    from ntscope.reports.tenants import tenants_file
+    from ntscope.sql import views
+    tenants, _ = ctx.tenants_file
+    views.load_modules(ctx.con, ["core/tenant_rules"], {"tenant_rules": tenants_file.rule_rows(tenants)})
+
+
+def load(con, classes):
+    """The class objectives (parsed against the run's stages) and the tenants views."""
+    from ntscope.reports.tenants import tenants_file
+    from ntscope.sql import views
+    rows = []
+    if classes:
+        primary = con.execute("SELECT stage_set FROM primary_stage_set").fetchone()[0]
+        stages = set(con.execute("SELECT stage_set, stage FROM io_stage_definitions").fetchall())
+        rows = tenants_file.objective_rows(classes, primary, stages)
+    views.load_modules(con, ["tenants/seconds"], {"class_objectives": rows})
+
+
+def copy_parquet(con, query, path):
+    con.execute(f"COPY ({query}) TO {sql_str(path)} (FORMAT parquet, COMPRESSION zstd)")
+
+
+def add_to_analysis(ctx):
+    from ntscope.reports.tenants import model, render_html, render_text
+    from ntscope.sql.query_rows import rows_of
+    _, classes = ctx.tenants_file
+    load(ctx.con, classes)
+    doc = model.build(ctx.con, ctx.run, ctx.args.tenants)
+    text = printable(render_text.tenants_text(doc))
+    if model.recorded(doc):
+        ctx.more_text.append(text)
+    ctx.files.add(f"{STEM}.txt", text)
+    ctx.files.add(f"{STEM}.json", json.dumps(doc, indent=1, default=str) + "\n")
+    if model.recorded(doc):   # report.html's tenants section: per-tenant rate and p99 per second, the classes
+        seconds = rows_of(ctx.con, f"SELECT {SECONDS_COLUMNS} FROM tenant_seconds ORDER BY tenant, second")
+        ctx.html_sections.append(lambda page: render_html.tenants_section(
+            page, doc, [dict(r, t_s=r["second"]) for r in seconds]))
+    ctx.files.add("tenant_seconds.parquet", lambda path: copy_parquet(
+        ctx.con, f"SELECT {SECONDS_COLUMNS} FROM tenant_seconds ORDER BY tenant, second", path))
+    ctx.files.add("file_seconds.parquet", lambda path: copy_parquet(
+        ctx.con, f"SELECT {SECONDS_COLUMNS.replace('tenant, ', 'file, ')} FROM file_seconds ORDER BY file, second", path))
+    ctx.files.add("class_seconds.parquet", lambda path: copy_parquet(
+        ctx.con, "SELECT * FROM class_seconds ORDER BY class, second", path))
+    ctx.results[STEM] = doc
