@@ -14,8 +14,9 @@
 : "${batch_on:=1}"
 : "${batch_off:=1}"
 : "${batch_n:=2}"
-# latency and other run through every burst and the idle second after the last
-span=$((batch_n * (batch_on + batch_off) + batch_off))
+# latency and other run through every burst and the idle second after the last (span=N: that
+# long; with batch_n=0, the base without the batch, e.g. batch_n=0 span=5)
+: "${span:=$((batch_n * (batch_on + batch_off) + batch_off))}"
 target_setup() { add_namespace 2 /dev/nullb0; } # the same backing device as namespace 1
 initiator_setup() {
 	wait_for /dev/nvme0n2 20 || { log "no /dev/nvme0n2 (namespace 2)"; return 1; }
@@ -35,11 +36,13 @@ workload() {
 	# fio's own I/O rate per second (iolog-latency_iops.1.log): the per-second counts compare to it
 	runtime=$span in_cgroup latency run_fio latency --rw=randread --bs=4k --iodepth=1 \
 		--write_iops_log="$rundir/$host/iolog-latency" --log_avg_msec=1000 &
-	in_cgroup batch batch_bursts &
+	[ "$batch_n" -eq 0 ] || in_cgroup batch batch_bursts &
 	runtime=$span dev=/dev/nvme0n2 in_cgroup other run_fio other --rw=randread --bs=16k --iodepth=2 &
 	wait
 }
 truth() {
+	batch_job=""
+	[ "$batch_n" -eq 0 ] || batch_job='              {"job": "batch", "fio_outputs": "fio-batch<n>.json, one per burst", "cgroup": "/batch", "device": "/dev/nvme0n1", "nsid": 1, "rw": "write", "bs_bytes": 131072, "iodepth": '"$batch_qd"', "cpu": null, "runtime_s": '"$batch_on"'},'
 	cat <<JSON
 {"scenario": "tenants", "family": "tenants", "cause": "none",
  "injected": {"cgroups": {"latency": "/latency", "batch": "/batch", "other": "/other"},
@@ -48,7 +51,7 @@ truth() {
               "batch_bursts": {"n": $batch_n, "on_s": $batch_on, "off_s": $batch_off}},
  "expected_bottleneck": null,
  "workload": [{"job": "latency", "cgroup": "/latency", "device": "/dev/nvme0n1", "nsid": 1, "rw": "randread", "bs_bytes": 4096, "iodepth": 1, "cpu": null, "runtime_s": $span},
-              {"job": "batch", "fio_outputs": "fio-batch<n>.json, one per burst", "cgroup": "/batch", "device": "/dev/nvme0n1", "nsid": 1, "rw": "write", "bs_bytes": 131072, "iodepth": $batch_qd, "cpu": null, "runtime_s": $batch_on},
+$batch_job
               {"job": "other", "cgroup": "/other", "device": "/dev/nvme0n2", "nsid": 2, "rw": "randread", "bs_bytes": 16384, "iodepth": 2, "cpu": null, "runtime_s": $span}],
  "expect": "every I/O in its job's cgroup (counts equal fio's per job); namespaces 1 and 2 on one target device; the latency tenant slower while the batch bursts"}
 JSON

@@ -1,4 +1,4 @@
--- requires: core/stage_definitions, core/group_key, compare/input, compare/bootstrap, compare/lad
+-- requires: core/stage_definitions, core/group_key, compare/input, compare/bootstrap, compare/lad, compare/tenants
 
 -- cmp_queue_evidence: one row per (run, group): how crowded the I/Os' transport queues
 -- were when they were submitted (from intf_io_ahead of each run, copied into cmp_io).
@@ -332,6 +332,10 @@ FROM c;
 --   other_traffic_base_bytes_per_s, other_traffic_run_bytes_per_s   TCP traffic that is not
 --                      NVMe/TCP on the NVMe/TCP path (run_other_traffic; NULL when a run did not
 --                      record net_flows): the nic_contention evidence
+--   offending_tenant, offending_class   for a cause that is traffic sharing the path
+--                      (interference, few_queues, busy_device, target_side, target_cpu,
+--                      nic_contention): the tenant whose bytes grew most since the base and its
+--                      class (cmp_tenant_growth; NULL otherwise or without tenants)
 CREATE OR REPLACE VIEW cmp_verdict AS
 -- an inconsistent input (cmp_input_problems) gets no verdict, whatever its numbers say
 SELECT j.* REPLACE (
@@ -395,6 +399,10 @@ FROM (SELECT string_agg(run || ' ' || problem, '; ' ORDER BY run) AS problems FR
                       || CASE d.dir WHEN 'submission' THEN 'initiator->target' WHEN 'completion' THEN 'target->initiator'
                                     WHEN 'both' THEN 'both ways' ELSE 'unknown (hosts traced with their own clocks)' END
             ELSE ci.meaning END ||
+       CASE WHEN d.verdict = 'slower' AND g.tenant IS NOT NULL
+            THEN printf('; the traffic that grew most since the base: tenant %s%s, %.1f -> %.1f MB a run',
+                        g.tenant, coalesce(' (class ' || g.class || ')', ''), g.base_bytes / 1e6, g.run_bytes / 1e6)
+            ELSE '' END ||
        CASE WHEN d.verdict = 'faster' AND d.cause_id NOT IN ('none', 'input_error') THEN ')' ELSE '' END AS cause,
        CASE WHEN d.verdict = 'no significant change' THEN
               printf('end_to_end mean %.0f us -> %.0f us (LAD %.2f, %s CI %.2f-%.2f): within noise',
@@ -437,5 +445,10 @@ FROM (SELECT string_agg(run || ' ' || problem, '; ' ORDER BY run) AS problems FR
        d.reps_base, d.reps_run,
        d.base_t_io AS target_cpu_wait_base_ns, d.run_t_io AS target_cpu_wait_run_ns,
        d.base_i_io AS initiator_cpu_wait_base_ns, d.run_i_io AS initiator_cpu_wait_run_ns,
-       d.base_other_bps AS other_traffic_base_bytes_per_s, d.run_other_bps AS other_traffic_run_bytes_per_s
-FROM cmp_cause d LEFT JOIN cause_ids ci USING (cause_id)) j;
+       d.base_other_bps AS other_traffic_base_bytes_per_s, d.run_other_bps AS other_traffic_run_bytes_per_s,
+       CASE WHEN d.verdict = 'slower' THEN g.tenant END AS offending_tenant,
+       CASE WHEN d.verdict = 'slower' THEN g.class END AS offending_class
+FROM cmp_cause d LEFT JOIN cause_ids ci USING (cause_id)
+-- (the growth is named only where others' traffic is the cause)
+LEFT JOIN cmp_tenant_growth g ON d.cause_id IN ('interference', 'few_queues', 'busy_device', 'target_side', 'target_cpu',
+                                                'nic_contention')) j;

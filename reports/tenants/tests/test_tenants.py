@@ -199,3 +199,20 @@ def test_the_lab_check_passes_on_the_fixture(which, analyzed, files_run):
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "FAIL" not in r.stdout and "all tenant checks passed" in r.stdout
+
+
+def test_compare_names_the_tenant_whose_traffic_grew(fixture_run, ntscope_cli):
+    """The base without the batch tenant (lab-6.1-patched-tenants-base: tenants batch_n=0
+    span=5) against the run with its bursts: the 4 KiB reads' verdict is traffic sharing the
+    path, and names the batch tenant (its top-level cgroup: compare takes no tenants file) whose
+    bytes grew from none."""
+    base, run = fixture_run("lab-6.1-patched-tenants-base"), fixture_run(FIXTURE, fresh=True)
+    r = ntscope_cli("compare", base, run, "--quiet")
+    assert r.returncode == 0, r.stderr
+    with open(os.path.join(run, "report", "compare.json")) as f:
+        doc = json.load(f)
+    (v,) = [v for v in doc["verdicts"] if v["group_key"] == "type=read, size=4096"]
+    assert v["verdict"] == "slower" and v["cause_id"] in ("interference", "few_queues", "busy_device")
+    assert (v["offending_tenant"], v["offending_class"]) == ("batch", None)
+    bulk = fio_ios(run, "batch") * 131072 / 1e6   # the batch's bytes, MB
+    assert f"tenant batch, 0.0 -> {bulk:.1f} MB a run" in v["cause"]
