@@ -93,6 +93,21 @@ def symbol_names(table, address):
     return syms[addresses[i - 1]] if i else set()
 
 
+def bare_hex_fields(trace):
+    """{(event, field)} that report -R prints as hex digits without 0x: it formats each value by
+    its event's print fmt, and there the field's conversion is %x, %lx, %llx or %Lx without the #
+    flag or a literal 0x before it (tcp_probe's sock_cookie=%llx: 4097 prints as 1001)."""
+    out = subprocess.run(["trace-cmd", "dump", "--events", "-i", trace], capture_output=True, text=True).stdout
+    found, event = set(), None
+    for line in out.splitlines():
+        if line.startswith("name: "):
+            event = line[6:].strip()
+        elif line.startswith("print fmt:") and event:
+            for name in re.findall(r"(\w+)=%[-0-9.]*(?:hh|h|ll|l|L|z)?x", line):
+                found.add((event, name))
+    return found
+
+
 def main(argv):
     if len(argv) != 3:
         print("usage: check_report_fields.py TRACECMD_DUMP TRACE.dat", file=sys.stderr)
@@ -124,6 +139,7 @@ def main(argv):
 
     bad = checked = 0
     symbols = {}
+    bare_hex = bare_hex_fields(trace)
     order = byte_order(trace)
 
     def mismatch(msg):
@@ -191,6 +207,9 @@ def main(argv):
                 pass  # a u8/s8 array that report -R printed as a string
             elif re.fullmatch(r"[0-9a-f]*[a-f][0-9a-f]*", rv) and re.fullmatch(r"\d+", ov) and int(rv, 16) == int(ov) % 2**64:
                 pass  # a %lx field printed without 0x (a kprobe event's __probe_ip)
+            elif rv != ov and re.fullmatch(r"[0-9]+", rv) and re.fullmatch(r"\d+", ov) and \
+                    (event.rsplit(":", 1)[-1], name) in bare_hex and int(rv, 16) == int(ov) % 2**64:
+                pass  # the same, all its digits decimal ones (sock_cookie 0x1001)
             elif rv != ov and re.fullmatch(r"[A-Za-z_][\w.]*", rv) and re.fullmatch(r"\d+", ov):
                 # a pointer report -R printed as its symbol
                 if "kallsyms" not in symbols:

@@ -216,3 +216,17 @@ def test_compare_names_the_tenant_whose_traffic_grew(fixture_run, ntscope_cli):
     assert (v["offending_tenant"], v["offending_class"]) == ("batch", None)
     bulk = fio_ios(run, "batch") * 131072 / 1e6   # the batch's bytes, MB
     assert f"tenant batch, 0.0 -> {bulk:.1f} MB a run" in v["cause"]
+
+
+def test_the_readme_inline_tenants_file_reads(tmp_path):
+    """README's recipe writes the file inline (TOML arrays of inline tables): the same entries."""
+    with open(os.path.join(REPO, "README.md")) as f:
+        row = next(line for line in f if line.startswith("| tenants and classes"))
+    tenant = row.split("e.g. `", 1)[1].split("`", 1)[0]
+    klass = row.split("` and `", 2)[1].split("`", 1)[0]
+    path = tmp_path / "inline.toml"
+    path.write_text(tenant + "\n" + klass + "\n")
+    tenants, classes = tenants_file.read(str(path))
+    assert tenants == [{"name": "web", "cgroups": ["/kubepods/*web*"], "class": "gold"}]
+    assert classes == {"gold": ["p99 <= 2ms", "iops >= 200"]}
+    assert [r["pattern"] for r in tenants_file.rule_rows(tenants)] == ["/kubepods/*web*"]
