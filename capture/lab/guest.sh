@@ -26,6 +26,10 @@ initiator_ip=$(topo_addr 0 1)
 nqn=nqn.2026-11.io.ntscope:lab
 port=4420
 
+# The capture's BTF answers (its probes' offsets) kept on the share for this kernel build:
+# every run boots the same kernel, and reading the BTF takes ~15 s under TCG
+export NTSCOPE_BTF_CACHE=/share/.btf-cache
+mkdir -p "$NTSCOPE_BTF_CACHE" 2>/dev/null
 # Record exactly as a user does on a host: `just capture ...` (plain ntscope-capture
 # when the image has no just).
 capture() {

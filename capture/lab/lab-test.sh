@@ -425,8 +425,9 @@ record_with multi-host $multi_host_runs
 # buffered file) = fio's, per-second I/Os = fio's log, one target device, the latency class
 # missing only in the batch's seconds with the batch first on the shared device, the buffered
 # file's writeback counted for its writer. LAB_TEST_TENANTS= (empty) skips them.
+tenant_runs=${LAB_TEST_TENANTS-"tenants@tenants files@tenant-files"}
 # shellcheck disable=SC2086
-record_with tenants ${LAB_TEST_TENANTS-"tenants@tenants files@tenant-files"}
+record_with tenants $tenant_runs
 # 5. Ctrl-C during side-by-side runs stops them all, VMs included (capture/tests/test_lab_interrupt.py;
 # about 10 s; LAB_TEST_INTERRUPT=0 skips it, as the nested lab-test.sh that test starts does).
 if [ "$set_name" = core ] && [ "${LAB_TEST_INTERRUPT:-1}" = 1 ]; then

@@ -92,7 +92,11 @@ if [ -e "$final" ]; then
 fi
 stage="$runs/.$run.staging"
 rm -rf "$stage"
-mkdir -p "$stage/$run/lab" "$stage/.sync"
+mkdir -p "$stage/$run/lab" "$stage/.sync" "$stage/.btf-cache"
+# The captures' BTF answers for this kernel build (NTSCOPE_BTF_CACHE in guest.sh): kept between
+# runs here, so that only the first run of a kernel reads its BTF (~15 s under TCG)
+btf_cache="$cache/lab/btf-answers"
+[ -d "$btf_cache" ] && cp -R "$btf_cache/." "$stage/.btf-cache/" 2>/dev/null
 
 # scenario.sh of the run = parameter overrides + the scenario (self-contained, reproducible)
 {
@@ -266,6 +270,7 @@ for name, obj in (("truth.json", t), ("lab/lab.json", lab)):
 EOF
 
 rm -rf "$final"
+mkdir -p "$btf_cache" && cp -R "$stage/.btf-cache/." "$btf_cache/" 2>/dev/null
 mv "$stage/$run" "$final"
 rm -rf "$stage"
 echo "lab: $final ready in ${wall%.*} s: $(cd "$final" && ls -d */trace.dat 2>/dev/null | tr '\n' ' ')" >&2
