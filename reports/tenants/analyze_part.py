@@ -53,7 +53,11 @@ def add_to_analysis(ctx):
     from ntscope.sql.query_rows import rows_of
     _, classes = ctx.tenants_file
     load(ctx.con, classes)
-    doc = model.build(ctx.con, ctx.run, ctx.args.tenants)
+    # a run without any I/O's owner and no tenants file: the document says why, and the
+    # per-second views (a pass over every I/O and its stages) are not computed
+    recorded = bool(ctx.args.tenants) or ctx.con.execute(
+        "SELECT EXISTS (SELECT 1 FROM io_selected WHERE cgroup_id IS NOT NULL OR file IS NOT NULL)").fetchone()[0]
+    doc = model.build(ctx.con, ctx.run, ctx.args.tenants) if recorded else model.unrecorded(ctx.con, ctx.run)
     text = printable(render_text.tenants_text(doc))
     if model.recorded(doc):
         ctx.more_text.append(text)
@@ -63,10 +67,11 @@ def add_to_analysis(ctx):
         seconds = rows_of(ctx.con, f"SELECT {SECONDS_COLUMNS} FROM tenant_seconds ORDER BY tenant, second")
         ctx.html_sections.append(lambda page: render_html.tenants_section(
             page, doc, [dict(r, t_s=r["second"]) for r in seconds]))
+    rows = "" if recorded else " LIMIT 0"   # the files' columns alone
     ctx.files.add("tenant_seconds.parquet", lambda path: copy_parquet(
-        ctx.con, f"SELECT {SECONDS_COLUMNS} FROM tenant_seconds ORDER BY tenant, second", path))
+        ctx.con, f"SELECT {SECONDS_COLUMNS} FROM tenant_seconds ORDER BY tenant, second{rows}", path))
     ctx.files.add("file_seconds.parquet", lambda path: copy_parquet(
-        ctx.con, f"SELECT {SECONDS_COLUMNS.replace('tenant, ', 'file, ')} FROM file_seconds ORDER BY file, second", path))
+        ctx.con, f"SELECT {SECONDS_COLUMNS.replace('tenant, ', 'file, ')} FROM file_seconds ORDER BY file, second{rows}", path))
     ctx.files.add("class_seconds.parquet", lambda path: copy_parquet(
-        ctx.con, "SELECT * FROM class_seconds ORDER BY class, second", path))
+        ctx.con, f"SELECT * FROM class_seconds ORDER BY class, second{rows}", path))
     ctx.results[STEM] = doc

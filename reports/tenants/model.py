@@ -32,6 +32,18 @@ def build(con, run_dir, tenants_file):
     }
 
 
+def unrecorded(con, run_dir):
+    """The document of a run whose I/Os have no owner and no tenants file: why (attribution),
+    which namespaces sit on which drive, and nothing per tenant."""
+    return {"schema": SCHEMA, "ntscope_version": __version__, "run_dir": str(run_dir), "tenants_file": None,
+            "attribution": rows_of(con, "SELECT * FROM tenant_attribution ORDER BY host"),
+            "tenants": [], "files": [], "cgroups": [],
+            "namespaces": rows_of(con, "SELECT * FROM namespace_devices ORDER BY namespace, target_device"),
+            "classes": [], "limits": [],
+            "outputs": {"seconds": "tenant_seconds.parquet", "file_seconds": "file_seconds.parquet",
+                        "class_seconds": "class_seconds.parquet"}}
+
+
 def recorded(doc):
     """True when some I/O has its cgroup, or a tenants file was given: the text goes on stdout."""
     return bool(doc["tenants_file"]) or any(a["ios_with_cgroup"] for a in doc["attribution"])
