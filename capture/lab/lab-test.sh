@@ -422,7 +422,7 @@ record_with multi-host $multi_host_runs
 # 4b. Tenants (about 50 and 90 s): three cgroups on one initiator, two namespaces on one target
 # drive (`just analyze --tenants capture/scenarios/tenants.toml`); files on ext4 and xfs, direct
 # and buffered. check_tenants.py: per-cgroup, per-namespace and per-file I/O counts (bytes for the
-# buffered file) = fio's, per-second I/Os = fio's log, one target device, the latency class
+# buffered file) = fio's, per-second I/Os = fio's completion log, one target device, the latency class
 # missing only in the batch's seconds with the batch first on the shared device, the buffered
 # file's writeback counted for its writer. LAB_TEST_TENANTS= (empty) skips them.
 tenant_runs=${LAB_TEST_TENANTS-"tenants@tenants files@tenant-files"}

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Copy a lab run into fixtures/NAME for git: every host's trace, host.json, fio
-# results, fio iologs (iolog-*.txt) and per-second rate logs (iolog-*_iops.N.log) and iperf3's result (iperf3.txt) (initiator, target, and
+# results, fio iologs (iolog-*.txt) and completion logs (iolog-*_clat.N.log) and iperf3's result (iperf3.txt) (initiator, target, and
 # initiator2, target2 ... of a multi-host run),
 # truth.json, scenario.sh and lab/lab.json (not the consoles nor qemu logs, not
 # parquet/ or report/). Refuses an existing NAME and anything over 3 MB.
@@ -31,7 +31,7 @@ for r in "${hosts[@]}"; do
 	cp "$src/$r/trace.dat" "$src/$r/host.json" "$tmp/$r/"
 	cp "$src/$r"/fio-*.json "$tmp/$r/" 2>/dev/null || true
 	cp "$src/$r"/iolog-*.txt "$tmp/$r/" 2>/dev/null || true
-	cp "$src/$r"/iolog-*_iops.*.log "$tmp/$r/" 2>/dev/null || true
+	cp "$src/$r"/iolog-*_clat.*.log "$tmp/$r/" 2>/dev/null || true
 	cp "$src/$r"/iperf3.txt "$tmp/$r/" 2>/dev/null || true
 done
 kb=$(du -sk "$tmp" | cut -f1)

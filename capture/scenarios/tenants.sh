@@ -33,9 +33,10 @@ batch_bursts() { # fio-batch1.json, fio-batch2.json ...: one per burst, each on 
 	done
 }
 workload() {
-	# fio's own I/O rate per second (iolog-latency_iops.1.log): the per-second counts compare to it
+	# fio's own completion time of every I/O (iolog-latency_clat.1.log): the per-second counts
+	# compare to it
 	runtime=$span in_cgroup latency run_fio latency --rw=randread --bs=4k --iodepth=1 \
-		--write_iops_log="$rundir/$host/iolog-latency" --log_avg_msec=1000 &
+		--write_lat_log="$rundir/$host/iolog-latency" &
 	[ "$batch_n" -eq 0 ] || in_cgroup batch batch_bursts &
 	runtime=$span dev=/dev/nvme0n2 in_cgroup other run_fio other --rw=randread --bs=16k --iodepth=2 &
 	wait

@@ -192,8 +192,8 @@ def test_file_seconds_and_the_file_group_add_up(files_run, ntscope_cli):
 
 @pytest.mark.parametrize("which", ["tenants", "files"])
 def test_the_lab_check_passes_on_the_fixture(which, analyzed, files_run):
-    """The lab's own check (capture/lab/check_tenants.py: counts, namespaces, the per-second rate
-    against fio's log, classes and blame; files and their owners) on the recorded run."""
+    """The lab's own check (capture/lab/check_tenants.py: counts, namespaces, tenant_seconds
+    against fio's completion log, classes and blame; files and their owners) on the recorded run."""
     run = (analyzed if which == "tenants" else files_run)[0]
     r = subprocess.run([sys.executable, os.path.join(REPO, "capture", "lab", "check_tenants.py"), run],
                        capture_output=True, text=True)
