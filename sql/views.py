@@ -79,12 +79,13 @@ def build_script(run_dir, con=None, milestones=None):
 
 
 def connect(run_dir, memory_limit=None, temp_dir=None, interference=False, progress=None,
-            memory_share=READ_AGAIN_SHARE, milestones=None):
+            memory_share=READ_AGAIN_SHARE, milestones=None, inputs=None):
     """A DuckDB connection with every view of the run (and the interference views), with
     ntscope's memory limit and spill folder (new_connection), its tables in memory or in a
     file by their estimated size (tables_by_size, memory_share); milestones: where hosts that
     recorded both patched events and probes take their NVMe/TCP milestones from
-    (MILESTONE_SOURCES; None: auto)."""
+    (MILESTONE_SOURCES; None: auto); inputs: the modules' inputs ({relation: value}, e.g. a
+    tenants file's tenant_rules), given before the tables are built so that none is built twice."""
     con = limited_connection(memory_limit, temp_dir)
     attach_tables(con, tables_by_size(con, [run_dir], memory_share))
     if progress:
@@ -92,7 +93,7 @@ def connect(run_dir, memory_limit=None, temp_dir=None, interference=False, progr
     for part in run_relations_sql(run_dir, con, milestones):
         con.execute(part)
     compress_tables(con)
-    load_modules(con, RUN_MODULES)
+    load_modules(con, RUN_MODULES, inputs)
     if interference:
         if progress:
             progress.step("interference (who waited behind whom)", con)

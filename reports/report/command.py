@@ -28,6 +28,7 @@ class AnalyzeContext:
         self.more_text = []     # the parts' texts, in order, after the report's
         self.results = {}
         self.interference_views = False   # the interference part asks for its views (before_views)
+        self.view_inputs = {}   # the SQL modules' inputs the parts give (before_views: a tenants file's rules)
         self.html_sections = []   # callables(page) the parts add to report.html, after the objectives
 
 
@@ -121,10 +122,8 @@ def run(a):
             if hasattr(part, "before_views"):
                 part.before_views(ctx)
         ctx.con = con = views.connect(ctx.run, memory_limit=a.memory_limit, temp_dir=a.temp_dir,
-                                      interference=ctx.interference_views, progress=p, milestones=a.milestones)
-        for part in parts:   # what must be in place before the selection (a tenants file's rules)
-            if hasattr(part, "after_views"):
-                part.after_views(ctx)
+                                      interference=ctx.interference_views, progress=p, milestones=a.milestones,
+                                      inputs=ctx.view_inputs)
         p.step("report model (groups, stage statistics, histograms; the timeline's order)", con)
         selection.apply(con, spec)
         slo.load(con, spec.slos)

@@ -1,5 +1,5 @@
 """Tenants' part of `ntscope analyze` (reports/report/command.py): a tenants file read before
-the run is (after_views loads its rules, so --tenant and --group-by tenant see them), then
+the run is (its rules are an input of the views, so the io rows carry their tenants), then
 tenants.{txt,json}, tenant_seconds.parquet, file_seconds.parquet and class_seconds.parquet
 in the report set.
 Its text follows the report's on stdout, and its charts and class table are a section of
@@ -20,16 +20,11 @@ def add_analyze_arguments(p):
 
 
 def before_views(ctx):
+    """The file's rules replace tenant_rules' (empty) default before the io rows are built."""
     from ntscope.reports.tenants import tenants_file
     ctx.tenants_file = tenants_file.read(ctx.args.tenants) if ctx.args.tenants else ([], {})
-
-
-def after_views(ctx):
-    """The file's rules replace tenant_rules' (empty) default before the selection is made."""
-    from ntscope.reports.tenants import tenants_file
-    from ntscope.sql import views
-    tenants, _ = ctx.tenants_file
-    views.load_modules(ctx.con, ["core/tenant_rules"], {"tenant_rules": tenants_file.rule_rows(tenants)})
+    if ctx.args.tenants:
+        ctx.view_inputs["tenant_rules"] = tenants_file.rule_rows(ctx.tenants_file[0])
 
 
 def load(con, classes):

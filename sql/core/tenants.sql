@@ -96,8 +96,7 @@ UNION ALL
 SELECT m.host, m.cgroup_id, m.path, NULL, NULL, NULL, NULL, 'mkdir' FROM made m
 WHERE NOT EXISTS (SELECT 1 FROM snap s WHERE s.host = m.host AND s.cgroup_id = m.cgroup_id);
 
--- cgroup_ids: one row per (host, cgroup) an I/O was issued for or host.json names. A table: the
--- io view joins cgroup_tenants, which reads it, on every use.
+-- cgroup_ids: one row per (host, cgroup) an I/O was issued for or host.json names.
 --   host, cgroup_id, path (NULL: the id names no directory the capture saw)
 CREATE OR REPLACE TABLE cgroup_ids AS
 SELECT host, cgroup_id, any_value(path) FILTER (WHERE path IS NOT NULL) AS path
