@@ -195,7 +195,7 @@ def test_report_and_interference_json_follow_their_schemas(analyzed, name, flags
 
 
 def test_a_new_key_or_a_wrong_type_in_an_output_fails(analyzed):
-    doc = report_doc(analyzed(*RUNS[0]), "report.json")
+    doc = report_doc(analyzed(RUNS[0][0], *RUNS[0][1]), "report.json")
     assert not errors("report", doc)
     for mutate in (lambda d: d.update(undocumented=1),
                    lambda d: d["groups"][0].update(p42_ns=1),

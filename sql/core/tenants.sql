@@ -113,7 +113,9 @@ CREATE OR REPLACE MACRO default_tenant(path) AS
 --   cgroup       its path ('?<id>' when the capture saw no directory of that id)
 --   tenant       the first matching rule's tenant, else default_tenant(path) ('?<id>' unnamed)
 --   class        the matching rule's class (NULL: no rule matched, or the rule has none)
-CREATE OR REPLACE VIEW cgroup_tenants AS
+-- A table (the rules are an input: a new tenants file builds it and the io rows again): io_joined
+-- joins it as a plain lookup table, not the correlated rule match
+CREATE OR REPLACE TABLE cgroup_tenants AS
 SELECT c.host, c.cgroup_id, coalesce(c.path, '?' || c.cgroup_id) AS cgroup,
        coalesce(r.tenant, default_tenant(c.path), '?' || c.cgroup_id) AS tenant, r.class
 FROM cgroup_ids c
