@@ -70,6 +70,7 @@ initiator_capture="" # extra `just capture` keys on the initiator (e.g. "qid=1 c
 target_capture=""    # extra `just capture` keys on the target
 target_busy() { :; } # runs on the target while it records (e.g. a local fio)
 target_setup() { :; }    # the target, once it exports its namespace, before recording
+initiator_preconnect() { :; } # the initiator, before it connects (e.g. nvme_core's io_timeout)
 initiator_setup() { :; } # the initiator, once connected, before recording (e.g. mkfs, mount)
 initiator_cleanup() { :; } # the initiator, after recording, before disconnecting (e.g. umount)
 workload() { fail "scenario defines no workload()"; }
@@ -373,6 +374,7 @@ initiator)
 		fail "clock_sync='$clock_sync' is not chrony"
 	fi
 	targets_ready
+	initiator_preconnect || fail "the scenario's initiator_preconnect failed (exit $?)"
 	connect_all
 	initiator_setup || fail "the scenario's initiator_setup failed (exit $?)"
 	preflight "$initiator_capture"

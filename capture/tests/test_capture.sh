@@ -318,6 +318,31 @@ expect "cpu_wait: the NET_RX softirq events" 0 "-e 'irq:softirq_raise' -f 'vec =
 expect "cpu_wait=0: no softirq events either" 0 "" @ "$r" role=target run=x cpu_wait=0 dry_run=1 -- true
 expect_not "cpu_wait=0: no irq events" "irq:"
 
+# recovery: the initiator's error recovery, reconnect and reset works, beside its io_work, by address
+r=$(tree recovery-ini initiator patched)
+for e in workqueue_queue_work workqueue_execute_start workqueue_execute_end; do event "$r" workqueue "$e" "void * work" "void * function"; done
+printf 'ffffffff81400010 t nvme_tcp_io_work\t[nvme_tcp]\nffffffff81400020 t nvme_tcp_error_recovery_work\t[nvme_tcp]\nffffffff81400030 t nvme_tcp_reconnect_ctrl_work\t[nvme_tcp]\n' >"$r/proc/kallsyms"
+expect "recovery: the recovery works' events with io_work's, by address" 0 \
+	"-e 'workqueue:workqueue_execute_start' -f 'function == 0xffffffff81400010 || function == 0xffffffff81400020 || function == 0xffffffff81400030'" \
+	@ "$r" role=initiator run=x dry_run=1 -- true
+expect "recovery: check names the works found" 0 "ok   recovery: the controller's error recovery, reconnect and reset work recorded (nvme_tcp_error_recovery_work nvme_tcp_reconnect_ctrl_work)" \
+	@ "$r" role=initiator run=x check=1
+expect "recovery with cpu_wait=0: the recovery works alone" 0 \
+	"-e 'workqueue:workqueue_queue_work' -f 'function == 0xffffffff81400020 || function == 0xffffffff81400030'" \
+	@ "$r" role=initiator run=x cpu_wait=0 dry_run=1 -- true
+expect "recovery=0 cpu_wait=0: no workqueue events" 0 "" @ "$r" role=initiator run=x cpu_wait=0 recovery=0 dry_run=1 -- true
+expect_not "recovery=0 cpu_wait=0: no workqueue events" "workqueue:"
+expect "recovery=0: io_work's alone" 0 "-f 'function == 0xffffffff81400010' -e" @ "$r" role=initiator run=x recovery=0 dry_run=1 -- true
+expect "recovery: a bad value" 2 "recovery 'yes' is not 0 or 1" @ "$r" role=initiator run=x recovery=yes dry_run=1 -- true
+printf 'ffffffff81400010 t nvme_tcp_io_work\t[nvme_tcp]\n' >"$r/proc/kallsyms"
+expect "recovery: no symbol, a note with the fix" 0 "recovery: no address for nvme_tcp_error_recovery_work in /proc/kallsyms" \
+	@ "$r" role=initiator run=x check=1
+r=$(tree recovery-tgt target patched)
+for e in workqueue_queue_work workqueue_execute_start workqueue_execute_end; do event "$r" workqueue "$e" "void * work" "void * function"; done
+printf 'ffffffff812eeb10 t nvmet_tcp_io_work\t[nvmet_tcp]\nffffffff81400020 t nvme_tcp_error_recovery_work\t[nvme_tcp]\n' >"$r/proc/kallsyms"
+expect "recovery: off on a target by default" 0 "-f 'function == 0xffffffff812eeb10' -e" @ "$r" role=target run=x dry_run=1 -- true
+expect_not "recovery: a target records no initiator work" "0xffffffff81400020"
+
 # tenants: the cgroup v2 mount and its io controller are checked; without them a note says why
 # every I/O counts for the root, and no cgroup events are recorded
 r=$(tree tenants-ini initiator stock)

@@ -1,4 +1,4 @@
--- requires: core/hosts, core/join, core/evidence, core/cpu_wait, core/net_flows, core/nvme_acks
+-- requires: core/hosts, core/join, core/evidence, core/cpu_wait, core/net_flows, core/nvme_acks, recovery/outages
 
 -- A compare side's facts, on the run's own connection (sql/compare_sides.py writes its row
 -- beside the side's rows; the comparison reads it as cmp_run_info, sql/compare/input.sql).
@@ -19,6 +19,9 @@
 --   nvme_srtt_us            the median of the kernel's smoothed round trip (srtt, us) over the
 --                           segments the initiators received on NVMe/TCP connections (capture
 --                           key nvme_acks; NULL without)
+--   outages                 the controllers' outages (controller_outages)
+--   outage_max_ns           the longest of them without an answer (ns; NULL: none)
+--   outage_ios_held         the I/Os they held, summed
 CREATE OR REPLACE VIEW cmp_side_info AS
 SELECT (SELECT max(uncertainty_ns) FROM clock_offset) AS offset_uncertainty_ns,
        string_agg(DISTINCT coalesce(trace_clock, '?'), ',') AS trace_clocks,
@@ -37,5 +40,8 @@ SELECT (SELECT max(uncertainty_ns) FROM clock_offset) AS offset_uncertainty_ns,
        (SELECT path FROM run_other_traffic) AS other_traffic_path,
        (SELECT top_flow FROM run_other_traffic) AS other_traffic_top_flow,
        (SELECT nvme_data_bytes_per_s FROM run_other_traffic) AS nvme_data_bytes_per_s,
-       (SELECT median(srtt_us) FROM nvme_ack_segments) AS nvme_srtt_us
+       (SELECT median(srtt_us) FROM nvme_ack_segments) AS nvme_srtt_us,
+       (SELECT count(*) FROM controller_outages) AS outages,
+       (SELECT max(outage_ns) FROM controller_outages) AS outage_max_ns,
+       (SELECT coalesce(sum(ios_held), 0) FROM controller_outages)::BIGINT AS outage_ios_held
 FROM hosts;

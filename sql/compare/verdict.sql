@@ -155,6 +155,8 @@ FROM cmp_queue_evidence GROUP BY group_key;
 --   run_nvme_bps       NVMe/TCP's data rate in the run (bytes/s)
 --   run_other_path, run_other_top_flow   the run's path interface and its largest other flow (text)
 --   base_srtt_us, run_srtt_us   the NVMe/TCP connections' smoothed round trip (nvme_srtt_us, us)
+--   base_outages, run_outages   controller outages per run (outages)
+--   run_outage_max_ns, run_outage_ios_held   the run's longest outage (ns) and the I/Os they held
 CREATE OR REPLACE VIEW cmp_run_change AS
 SELECT bool_and(clock_synced) AS synced, max(offset_uncertainty_ns) AS unc_ns,
        max(target_local_io_per_s) FILTER (WHERE run = 'base') AS base_local_per_s,
@@ -175,7 +177,11 @@ SELECT bool_and(clock_synced) AS synced, max(offset_uncertainty_ns) AS unc_ns,
        min(other_traffic_path) FILTER (WHERE run = 'run') AS run_other_path,
        min(other_traffic_top_flow) FILTER (WHERE run = 'run') AS run_other_top_flow,
        avg(nvme_srtt_us) FILTER (WHERE run = 'base') AS base_srtt_us,
-       avg(nvme_srtt_us) FILTER (WHERE run = 'run') AS run_srtt_us
+       avg(nvme_srtt_us) FILTER (WHERE run = 'run') AS run_srtt_us,
+       avg(outages) FILTER (WHERE run = 'base') AS base_outages,
+       avg(outages) FILTER (WHERE run = 'run') AS run_outages,
+       max(outage_max_ns) FILTER (WHERE run = 'run') AS run_outage_max_ns,
+       avg(outage_ios_held) FILTER (WHERE run = 'run') AS run_outage_ios_held
 FROM cmp_run_info;
 
 -- cmp_group_cpu_wait: one row per group: how long, per I/O, its queue's NVMe/TCP work waited for
@@ -242,7 +248,11 @@ WITH k AS (
            coalesce(r.run_other_bps - r.base_other_bps
                     >= p.nic_other_min_share * (r.run_other_bps + coalesce(r.run_nvme_bps, 0)), false) AS other_traffic_grew,
            r.base_other_bps, r.run_other_bps, r.run_nvme_bps, r.run_other_path, r.run_other_top_flow,
-           r.base_srtt_us, r.run_srtt_us
+           r.base_srtt_us, r.run_srtt_us,
+           -- the run had controller outages the base did not (a reset, a reconnect): the I/O
+           -- they held is the slowdown, whichever stage it shows in
+           coalesce(r.run_outages, 0) > coalesce(r.base_outages, 0) AS outage_added,
+           r.base_outages, r.run_outages, r.run_outage_max_ns, r.run_outage_ios_held
     FROM cmp_group_change g LEFT JOIN cmp_group_queue_change q USING (group_key)
     LEFT JOIN cmp_run_change r ON true
     LEFT JOIN cmp_group_cpu_wait cw ON cw.group_key = g.group_key, cmp_params p
@@ -267,7 +277,8 @@ WITH k AS (
     LEFT JOIN cat ac ON ac.stage_set = k.stage_set AND ac.stage = k.amplified_stage
 )
 SELECT c.*,
-       CASE WHEN ccat IS NULL THEN 'none'
+       CASE WHEN verdict = 'slower' AND outage_added THEN 'controller_reset'
+            WHEN ccat IS NULL THEN 'none'
             -- digests are computed where PDUs are built and parsed: both transports
             -- (CPU) and what the clock-free network stage spans on their way
             -- (work added: never the cause of a faster run)
@@ -382,6 +393,10 @@ FROM (SELECT string_agg(run || ' ' || problem, '; ' ORDER BY run) AS problems FR
                       || CASE WHEN d.ccat = 'fabric' THEN '; on stock kernels this stage also holds both nvme-tcp transports and the target''s nvmet-tcp CPU work' ELSE '' END
             WHEN d.cause_id = 'digest'
                  THEN ci.meaning || ': ' || coalesce(d.base_digest, '?') || ' -> ' || d.run_digest
+            WHEN d.cause_id = 'controller_reset'
+                 THEN ci.meaning || printf(': %d outage(s) a run (the base %d), the longest %.1f s without an answer, %d I/Os held (recovery.json)',
+                                           d.run_outages::BIGINT, coalesce(d.base_outages, 0)::BIGINT,
+                                           d.run_outage_max_ns / 1e9, d.run_outage_ios_held::BIGINT)
             WHEN d.cause_id = 'target_cpu'
                  THEN ci.meaning || ': NVMe/TCP''s work waited longer for the target''s CPU, '
                       || cpu_wait_io_text(d.base_t_io, d.run_t_io, d.change_ns, d.top_stage)

@@ -1,4 +1,4 @@
--- requires: core/hosts, core/events, core/join
+-- requires: core/hosts, core/events, core/join, core/recovery_works
 -- loaded: with every run
 -- input: raw_<system>  the run's event files (sql/views.py)
 
@@ -25,14 +25,17 @@
 --               its own end first, which is not waiting for the CPU)
 --   run_ns      end - start
 CREATE OR REPLACE TABLE io_work_runs AS
-WITH q AS (
-    SELECT host, work, ts FROM raw_workqueue WHERE event = 'workqueue_queue_work'
+WITH wq AS (   -- the io_work's events: not the recovery works' (capture key recovery)
+    SELECT * FROM raw_workqueue r
+    WHERE NOT EXISTS (SELECT 1 FROM recovery_work_functions f WHERE f.host = r.host AND f.address = r.function)
+), q AS (
+    SELECT host, work, ts FROM wq WHERE event = 'workqueue_queue_work'
 ), e AS (
-    SELECT host, work, ts FROM raw_workqueue WHERE event = 'workqueue_execute_end'
+    SELECT host, work, ts FROM wq WHERE event = 'workqueue_execute_end'
 ), s AS (
     SELECT host, work, cpu, ts,
            lag(ts) OVER (PARTITION BY host, work ORDER BY ts) AS prev_start
-    FROM raw_workqueue WHERE event = 'workqueue_execute_start'
+    FROM wq WHERE event = 'workqueue_execute_start'
 ), runs AS (
     SELECT s.host, s.work, s.cpu, s.ts AS start_ts, s.prev_start,
            CASE WHEN s.prev_start IS NULL OR q.ts > s.prev_start THEN q.ts END AS queued_ts, e.ts AS end_ts

@@ -556,9 +556,52 @@ LEFT JOIN clock_offset o ON o.initiator_host = i.host AND o.target_host = m.targ
 LEFT JOIN (SELECT host, coalesce(shift_ns, 0) AS s FROM initiator_clock) sh ON sh.host = i.host
 LEFT JOIN tw ON tw.host = m.target_host;
 DROP TABLE io_initiator_commands;
--- io_rows: io_joined in the order of io (initiator host, first milestone, queue, cid).
+-- io_attempt_rows: one row per initiator I/O command that failed and was tried again: not an
+-- I/O of its own but an attempt of the command that followed it. A controller reset cancels
+-- the commands in flight (NVMe status 0x371, aborted by the host) and the block layer sends
+-- each again after the reconnect, as a new command; an error the controller answers with, when
+-- the driver retries it, does the same. The retry is the next command of the same initiator,
+-- disk, start LBA, size and type submitted after the attempt completed, of the same bio (its
+-- block_bio_queue) when block events were recorded. An attempt of an attempt chains.
+--   io_id          the attempt's command (io_joined.io_id)
+--   retry_io_id    the command that tried it again (an io's io_id, or another attempt's)
+--   initiator_host, ctrl_id, qid, cid, disk, slba, size_bytes, io_type   the attempt's
+--   status         its NVMe status (non-zero)
+--   i_setup_ts, i_complete_rq_ts   its submission and completion (ns, reference clock)
+CREATE OR REPLACE TABLE io_attempt_rows AS
+WITH failed AS (
+    SELECT io_id, initiator_host, ctrl_id, qid, cid, disk, slba, size_bytes, io_type, status, i_setup_ts,
+           i_complete_rq_ts, coalesce(i_bio_queue_ts, -1) AS bio_key
+    FROM io_joined WHERE status <> 0 AND i_complete_rq_ts IS NOT NULL AND slba IS NOT NULL
+), candidates AS (
+    -- only the commands at a failed one's LBA (a semi-join: the ASOF's sort then holds a few rows)
+    SELECT io_id, initiator_host, disk, slba, size_bytes, io_type, coalesce(i_bio_queue_ts, -1) AS bio_key, i_setup_ts
+    FROM io_joined WHERE (initiator_host, disk, slba) IN (SELECT initiator_host, disk, slba FROM failed)
+)
+SELECT f.io_id, c.io_id AS retry_io_id, f.initiator_host, f.ctrl_id, f.qid, f.cid, f.disk, f.slba, f.size_bytes,
+       f.io_type, f.status, f.i_setup_ts, f.i_complete_rq_ts
+FROM failed f
+ASOF JOIN candidates c ON c.initiator_host = f.initiator_host AND c.disk = f.disk AND c.slba = f.slba
+    AND c.size_bytes = f.size_bytes AND c.io_type IS NOT DISTINCT FROM f.io_type AND c.bio_key = f.bio_key
+    AND c.i_setup_ts > f.i_complete_rq_ts;
+-- io_rows: io_joined without the attempts, in the order of io (initiator host, first
+-- milestone, queue, cid), each with what its attempts cost it:
+--   attempts        commands it took (1: none failed before it)
+--   first_setup_ts  the first attempt's submission (ns; = i_setup_ts with one attempt)
 CREATE OR REPLACE TABLE io_rows AS
-FROM io_joined ORDER BY initiator_host, coalesce(i_setup_ts, i_complete_rq_ts), ctrl_id, qid, cid;
+WITH RECURSIVE chain AS (   -- each attempt with the io it ended in (retry_io_id followed to the end)
+    SELECT a.io_id, a.retry_io_id AS final_io_id, a.i_setup_ts, 1 AS depth FROM io_attempt_rows a
+    UNION ALL
+    SELECT c.io_id, a.retry_io_id, c.i_setup_ts, c.depth + 1 FROM chain c
+    JOIN io_attempt_rows a ON a.io_id = c.final_io_id WHERE c.depth < 100
+), ends AS (
+    SELECT final_io_id AS io_id, count(*) AS failed, min(i_setup_ts) AS first_setup_ts FROM chain
+    WHERE final_io_id NOT IN (SELECT io_id FROM io_attempt_rows) GROUP BY final_io_id
+)
+SELECT j.*, 1 + coalesce(e.failed, 0) AS attempts, coalesce(e.first_setup_ts, j.i_setup_ts) AS first_setup_ts
+FROM io_joined j LEFT JOIN ends e ON e.io_id = j.io_id
+WHERE j.io_id NOT IN (SELECT io_id FROM io_attempt_rows)
+ORDER BY j.initiator_host, coalesce(j.i_setup_ts, j.i_complete_rq_ts), j.ctrl_id, j.qid, j.cid;
 DROP TABLE io_joined;
 -- (a matched io's target command has its ctrl_id = cntlid, qid and cid: command_match pairs
 -- them on these)

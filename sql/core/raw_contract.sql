@@ -48,7 +48,8 @@ SELECT * FROM (VALUES
     ('ntscope_nvmet_tcp', 'send_state', 'BIGINT'), ('ntscope_nvmet_tcp', 'send_offset', 'UBIGINT'),
     ('ntscope_nvmet_tcp', 'state_c2h', 'BIGINT'), ('ntscope_nvmet_tcp', 'state_r2t', 'BIGINT'),
     ('ntscope_nvmet_tcp', 'state_response', 'BIGINT'),
-    -- workqueue: the capture keeps only the NVMe/TCP io_work (capture key cpu_wait);
+    -- workqueue: the capture keeps only the NVMe/TCP io_work (capture key cpu_wait) and the
+    -- recovery works (capture key recovery);
     -- field_cpu is the pool's CPU of workqueue_queue_work (the event's own CPU is cpu)
     ('workqueue', 'work', 'UBIGINT'), ('workqueue', 'function', 'UBIGINT'),
     ('workqueue', 'req_cpu', 'BIGINT'), ('workqueue', 'field_cpu', 'BIGINT'),

@@ -1,0 +1,25 @@
+"""Recovery's part of `ntscope analyze` (reports/report/command.py): recovery.json,
+recovery.txt and outages.parquet in the report set. Its text follows the report's on stdout
+when a controller had an outage or a command failed."""
+import json
+
+from ntscope.sql.quoting import sql_str
+
+STEM = "recovery"
+
+
+def copy_parquet(con, query, path):
+    con.execute(f"COPY ({query}) TO {sql_str(path)} (FORMAT parquet, COMPRESSION zstd)")
+
+
+def add_to_analysis(ctx):
+    from ntscope.reports.recovery import model, render_text
+    doc = model.build(ctx.con, ctx.run)
+    text = render_text.render(doc)
+    ctx.files.add(f"{STEM}.txt", text)
+    ctx.files.add(f"{STEM}.json", json.dumps(doc, indent=1, default=str) + "\n")
+    ctx.files.add("outages.parquet", lambda path: copy_parquet(
+        ctx.con, "SELECT * FROM controller_outages ORDER BY host, outage_n", path))
+    if model.eventful(doc):
+        ctx.more_text.append(text)
+    ctx.results[STEM] = doc
