@@ -67,6 +67,8 @@ def add_analyze_flags(p):
     p.add_argument("--namespace", help="namespaces as '<subsystem NQN>/ns<nsid>'")
     p.add_argument("--file", help="files as tenants.txt prints them (their path, else '<disk>:ino <n>')")
     p.add_argument("--target-device", help="target backing devices as the reports print them, e.g. target/nullb0")
+    p.add_argument("--path", help="paths as the reports print them (controller@target address:port), "
+                                  "e.g. initiator/nvme0@169.254.10.2:4420")
     p.add_argument("--window", help="START:END seconds from the first I/O, e.g. 1:4 or 2:")
     p.add_argument("--group-by", help=f"fields: {','.join(spec.FIELDS)} (default {','.join(spec.DEFAULT_GROUP_BY)})")
     p.add_argument("--time-bucket", type=float, help="seconds per group when grouping by time (default 1; "
@@ -93,7 +95,8 @@ def spec_from_args(a):
               processes=a.process, streams=a.stream, hosts=a.host, targets=a.target, window=a.window, group_by=a.group_by,
               time_bucket_s=a.time_bucket, stage_sets=a.stage_set, slos=a.slo,
               percentiles=a.percentiles, cgroups=a.cgroup, tenants=a.tenant, classes=a.klass,
-              namespaces=a.namespace, target_devices=a.target_device, files=a.file)
+              namespaces=a.namespace, target_devices=a.target_device, files=a.file,
+              paths=a.path)
     if a.spec:   # a flag given overrides the file's value
         return spec.Spec.from_toml(a.spec, **kw)
     return spec.Spec(**{k: v for k, v in kw.items() if v is not None})

@@ -28,12 +28,15 @@ FIELDS = {
     "file": ("file", "file"),
     "namespace": ("namespace", "namespace"),
     "target_device": ("target_device_key", "target_device"),
+    # the path (controller and target address: one per path of native multipath)
+    "path": ("path", "path"),
     "time": (None, "time_s"),
 }
 # the filters that test one io column for a list of names: Spec attribute -> (io column, flag)
 NAME_FILTERS = {"cgroups": ("cgroup", "cgroup"), "tenants": ("tenant", "tenant"), "classes": ("class", "class"),
                 "files": ("file", "file"),
-                "namespaces": ("namespace", "namespace"), "target_devices": ("target_device_key", "target-device")}
+                "namespaces": ("namespace", "namespace"), "target_devices": ("target_device_key", "target-device"),
+                "paths": ("path", "path")}
 # Bounds of what a flag may say, far beyond any real run (their products stay inside BIGINT
 # nanoseconds and bytes): an I/O size, a time bucket, a window's bounds.
 MIN_BUCKET_S, MAX_BUCKET_S = 1e-6, 1e6
@@ -154,6 +157,7 @@ SPEC_KEYS = {
                "class": ("names", 'class = ["latency"]'), "file": ("names", 'file = ["/mnt/data/f1"]'),
                "namespace": ("names", 'namespace = ["nqn.2026-11.io.ntscope:lab/ns1"]'),
                "target_device": ("names", 'target_device = ["target/nullb0"]'),
+               "path": ("names", 'path = ["initiator/nvme0@169.254.10.2:4420"]'),
                "window": ("text", 'window = "1.5:4"')},
     "group": {"by": ("names", 'by = ["type", "size"]'), "time_bucket_s": ("number", "time_bucket_s = 0.5")},
     "stages": {"sets": ("names", 'sets = ["ntprof"]'), "percentiles": ("numbers", "percentiles = [50, 99, 99.9]")},
@@ -240,11 +244,12 @@ class Spec:
     def __init__(self, types=None, sizes=None, devices=None, queues=None, cpus=None,
                  processes=None, streams=None, hosts=None, targets=None, window=None, group_by=None, time_bucket_s=1.0, stage_sets=None, slos=None,
                  percentiles=None, cgroups=None, tenants=None, classes=None, namespaces=None, target_devices=None,
-                 files=None):
+                 files=None, paths=None):
         self.types = as_list(types)
         self.cgroups, self.tenants, self.classes = as_list(cgroups), as_list(tenants), as_list(classes)
         self.namespaces, self.target_devices = as_list(namespaces), as_list(target_devices)
         self.files = as_list(files)
+        self.paths = as_list(paths)
         self.sizes = as_list(sizes)
         self.devices = as_list(devices)
         self.queues = queue_values(as_list(queues))
@@ -287,7 +292,8 @@ class Spec:
                     slos=checked.get("slo", {}).get("objectives"),
                     percentiles=checked.get("stages", {}).get("percentiles"),
                     cgroups=flt.get("cgroup"), tenants=flt.get("tenant"), classes=flt.get("class"),
-                    namespaces=flt.get("namespace"), target_devices=flt.get("target_device"), files=flt.get("file"))
+                    namespaces=flt.get("namespace"), target_devices=flt.get("target_device"), files=flt.get("file"),
+                    paths=flt.get("path"))
         args.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**args)
 
@@ -374,6 +380,7 @@ class Spec:
                            "host": self.hosts, "target": self.targets,
                            "cgroup": self.cgroups, "tenant": self.tenants, "class": self.classes,
                            "namespace": self.namespaces, "target_device": self.target_devices, "file": self.files,
+                           "path": self.paths,
                            "window": self.window},
                 "group_by": self.group_by, "time_bucket_s": self.time_bucket_s,
                 "stage_sets": self.stage_sets, "slo": self.slos, "percentiles": self.percentiles}

@@ -65,7 +65,7 @@ def test_a_window_that_ends_before_it_starts(run, ntscope_cli):
     ('filter = 3', "filter is a number, not a table; fix: write it as a [filter] header with its keys below, e.g. "
                    "[filter] then type = [\"read\"]"),
     ('[filter]\nwindows = "1:2"', "[filter] has no key 'windows'; fix: one of type, size, device, queue, stream, host, target, cpu, "
-                                  "process, cgroup, tenant, class, file, namespace, target_device, window (see "
+                                  "process, cgroup, tenant, class, file, namespace, target_device, path, window (see "
                                   "reports/README.md 'Spec file')"),
 ])
 def test_a_spec_file_value_of_the_wrong_kind_is_named_in_toml_words(tmp_path, toml, message):

@@ -446,6 +446,23 @@ SELECT n.host,
        CASE WHEN n.host = ref.host THEN 0 ELSE v.uncertainty_ns END::BIGINT AS uncertainty_ns
 FROM n CROSS JOIN ref LEFT JOIN via v ON v.host = n.host;
 
+-- controller_paths: one row per initiator controller host.json names: the path its I/O takes.
+--   host, ctrl_id (nvmeN's N)
+--   path        '<host>/nvme<N>@<target address>:<port>' (host.json nvme_controllers: the
+--               controller, its traddr and trsvcid); '<host>/nvme<N>' when host.json lacks them.
+--               One per controller: with native multipath each path to a namespace is a
+--               controller of its own
+--   subsysnqn, traddr, trsvcid, state   as host.json says (state at the capture's start)
+CREATE OR REPLACE TABLE controller_paths AS
+SELECT host, ctrl_id, subsysnqn, traddr, trsvcid, state,
+       host || '/nvme' || ctrl_id || coalesce('@' || traddr || ':' || trsvcid, '') AS path
+FROM (SELECT host, TRY_CAST(c->>'instance' AS BIGINT) AS ctrl_id, c->>'subsysnqn' AS subsysnqn, c->>'state' AS state,
+             nullif(regexp_extract(c->>'address', '(^|,)traddr=([^,]*)', 2), '') AS traddr,
+             nullif(regexp_extract(c->>'address', '(^|,)trsvcid=([^,]*)', 2), '') AS trsvcid
+      FROM (SELECT host, unnest(from_json(host_json->'nvme_controllers', '["JSON"]')) AS c
+            FROM run_hosts WHERE json_type(host_json, '$.nvme_controllers') = 'ARRAY'))
+WHERE ctrl_id IS NOT NULL;
+
 -- io: one row per initiator I/O command (qid > 0), with its block request, its target
 -- command and the target's backing-device requests when found. Times are ns: i_* on the
 -- run's reference clock (initiator_clock: with one initiator, its own clock), t_* on their
@@ -475,6 +492,9 @@ FROM n CROSS JOIN ref LEFT JOIN via v ON v.host = n.host;
 --   file_dev, file_ino, file   the file it read or wrote (request_owner_rows, request_files;
 --                  NULL: no file's, or not recorded)
 --   cgroup, tenant, class   the cgroup's path, its tenant and class (cgroup_tenants)
+--   path           the path it took: its controller and the target address and port it is
+--                  connected to (controller_paths: '<host>/nvme<N>@<traddr>:<trsvcid>')
+--   attempts, first_setup_ts   the commands it took and the first one's submission (io_rows)
 --   io_n           the io's number, 1.. in (initiator host, submit time) order: the integer key
 --                  io_milestones and io_stage_durations carry (joins on it are cheaper than
 --                  on io_id); it may change when the analysis changes, io_id does not
@@ -534,7 +554,8 @@ SELECT i.cmd_key AS io_id, i.host AS initiator_host, i.ctrl_id, m.cntlid, i.qid,
        i.host || '/' || coalesce(i.disk, '?') AS device_key,
        CASE WHEN cm.t_cmd_n IS NOT NULL
             THEN m.target_host || '/' || coalesce(regexp_replace(t.disk, '^/dev/', ''), '?') END AS target_device_key,
-       rc.cgroup_id, nn.namespace, rc.file_dev, rc.file_ino, rf.file, ct.cgroup, ct.tenant, ct.class
+       rc.cgroup_id, nn.namespace, rc.file_dev, rc.file_ino, rf.file, ct.cgroup, ct.tenant, ct.class,
+       coalesce(cp.path, i.host || '/nvme' || i.ctrl_id) AS path
 FROM io_initiator_commands i
 LEFT JOIN lba_shift ls ON ls.host = i.host
 LEFT JOIN host_block_link_rows hb ON hb.host = i.host AND hb.submit_cpu = i.submit_cpu AND hb.submit_ts = i.submit_ts
@@ -547,6 +568,7 @@ LEFT JOIN request_owner_rows rc ON rc.host = hb.host AND rc.issue_ts = hb.issue_
 LEFT JOIN request_files rf ON rf.host = rc.host AND rf.file_dev = rc.file_dev AND rf.file_ino = rc.file_ino
 LEFT JOIN namespace_names nn ON nn.host = i.host AND nn.disk = i.disk
 LEFT JOIN cgroup_tenants ct ON ct.host = i.host AND ct.cgroup_id = rc.cgroup_id
+LEFT JOIN controller_paths cp ON cp.host = i.host AND cp.ctrl_id = i.ctrl_id
 LEFT JOIN ctrl_map m ON m.initiator_host = i.host AND m.ctrl_id = i.ctrl_id
 LEFT JOIN command_match_rows cm ON cm.i_cmd_n = i.cmd_n
 LEFT JOIN (SELECT rowid AS cmd_n, host, ctrl_id, qid, cid, submit_ts, complete_ts, disk

@@ -15,7 +15,8 @@ from ntscope.common.errors import NtscopeError
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 IO_COLUMNS = ["io_id", "initiator_host", "target_host", "queue_key", "device_key", "target_device_key",
               "io_type", "size_bytes", "disk", "slba", "group_key", "cpu", "pid", "comm", "qid", "cid", "cntlid",
-              "match_state", "status", "offset_ns", "cgroup", "tenant", "class", "file", "namespace"]
+              "match_state", "status", "offset_ns", "cgroup", "tenant", "class", "file", "namespace", "path",
+              "attempts"]
 
 
 @pytest.fixture(scope="module")
