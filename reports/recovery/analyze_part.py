@@ -3,13 +3,9 @@ recovery.txt and outages.parquet in the report set. Its text follows the report'
 when a controller had an outage or a command failed."""
 import json
 
-from ntscope.sql.quoting import sql_str
+from ntscope.reports.report.export import copy_query
 
 STEM = "recovery"
-
-
-def copy_parquet(con, query, path):
-    con.execute(f"COPY ({query}) TO {sql_str(path)} (FORMAT parquet, COMPRESSION zstd)")
 
 
 def add_to_analysis(ctx):
@@ -18,7 +14,7 @@ def add_to_analysis(ctx):
     text = render_text.render(doc)
     ctx.files.add(f"{STEM}.txt", text)
     ctx.files.add(f"{STEM}.json", json.dumps(doc, indent=1, default=str) + "\n")
-    ctx.files.add("outages.parquet", lambda path: copy_parquet(
+    ctx.files.add("outages.parquet", lambda path: copy_query(
         ctx.con, "SELECT * FROM controller_outages ORDER BY host, outage_n", path))
     if model.eventful(doc):
         ctx.more_text.append(text)

@@ -15,6 +15,13 @@ from ntscope.sql.spill import private_dir
 # the file's key-value metadata names the ntscope version that wrote it
 PARQUET = (f"(FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 122880, "
            f"KV_METADATA {{ntscope_version: {sql_str(__version__)}}})")
+
+
+def copy_query(con, query, path):
+    """A small table of an analysis (tenant_seconds, outages, ...) as one zstd Parquet file."""
+    con.execute(f"COPY ({query}) TO {sql_str(path)} (FORMAT parquet, COMPRESSION zstd)")
+
+
 # io_stages.parquet is sorted in parts of about this many rows (one sort each, in memory under
 # the default limit): a patched run of 662 k I/Os (22 M rows) sorted in one statement spilled
 STAGE_PART_ROWS = 4_000_000

@@ -7,7 +7,7 @@ report.html, when some I/O's cgroup is known or a tenants file was given."""
 import json
 
 from ntscope.common.text import printable
-from ntscope.sql.quoting import sql_str
+from ntscope.reports.report.export import copy_query
 
 STEM = "tenants"
 SECONDS_COLUMNS = ("tenant, class, second, full_second, ios, iops, bytes, mb_s, mean_us, p99_us, max_us, "
@@ -39,10 +39,6 @@ def load(con, classes):
     views.load_modules(con, ["tenants/seconds"], {"class_objectives": rows})
 
 
-def copy_parquet(con, query, path):
-    con.execute(f"COPY ({query}) TO {sql_str(path)} (FORMAT parquet, COMPRESSION zstd)")
-
-
 def add_to_analysis(ctx):
     from ntscope.reports.tenants import model, render_html, render_text
     from ntscope.sql.query_rows import rows_of
@@ -63,10 +59,10 @@ def add_to_analysis(ctx):
         ctx.html_sections.append(lambda page: render_html.tenants_section(
             page, doc, [dict(r, t_s=r["second"]) for r in seconds]))
     rows = "" if recorded else " LIMIT 0"   # the files' columns alone
-    ctx.files.add("tenant_seconds.parquet", lambda path: copy_parquet(
+    ctx.files.add("tenant_seconds.parquet", lambda path: copy_query(
         ctx.con, f"SELECT {SECONDS_COLUMNS} FROM tenant_seconds ORDER BY tenant, second{rows}", path))
-    ctx.files.add("file_seconds.parquet", lambda path: copy_parquet(
+    ctx.files.add("file_seconds.parquet", lambda path: copy_query(
         ctx.con, f"SELECT {SECONDS_COLUMNS.replace('tenant, ', 'file, ')} FROM file_seconds ORDER BY file, second{rows}", path))
-    ctx.files.add("class_seconds.parquet", lambda path: copy_parquet(
+    ctx.files.add("class_seconds.parquet", lambda path: copy_query(
         ctx.con, f"SELECT * FROM class_seconds ORDER BY class, second{rows}", path))
     ctx.results[STEM] = doc
