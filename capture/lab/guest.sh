@@ -129,10 +129,16 @@ esac
 [ -n "$host" ] || host=$role
 why=$(topo_check) || fail "$why"
 [ "$(topo_role "$host")" = "$role" ] || fail "host '$host' is not a $role in hosts=\"$(topo_hosts)\""
-# every block device this initiator reaches, one per target it connects to (nvme0n1 ...)
+# every block device this initiator reaches, one per target it connects to (nvme0n1 ...).
+# Controllers are numbered in link order; with several paths (multipath) a target's
+# namespace is one device named after its first controller (nvme0n1: paths nvme0c0n1,
+# nvme0c1n1)
 devs=""
 n=0
-for t in $(topo_links | awk -v h="$host" '$2 == h { print $3 }'); do devs="$devs /dev/nvme${n}n1"; n=$((n + 1)); done
+for p in $(topo_links | awk -v h="$host" '$2 == h { print $4 }'); do
+	[ "$p" != 0 ] || devs="$devs /dev/nvme${n}n1"
+	n=$((n + 1))
+done
 devs=${devs# }
 # The digests the connections use (nvme connect -g / -G): no kernel shows them in sysfs, so
 # both hosts' captures are told (host.json nvme_tcp_digest).
@@ -297,9 +303,11 @@ connect_all() { # nvme connect to every target this initiator is linked to, in l
 	# the first initiator keeps the initramfs' host NQN; others get their own
 	printf '%s\n' "$1" >/etc/nvme/hostnqn
 	printf '%s\n' "$2" >/etc/nvme/hostid
-	n=0
+	n=0 head=0
 	for k in $(topo_links | awk -v h="$host" '$2 == h { print $1 }'); do
 		tgt=$(topo_links | awk -v k="$k" '$1 == k { print $3 }')
+		path=$(topo_links | awk -v k="$k" '$1 == k { print $4 }')
+		[ "$path" != 0 ] || head=$n
 		a=$(topo_addr "$k" 2) p=$(topo_port "$tgt") q=$(topo_nqn "$tgt")
 		i=0
 		# shellcheck disable=SC2086
@@ -308,8 +316,8 @@ connect_all() { # nvme connect to every target this initiator is linked to, in l
 			[ $i -lt 5 ] || fail "nvme connect -t tcp -a $a -s $p -n $q $connect failed 5 times"
 			sleep 1
 		done
-		wait_for /dev/nvme${n}n1 20 || fail "/dev/nvme${n}n1 did not appear after nvme connect to $tgt ($a)"
-		log "connected to $tgt: nvme$n $(cat /sys/class/nvme/nvme$n/address 2>/dev/null) cntlid $(cat /sys/class/nvme/nvme$n/cntlid) io queues $(ls -d /sys/block/nvme${n}n1/mq/* | wc -l)"
+		wait_for /dev/nvme${head}n1 20 || fail "/dev/nvme${head}n1 did not appear after nvme connect to $tgt ($a)"
+		log "connected to $tgt (path $path): nvme$n $(cat /sys/class/nvme/nvme$n/address 2>/dev/null) cntlid $(cat /sys/class/nvme/nvme$n/cntlid) io queues $(ls -d /sys/block/nvme${head}n1/mq/* 2>/dev/null | wc -l)"
 		n=$((n + 1))
 	done
 }

@@ -8,7 +8,8 @@
 #      checks instead (extra_runs, extra_checks below): no structural or three-VM runs
 # Env: LAB_TEST_SCENARIOS="[name@]scenario[:param=value,...] ..." replaces the default list of
 #      structural runs, LAB_TEST_DIAGNOSIS the runs of the live diagnosis, LAB_TEST_MULTI_HOST
-#      the three-VM runs (name@scenario ...; each list: empty skips it). LAB_TEST_JOBS: runs
+#      the three-VM runs, LAB_TEST_TENANTS, LAB_TEST_RECOVERY, LAB_TEST_MULTIPATH those phases' runs
+#      (name@scenario ...; each list: empty skips it). LAB_TEST_JOBS: runs
 #      recorded side by side (default 2), LAB_TEST_TIMES=FILE: seconds per run and check,
 #      LAB_TEST_CAPTURE_TEST=0: test_capture.sh not run (just test runs it in its own phase),
 #      LAB_TEST_INTERRUPT=0: the Ctrl-C check (section 5) not run.
@@ -99,7 +100,7 @@ spec_run() { # spec_run SPEC: prints "NAME SCENARIO" of a spec
 	echo "$name $sc"
 }
 record_job() { # record_job SPEC DIR CHECK: one run (lab.sh), then its check; output in DIR/log,
-	# results in DIR/results ("ok|FAIL<TAB>what"). CHECK: run (check_run.py), tenants, recovery or multi-host
+	# results in DIR/results ("ok|FAIL<TAB>what"). CHECK: run (check_run.py), tenants, recovery, multipath or multi-host
 	# (`just analyze`, then check_multi_host.py)
 	local spec=$1 dir=$2 check=$3 name sc params=() run t0 out rc
 	read -r name sc <<<"$(spec_run "$spec")"
@@ -114,7 +115,7 @@ record_job() { # record_job SPEC DIR CHECK: one run (lab.sh), then its check; ou
 		return
 	fi
 	res ok "lab $run $sc ${params[*]:-} ($(( $(date +%s) - t0 )) s)"
-	if [ "$check" = multi-host ] || [ "$check" = tenants ] || [ "$check" = recovery ]; then
+	if [ "$check" = multi-host ] || [ "$check" = tenants ] || [ "$check" = recovery ] || [ "$check" = multipath ]; then
 		local flags=()
 		# the tenants scenario's classes come from its tenants file; tenant-files needs none
 		[ "$check" = tenants ] && [ "$sc" = tenants ] && flags=(--tenants "$capture_dir/scenarios/tenants.toml")
@@ -126,6 +127,7 @@ record_job() { # record_job SPEC DIR CHECK: one run (lab.sh), then its check; ou
 		case "$check" in
 		tenants) out=$("${NTSCOPE_PYTHON:-python3}" "$here/check_tenants.py" "$runs/$run") ;;
 		recovery) out=$("${NTSCOPE_PYTHON:-python3}" "$here/check_recovery.py" "$runs/$run") ;;
+		multipath) out=$("${NTSCOPE_PYTHON:-python3}" "$here/check_multipath.py" "$runs/$run") ;;
 		*) out=$("${NTSCOPE_PYTHON:-python3}" "$here/check_multi_host.py" "$runs/$run") ;;
 		esac
 	else
@@ -439,6 +441,22 @@ record_with tenants $tenant_runs
 recovery_runs=${LAB_TEST_RECOVERY-"flap@link-flap"}
 # shellcheck disable=SC2086
 record_with recovery $recovery_runs
+# 4d. Native multipath (about 40 s each): one namespace over two links and two controllers
+# (capture/scenarios/multipath-*.sh). check_multipath.py: each path's I/O counts add up to fio's;
+# round-robin with 10 ms on path B's egress (the fixture has 5) and its base: B's
+# nstack_submission p10 over A's by the delay +- 20% (base: within 1 ms; the median carries the
+# timer lateness of two VM pairs side by side, +11.9 ms for 10), then compare names
+# path_degraded; ANA: path A made
+# inaccessible by the target, its change notice and the switch to B within 0.2 s of the
+# target's marker, every command A refused sent again on B. LAB_TEST_MULTIPATH= (empty) skips it.
+multipath_runs=${LAB_TEST_MULTIPATH-"mp-base@multipath-delay:delay_ms=0 mp-delay@multipath-delay:delay_ms=10 mp-ana@multipath-ana"}
+# shellcheck disable=SC2086
+record_with multipath $multipath_runs
+case " $multipath_runs " in *" mp-base@"*" mp-delay@"*)
+	t0=$(date +%s)
+	if out=$(compare_check mp-base mp-delay); then result ok "diagnosis $prefix-mp-delay: $out"; timing "compare mp-base mp-delay" "$t0" ok
+	else result FAIL "diagnosis $prefix-mp-delay: $out"; timing "compare mp-base mp-delay" "$t0" FAIL; fi ;;
+esac
 # 5. Ctrl-C during side-by-side runs stops them all, VMs included (capture/tests/test_lab_interrupt.py;
 # about 10 s; LAB_TEST_INTERRUPT=0 skips it, as the nested lab-test.sh that test starts does).
 if [ "$set_name" = core ] && [ "${LAB_TEST_INTERRUPT:-1}" = 1 ]; then

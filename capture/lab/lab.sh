@@ -120,7 +120,7 @@ main_trace=$( cd "$stage" && bash -c 'runtime=3; . "$1"; echo "${main_trace:-1}"
 # from the scenario; every initiator gets a point-to-point link to every target.
 # shellcheck source=topology.sh
 . "$here/topology.sh"
-eval "$( cd "$stage" && bash -c 'runtime=3; . "$1"; printf "hosts=%q target_smp=%q initiator_smp=%q\n" "${hosts:-}" "${target_smp:-}" "${initiator_smp:-}"' _ "$stage/$run/scenario.sh" )"
+eval "$( cd "$stage" && bash -c 'runtime=3; . "$1"; printf "hosts=%q paths=%q target_smp=%q initiator_smp=%q\n" "${hosts:-}" "${paths:-}" "${target_smp:-}" "${initiator_smp:-}"' _ "$stage/$run/scenario.sh" )"
 why=$(topo_check) || die "scenario $scenario: $why"
 for v in "$target_smp" "$initiator_smp"; do
 	[ -z "$v" ] || [[ "$v" =~ ^[1-9][0-9]*$ ]] || die "scenario $scenario: target_smp/initiator_smp '$v' is not a number of CPUs"
@@ -153,7 +153,7 @@ accel_opt="tcg,thread=multi" cpu=max
 start_vm() { # start_vm NAME EXTRA_CMDLINE: one NIC per link of this host (topology.sh)
 	local name=$1 role k ini tgt lp rp end nets=()
 	role=$(topo_role "$name")
-	while read -r k ini tgt; do
+	while read -r k ini tgt _; do
 		if [ "$ini" = "$name" ]; then lp=$((port + 2 * k)) rp=$((port + 2 * k + 1)) end=1
 		elif [ "$tgt" = "$name" ]; then lp=$((port + 2 * k + 1)) rp=$((port + 2 * k)) end=2
 		else continue; fi
@@ -187,7 +187,11 @@ echo "lab: run=$run scenario=$scenario kernel=$kernel-$flavor ($kernel_release) 
 t0=$(date +%s.%N)
 # null_blk is built in: no default device; the target makes /dev/nullb0 via configfs
 pids=""
-for h in $host_names; do pids="$pids $(start_vm "$h" "null_blk.nr_devices=0")"; done
+# native multipath only with several paths per pair (topology.sh): one path keeps a
+# /dev/nvmeXnY per controller, as the one-path scenarios and their fixtures have it
+multipath=0
+[ "$(topo_paths)" -le 1 ] || multipath=1
+for h in $host_names; do pids="$pids $(start_vm "$h" "null_blk.nr_devices=0 nvme_core.multipath=$multipath")"; done
 kill_vms() { for p in $pids; do kill "$p" 2>/dev/null || true; done; sleep 1; for p in $pids; do kill -9 "$p" 2>/dev/null || true; done; }
 trap 'kill_vms; exit 130' INT TERM
 any_alive() { local p; for p in $pids; do kill -0 "$p" 2>/dev/null && return 0; done; return 1; }
@@ -233,7 +237,7 @@ topo_json=$(
 			printf '%s\tinitiator\t%s\t\t%s\n' "$h" "$(topo_hostnqn "$h" | cut -d' ' -f1)" "$(vm_smp "$h")"
 		fi
 	done
-	topo_links | while read -r k ini tgt; do printf 'link\t%s\t%s\t%s\t%s\t%s\n' "$ini" "$tgt" "$(topo_addr "$k" 1)" "$(topo_addr "$k" 2)" "$(topo_port "$tgt")"; done
+	topo_links | while read -r k ini tgt path; do printf 'link\t%s\t%s\t%s\t%s\t%s\t%s\n' "$ini" "$tgt" "$(topo_addr "$k" 1)" "$(topo_addr "$k" 2)" "$(topo_port "$tgt")" "$path"; done
 )
 first_lines=$(for h in $host_names; do printf '%s\t%s\n' "$h" "$(boot_s "$h")"; done)
 python3 - "$stage/$run" "$truth" "$topo_json" "$first_lines" ${params[@]+"${params[@]}"} <<EOF || die "could not write truth.json / lab.json"
@@ -244,9 +248,10 @@ hosts = {}
 for line in topo.splitlines():
     f = line.split("\t")
     if f[0] == "link":
-        ini, tgt, ini_addr, tgt_addr, port = f[1:]
+        ini, tgt, ini_addr, tgt_addr, port, path = f[1:]
         hosts[ini].setdefault("connects_to", []).append({"target": tgt, "address": tgt_addr, "port": int(port),
-                                                          "nqn": hosts[tgt]["nqn"], "from_address": ini_addr})
+                                                          "nqn": hosts[tgt]["nqn"], "from_address": ini_addr,
+                                                          "path": int(path)})
         hosts[tgt].setdefault("addresses", []).append(tgt_addr)
     elif f[1] == "target":
         hosts[f[0]] = {"role": "target", "nqn": f[2], "port": int(f[3]), "smp": int(f[4])}
@@ -255,7 +260,7 @@ for line in topo.splitlines():
 lab = {"scenario": "$scenario", "run": "$run", "kernel": "$kernel", "flavor": "$flavor", "probes": "$probes" or None,
        "kernel_release": "$kernel_release", "accel": "$accel", "smp": $smp, "mem_mib": $mem,
        "params": dict(p.split("=", 1) for p in sys.argv[5:]),
-       "initramfs": os.path.basename("$initramfs"), "wall_s": round($wall, 1),
+       "initramfs": os.path.basename("$initramfs"), "wall_s": round($wall, 1), "multipath": $multipath == 1,
        "hosts": hosts,
        "first_guest_line_s": dict(l.split("\t", 1) for l in first.splitlines())}
 # each host's role (and how it is wired), unless the scenario's truth() says more

@@ -3,13 +3,14 @@
 #
 # A scenario may set `hosts="NAME:ROLE ..."` (default "target:target initiator:initiator",
 # the two-VM lab). Each NAME is a VM, its host folder (runs/RUN/NAME/) and its hostname.
-# Every initiator is linked to every target by its own point-to-point link k = 0, 1, ...
-# (initiators in `hosts` order, then targets): a QEMU `-netdev dgram` pair of UDP sockets on
-# 127.0.0.1, nothing else. On link k the initiator is 169.254.(10+k).1 and the target
+# Every initiator is linked to every target by `paths` point-to-point links (default 1; 2 or
+# more: native multipath, one controller per link to the same subsystem, lab.sh boots with
+# nvme_core.multipath=1), numbered k = 0, 1, ... (initiators in `hosts` order, then targets,
+# then paths): a QEMU `-netdev dgram` pair of UDP sockets on 127.0.0.1, nothing else. On link k the initiator is 169.254.(10+k).1 and the target
 # 169.254.(10+k).2 (/24), MACs 52:54:00:6e:XX:01 / :02 with XX = 0x74 + k.
 # Target j (0, 1, ... in `hosts` order) exports subsystem nqn.2026-11.io.ntscope:lab
 # (j = 0) or nqn.2026-11.io.ntscope:lab-NAME, namespace 1 on its null_blk, on TCP port
-# 4420 + j of each of its link addresses. Initiator i uses host NQN ...:uuid:6e74736f-
+# 4420 + j of each of its link addresses (one nvmet port, hence one ANA group view, per link). Initiator i uses host NQN ...:uuid:6e74736f-
 # 0000-4000-8000-00006c6162<21+i> (the first one the initramfs' own /etc/nvme/hostnqn).
 
 topo_hosts() { echo "${hosts:-target:target initiator:initiator}"; }
@@ -30,12 +31,17 @@ topo_names() { # topo_names [ROLE]: host names (of that role), in `hosts` order
 	return 0
 }
 
-topo_links() { # one line per link: K INITIATOR TARGET
-	local k=0 ini tgt
+topo_paths() { echo "${paths:-1}"; } # links per initiator-target pair
+
+topo_links() { # one line per link: K INITIATOR TARGET PATH (PATH 0, 1, ... of that pair)
+	local k=0 ini tgt p
 	for ini in $(topo_names initiator); do
 		for tgt in $(topo_names target); do
-			echo "$k $ini $tgt"
-			k=$((k + 1))
+			p=0
+			while [ $p -lt "$(topo_paths)" ]; do
+				echo "$k $ini $tgt $p"
+				k=$((k + 1)) p=$((p + 1))
+			done
 		done
 	done
 }
@@ -77,6 +83,7 @@ topo_check() { # names unique, [A-Za-z0-9._-], roles known, at least one of each
 		seen="$seen$name "
 	done
 	[ $ni -ge 1 ] && [ $nt -ge 1 ] || { echo "hosts=\"$(topo_hosts)\" needs at least one initiator and one target"; return 1; }
-	[ $((ni * nt)) -le 8 ] || { echo "hosts=\"$(topo_hosts)\": $((ni * nt)) links, at most 8"; return 1; }
+	case "$(topo_paths)" in [1-4]) ;; *) echo "paths='$(topo_paths)' is not 1 to 4 (links per initiator-target pair)"; return 1 ;; esac
+	[ $((ni * nt * $(topo_paths))) -le 8 ] || { echo "hosts=\"$(topo_hosts)\" paths=$(topo_paths): $((ni * nt * $(topo_paths))) links, at most 8"; return 1; }
 	return 0
 }

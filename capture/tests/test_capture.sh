@@ -410,6 +410,28 @@ print(n) if not ok else None
 sys.exit(0 if ok else 1)
 EOF
 
+# native multipath: each controller's namespace paths with their ANA group and state in host.json
+# (nvme_ana at the start and the end; the one-path lab's controllers have none: empty lists)
+r=$(tree ana-ini initiator stock)
+for c in 0 1; do
+	mkdir -p "$r/sys/class/nvme/nvme$c/nvme0c${c}n1"
+	echo tcp >"$r/sys/class/nvme/nvme$c/transport"
+	echo 1 >"$r/sys/class/nvme/nvme$c/nvme0c${c}n1/nsid"
+	echo 1 >"$r/sys/class/nvme/nvme$c/nvme0c${c}n1/ana_grpid"
+done
+echo optimized >"$r/sys/class/nvme/nvme0/nvme0c0n1/ana_state"
+echo inaccessible >"$r/sys/class/nvme/nvme1/nvme0c1n1/ana_state"
+NTSCOPE_TEST_TRACE_CMD=$T/bin/trace-cmd expect "nvme_ana: a recording" 0 "" @ "$r" role=initiator run=ana runs="$T/runs-ana" -- true
+if python3 - "$T/runs-ana/ana/initiator/host.json" <<'EOF2'; then result ok "host.json: nvme_ana (each path's ANA group and state, start and end)"; else result FAIL "host.json nvme_ana (above)"; fi
+import json, sys
+a = json.load(open(sys.argv[1]))["nvme_ana"]
+want = [{"controller": "nvme0", "instance": 0, "path_disk": "nvme0c0n1", "nsid": 1, "ana_grpid": 1, "ana_state": "optimized"},
+        {"controller": "nvme1", "instance": 1, "path_disk": "nvme0c1n1", "nsid": 1, "ana_grpid": 1, "ana_state": "inaccessible"}]
+ok = a["start"] == want and a["end"] == want
+print(a) if not ok else None
+sys.exit(0 if ok else 1)
+EOF2
+
 # ---------------------------------------------------------------- 4. a "recording" with the stand-in
 r=$(tree rec initiator stock)
 runs=$T/runs

@@ -1,5 +1,5 @@
 """recovery.txt: recovery.json as text (controller outages, failed commands by status, the
-I/Os that were sent again). Formats; computes nothing."""
+I/Os that were sent again, the paths of a namespace with several). Formats; computes nothing."""
 
 
 def secs(ns):
@@ -16,6 +16,7 @@ def render(doc):
         if not r["asked"] or r["why_not"]:
             out.append(f"  {r['host']}: recovery works not recorded ({r['why_not']}; capture key recovery=1 records them): "
                        "outages show only as the commands' statuses")
+    out += render_paths(doc)
     if not doc["outages"] and not doc["errors"]:
         out.append("  no controller outage, no failed command")
         return "\n".join(out) + "\n"
@@ -40,3 +41,21 @@ def render(doc):
                        f"failed attempts), counted once each; their attempts cost {secs(r['lost_ns'])} "
                        f"(at most {secs(r['lost_max_ns'])} one I/O)")
     return "\n".join(out) + "\n"
+
+
+def render_paths(doc):
+    """The paths of each namespace reached over more than one (native multipath), their ANA
+    states and events; nothing with one path each."""
+    several = [p for p in doc["paths"] if p["paths"] > 1]
+    if not several:
+        return []
+    out = ["  paths (native multipath; ANA state at the start -> at the end):"]
+    for p in several:
+        ana = "no ANA" if p["ana_state_start"] is None and p["ana_state_end"] is None else \
+            f"ANA group {p['ana_grpid']} {p['ana_state_start'] or '?'} -> {p['ana_state_end'] or '?'}"
+        out.append(f"    {p['disk']} via {p['path']}: {p['ios']:,} I/Os ({100 * (p['share'] or 0):.1f}%), {ana}, "
+                   f"{p['ana_notices']} ANA notice(s)")
+    origin = min((p["first_submit_ts"] for p in doc["paths"] if p["first_submit_ts"] is not None), default=None)
+    for e in doc["path_events"]:
+        out.append(f"    {at(e['ts'], origin)} {e['path']}: {e['event']} ({e['detail']})")
+    return out

@@ -22,7 +22,7 @@
 --                of its run)
 -- cmp_io (the io's other columns, once per io rather than on each of its stage rows):
 --   run, rep, io_rank, io_type, size_bytes   as in cmp_source
---   qid, cpu, pid, comm, tenant, class   io columns
+--   qid, cpu, pid, comm, tenant, class, path   io columns
 --   queue_ahead_cmds, queue_other_cpu_cmds, queue_other_bytes, device_other_bytes
 --                what was in flight ahead of the I/O at submit (intf_io_ahead of that run)
 --   target_cpu_wait_ns, initiator_cpu_wait_ns   how long its queue's NVMe/TCP work waited for

@@ -1,4 +1,4 @@
--- requires: core/stage_definitions, core/group_key, compare/input, compare/bootstrap, compare/lad, compare/tenants
+-- requires: core/stage_definitions, core/group_key, compare/input, compare/bootstrap, compare/lad, compare/tenants, compare/paths
 
 -- cmp_queue_evidence: one row per (run, group): how crowded the I/Os' transport queues
 -- were when they were submitted (from intf_io_ahead of each run, copied into cmp_io).
@@ -252,8 +252,13 @@ WITH k AS (
            -- the run had controller outages the base did not (a reset, a reconnect): the I/O
            -- they held is the slowdown, whichever stage it shows in
            coalesce(r.run_outages, 0) > coalesce(r.base_outages, 0) AS outage_added,
-           r.base_outages, r.run_outages, r.run_outage_max_ns, r.run_outage_ios_held
+           r.base_outages, r.run_outages, r.run_outage_max_ns, r.run_outage_ios_held,
+           -- one path's network and target time grew, the other paths' did not (native
+           -- multipath: cmp_degraded_path)
+           dp.path AS degraded_path, dp.base_ns AS path_base_ns, dp.run_ns AS path_run_ns,
+           dp.others_change_ns AS other_paths_change_ns
     FROM cmp_group_change g LEFT JOIN cmp_group_queue_change q USING (group_key)
+    LEFT JOIN cmp_degraded_path dp ON dp.stage_set = g.stage_set
     LEFT JOIN cmp_run_change r ON true
     LEFT JOIN cmp_group_cpu_wait cw ON cw.group_key = g.group_key, cmp_params p
 ), cat AS (
@@ -279,6 +284,8 @@ WITH k AS (
 SELECT c.*,
        CASE WHEN verdict = 'slower' AND outage_added THEN 'controller_reset'
             WHEN ccat IS NULL THEN 'none'
+            WHEN verdict = 'slower' AND degraded_path IS NOT NULL
+                 AND ccat IN ('network', 'fabric', 'target_cpu', 'target', 'target_device', 'target_side') THEN 'path_degraded'
             -- digests are computed where PDUs are built and parsed: both transports
             -- (CPU) and what the clock-free network stage spans on their way
             -- (work added: never the cause of a faster run)
@@ -343,6 +350,8 @@ FROM c;
 --   other_traffic_base_bytes_per_s, other_traffic_run_bytes_per_s   TCP traffic that is not
 --                      NVMe/TCP on the NVMe/TCP path (run_other_traffic; NULL when a run did not
 --                      record net_flows): the nic_contention evidence
+--   degraded_path      for path_degraded: the path (io.path) whose network and target time grew
+--                      alone (cmp_degraded_path); NULL otherwise
 --   offending_tenant, offending_class   for a cause that is traffic sharing the path
 --                      (interference, few_queues, busy_device, target_side, target_cpu,
 --                      nic_contention): the tenant whose bytes grew most since the base and its
@@ -397,6 +406,9 @@ FROM (SELECT string_agg(run || ' ' || problem, '; ' ORDER BY run) AS problems FR
                  THEN ci.meaning || printf(': %d outage(s) a run (the base %d), the longest %.1f s without an answer, %d I/Os held (recovery.json)',
                                            d.run_outages::BIGINT, coalesce(d.base_outages, 0)::BIGINT,
                                            d.run_outage_max_ns / 1e9, d.run_outage_ios_held::BIGINT)
+            WHEN d.cause_id = 'path_degraded'
+                 THEN ci.meaning || printf(': %s, its network and target time %.0f -> %.0f us an I/O (mean), the other paths %+.0f us',
+                                           d.degraded_path, d.path_base_ns / 1e3, d.path_run_ns / 1e3, d.other_paths_change_ns / 1e3)
             WHEN d.cause_id = 'target_cpu'
                  THEN ci.meaning || ': NVMe/TCP''s work waited longer for the target''s CPU, '
                       || cpu_wait_io_text(d.base_t_io, d.run_t_io, d.change_ns, d.top_stage)
@@ -461,6 +473,7 @@ FROM (SELECT string_agg(run || ' ' || problem, '; ' ORDER BY run) AS problems FR
        d.base_t_io AS target_cpu_wait_base_ns, d.run_t_io AS target_cpu_wait_run_ns,
        d.base_i_io AS initiator_cpu_wait_base_ns, d.run_i_io AS initiator_cpu_wait_run_ns,
        d.base_other_bps AS other_traffic_base_bytes_per_s, d.run_other_bps AS other_traffic_run_bytes_per_s,
+       CASE WHEN d.cause_id = 'path_degraded' THEN d.degraded_path END AS degraded_path,
        CASE WHEN d.verdict = 'slower' THEN g.tenant END AS offending_tenant,
        CASE WHEN d.verdict = 'slower' THEN g.class END AS offending_class
 FROM cmp_cause d LEFT JOIN cause_ids ci USING (cause_id)

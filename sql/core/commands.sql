@@ -1,4 +1,5 @@
 -- requires: core/hosts, core/sampling, core/events
+-- input: raw_block  the bios a remap moved (sql/views.py)
 
 -- String keys. Other tables refer to a command or a block request by its rowid in
 -- nvme_command_rows or block_request_rows (columns named cmd_n, req_n, i_cmd_n, t_cmd_n) and
@@ -72,6 +73,16 @@ WITH e AS NOT MATERIALIZED (
     SELECT block_key(d.dev_no, b.sector) AS blk_key, b.ts, b.cpu, b.pid, b.comm
     FROM events b JOIN devs d ON d.host = b.host AND d.dev = b.dev
     WHERE b.event = 'block_bio_queue' AND b.sector IS NOT NULL
+    UNION ALL
+    -- a bio remapped onto the request's device (native multipath: queued on the namespace's
+    -- device, nvme<S>n<N>, and sent on a path's, nvme<S>c<C>n<N>): its queueing on the device
+    -- it came from. Only the remaps onto a device with requests; none without multipath
+    -- beyond partitions' (whose bio is queued on the whole disk: no match on the partition)
+    SELECT block_key(d.dev_no, r.sector), q.ts, q.cpu, q.pid, q.comm
+    FROM (SELECT host, ts, dev, sector, old_dev, old_sector FROM raw_block WHERE event = 'block_bio_remap') r
+    JOIN devs d ON d.host = r.host AND d.dev = r.dev
+    ASOF JOIN (SELECT host, ts, cpu, pid, comm, dev, sector FROM raw_block WHERE event = 'block_bio_queue') q
+      ON q.host = r.host AND q.dev = r.old_dev AND q.sector = r.old_sector AND q.ts <= r.ts
 ), getrqs AS (
     SELECT block_key(d.dev_no, g.sector) AS blk_key, g.ts
     FROM events g JOIN devs d ON d.host = g.host AND d.dev = g.dev

@@ -1,5 +1,5 @@
 -- requires: core/hosts, core/events, core/commands, core/tenants
--- input: run_hosts  the run's host folders (sql/views.py)
+-- input: run_hosts, raw_nvme  the run's host folders and nvme events (sql/views.py)
 
 -- ctrl_map: one row per initiator controller: which target controller (cntlid) it talks to.
 -- On stock kernels nvme_setup_cmd's ctrl_id is the host instance (nvmeN), not the cntlid
@@ -463,6 +463,51 @@ FROM (SELECT host, TRY_CAST(c->>'instance' AS BIGINT) AS ctrl_id, c->>'subsysnqn
             FROM run_hosts WHERE json_type(host_json, '$.nvme_controllers') = 'ARRAY'))
 WHERE ctrl_id IS NOT NULL;
 
+-- namespace_head(disk): the namespace's block device an initiator command's disk belongs to.
+-- With native multipath nvme_setup_cmd names the path's hidden disk nvme<S>c<C>n<N> (subsystem
+-- S, controller C); the device users open is nvme<S>n<N>. Other names are returned as they are.
+CREATE OR REPLACE MACRO namespace_head(disk) AS regexp_replace(disk, '^(nvme[0-9]+)c[0-9]+(n[0-9]+)$', '\1\2');
+
+-- path_ana_states: one row per namespace path of an initiator controller that host.json
+-- nvme_ana lists (native multipath with ANA): its ANA group and state when recording started
+-- and when it ended.
+--   host, ctrl_id (nvmeN's N), path_disk (nvme<S>c<C>n<N>), nsid, ana_grpid
+--   state_start, state_end   'optimized', 'non-optimized', 'inaccessible', ... (NULL: not listed then)
+CREATE OR REPLACE TABLE path_ana_states AS
+WITH listed AS (
+    SELECT host, 'start' AS snap, unnest(from_json(host_json->'nvme_ana'->'start', '["JSON"]')) AS a
+    FROM run_hosts WHERE json_type(host_json, '$.nvme_ana.start') = 'ARRAY'
+    UNION ALL
+    SELECT host, 'end', unnest(from_json(host_json->'nvme_ana'->'end', '["JSON"]'))
+    FROM run_hosts WHERE json_type(host_json, '$.nvme_ana.end') = 'ARRAY'
+)
+SELECT host, TRY_CAST(any_value(a->>'instance') AS BIGINT) AS ctrl_id, a->>'path_disk' AS path_disk,
+       TRY_CAST(any_value(a->>'nsid') AS BIGINT) AS nsid, TRY_CAST(any_value(a->>'ana_grpid') AS BIGINT) AS ana_grpid,
+       any_value(a->>'ana_state') FILTER (WHERE snap = 'start') AS state_start,
+       any_value(a->>'ana_state') FILTER (WHERE snap = 'end') AS state_end
+FROM listed GROUP BY host, a->>'path_disk';
+
+-- ana_notices: one row per asynchronous event an initiator controller received that says its
+-- ANA log changed (nvme_async_event: result bits 2:0 = 2, a notice; bits 15:8 = 3, ANA change).
+-- The host then reads the log and updates its paths' states.
+--   host, ctrl_id, ts (ns, the host's clock)
+CREATE OR REPLACE TABLE ana_notices AS
+SELECT host, ctrl_id, ts FROM raw_nvme
+WHERE event = 'nvme_async_event' AND (result & 7) = 2 AND ((result >> 8) & 255) = 3;
+
+-- path_ana_periods: per namespace path with an ANA state, the spans of the trace in which it is
+-- known: up to the path's first ANA notice, the state at the start; after its last one, the state
+-- at the end (between two notices of one path it is not known: no row).
+--   host, ctrl_id, path_disk, ana_grpid, ana_state
+--   from_ts, to_ts   ns, the host's clock (from inclusive, to exclusive; NULL: open)
+CREATE OR REPLACE TABLE path_ana_periods AS
+WITH n AS (SELECT host, ctrl_id, min(ts) AS first_ts, max(ts) AS last_ts FROM ana_notices GROUP BY ALL)
+SELECT s.host, s.ctrl_id, s.path_disk, s.ana_grpid, s.state_start AS ana_state, NULL::BIGINT AS from_ts, n.first_ts AS to_ts
+FROM path_ana_states s LEFT JOIN n USING (host, ctrl_id) WHERE s.state_start IS NOT NULL
+UNION ALL
+SELECT s.host, s.ctrl_id, s.path_disk, s.ana_grpid, s.state_end, n.last_ts, NULL
+FROM path_ana_states s JOIN n USING (host, ctrl_id) WHERE s.state_end IS NOT NULL;
+
 -- io: one row per initiator I/O command (qid > 0), with its block request, its target
 -- command and the target's backing-device requests when found. Times are ns: i_* on the
 -- run's reference clock (initiator_clock: with one initiator, its own clock), t_* on their
@@ -470,7 +515,8 @@ WHERE ctrl_id IS NOT NULL;
 --   io_id          initiator nvme_commands.cmd_key
 --   initiator_host, ctrl_id, cntlid, qid, cid   identity (cntlid via ctrl_map)
 --   io_type        read / write / flush / ...;  size_bytes  data bytes (block request, else nlb)
---   disk, slba     device and start LBA
+--   disk, slba     device and start LBA (with native multipath the namespace's device,
+--                  nvme<S>n<N>, not the path's hidden disk: namespace_head)
 --   cpu            CPU that submitted (nvme_setup_cmd);  pid, comm  the process (bio owner)
 --   i_bio_queue_ts, i_getrq_ts, i_setup_ts, i_rq_issue_ts, i_complete_rq_ts, i_rq_complete_ts
 --   target_host, t_cmd, t_init_ts, t_complete_ts              nvmet_req_init / _complete
@@ -494,6 +540,8 @@ WHERE ctrl_id IS NOT NULL;
 --   cgroup, tenant, class   the cgroup's path, its tenant and class (cgroup_tenants)
 --   path           the path it took: its controller and the target address and port it is
 --                  connected to (controller_paths: '<host>/nvme<N>@<traddr>:<trsvcid>')
+--   ana_grpid, ana_state   its path's ANA group and state when it was submitted (native multipath:
+--                  path_ana_periods; NULL without ANA, or between two ANA notices of its path)
 --   attempts, first_setup_ts   the commands it took and the first one's submission (io_rows)
 --   io_n           the io's number, 1.. in (initiator host, submit time) order: the integer key
 --                  io_milestones and io_stage_durations carry (joins on it are cheaper than
@@ -532,7 +580,7 @@ WITH tw AS (
 SELECT i.cmd_key AS io_id, i.host AS initiator_host, i.ctrl_id, m.cntlid, i.qid, i.cid,
        coalesce(i.io_type, b.io_type) AS io_type,
        coalesce(b.bytes, i.nlb << (9 + coalesce(ls.lba_shift, 0)), 0)::BIGINT AS size_bytes,
-       i.disk, i.slba, i.submit_cpu AS cpu,
+       namespace_head(i.disk) AS disk, i.slba, i.submit_cpu AS cpu,
        coalesce(b.queue_pid, i.submit_pid) AS pid, coalesce(b.queue_comm, i.submit_comm) AS comm,
        b.queue_ts + sh.s AS i_bio_queue_ts, b.getrq_ts + sh.s AS i_getrq_ts, i.submit_ts + sh.s AS i_setup_ts,
        b.issue_ts + sh.s AS i_rq_issue_ts, i.complete_ts + sh.s AS i_complete_rq_ts,
@@ -551,11 +599,11 @@ SELECT i.cmd_key AS io_id, i.host AS initiator_host, i.ctrl_id, m.cntlid, i.qid,
               THEN 'outside_target_trace'
             ELSE 'no_target_command' END AS match_state,
        i.host || '/c' || i.ctrl_id || '/q' || i.qid AS queue_key,
-       i.host || '/' || coalesce(i.disk, '?') AS device_key,
+       i.host || '/' || coalesce(namespace_head(i.disk), '?') AS device_key,
        CASE WHEN cm.t_cmd_n IS NOT NULL
             THEN m.target_host || '/' || coalesce(regexp_replace(t.disk, '^/dev/', ''), '?') END AS target_device_key,
        rc.cgroup_id, nn.namespace, rc.file_dev, rc.file_ino, rf.file, ct.cgroup, ct.tenant, ct.class,
-       coalesce(cp.path, i.host || '/nvme' || i.ctrl_id) AS path
+       coalesce(cp.path, i.host || '/nvme' || i.ctrl_id) AS path, ap.ana_grpid, ap.ana_state
 FROM io_initiator_commands i
 LEFT JOIN lba_shift ls ON ls.host = i.host
 LEFT JOIN host_block_link_rows hb ON hb.host = i.host AND hb.submit_cpu = i.submit_cpu AND hb.submit_ts = i.submit_ts
@@ -569,6 +617,8 @@ LEFT JOIN request_files rf ON rf.host = rc.host AND rf.file_dev = rc.file_dev AN
 LEFT JOIN namespace_names nn ON nn.host = i.host AND nn.disk = i.disk
 LEFT JOIN cgroup_tenants ct ON ct.host = i.host AND ct.cgroup_id = rc.cgroup_id
 LEFT JOIN controller_paths cp ON cp.host = i.host AND cp.ctrl_id = i.ctrl_id
+LEFT JOIN path_ana_periods ap ON ap.host = i.host AND ap.path_disk = i.disk
+    AND i.submit_ts >= coalesce(ap.from_ts, i.submit_ts) AND i.submit_ts < coalesce(ap.to_ts, i.submit_ts + 1)
 LEFT JOIN ctrl_map m ON m.initiator_host = i.host AND m.ctrl_id = i.ctrl_id
 LEFT JOIN command_match_rows cm ON cm.i_cmd_n = i.cmd_n
 LEFT JOIN (SELECT rowid AS cmd_n, host, ctrl_id, qid, cid, submit_ts, complete_ts, disk

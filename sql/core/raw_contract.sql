@@ -27,6 +27,8 @@ SELECT * FROM (VALUES
     -- block layer, both hosts
     ('block', 'dev', 'BIGINT'), ('block', 'sector', 'UBIGINT'), ('block', 'nr_sector', 'BIGINT'),
     ('block', 'bytes', 'BIGINT'), ('block', 'rwbs', 'VARCHAR'), ('block', 'error', 'BIGINT'),
+    -- block_bio_remap: where the bio came from (native multipath: the namespace's device)
+    ('block', 'old_dev', 'BIGINT'), ('block', 'old_sector', 'UBIGINT'),
     -- patched kernels: nvme_tcp (initiator) and nvmet_tcp (target); see kernel-patches/EVENTS.md
     ('nvme_tcp', 'ctrl_instance', 'BIGINT'), ('nvme_tcp', 'cntlid', 'BIGINT'), ('nvme_tcp', 'qid', 'BIGINT'),
     ('nvme_tcp', 'cid', 'BIGINT'), ('nvme_tcp', 'tag', 'BIGINT'), ('nvme_tcp', 'opcode', 'BIGINT'),

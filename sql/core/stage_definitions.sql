@@ -51,6 +51,7 @@ SELECT * FROM (VALUES
     ('io_cpu_contention', 'io_cpu_contention', 'io_cpu_contention', 'initiator CPU contention (the application and the queue''s io_work compete for one CPU)'),
     ('digest', 'digest', 'digest', 'header / data digests (CRC32C over every PDU on both hosts)'),
     ('controller_reset', 'controller_reset', 'controller_reset', 'a controller outage: commands timed out (or the connection broke), the controller was torn down and reconnected, and the I/O in flight waited for it'),
+    ('path_degraded', 'path_degraded', 'path_degraded', 'one path degraded: with native multipath, the network or target time of the I/Os on one path (controller, target address and port) grew while the other paths'' did not'),
     ('host_block_layer', 'host_block_layer', 'host_block_layer', 'initiator block layer (blk-mq queueing, tag wait)'),
     ('host_transport', 'host_transport', 'slow_network', 'initiator nvme-tcp send path (CPU) or transport queue'),
     ('host_cpu', 'host_cpu', 'host_cpu', 'initiator completion path (CPU, block layer)'),

@@ -36,6 +36,8 @@ SELECT io_id, queue_key, device_key, target_device_key FROM io;
 --   cgroup, tenant, class, file, namespace   whom it was for and where it went (io; NULL
 --                                when not recorded: capture key tenants=)
 --   path                         the controller and target address it went through (io)
+--   ana_grpid, ana_state         its path's ANA group and state at submission (io; NULL without
+--                                native multipath's ANA)
 --   attempts                     commands it took (1: none failed and was sent again)
 --   io_n                         io.io_n: the key the milestone columns are joined on (not
 --                                written to io.parquet)
@@ -43,7 +45,7 @@ CREATE OR REPLACE VIEW io_export AS
 SELECT s.io_id, s.initiator_host, s.target_host, s.queue_key, s.device_key, s.target_device_key,
        s.io_type, s.size_bytes, s.disk, s.slba, s.group_key, s.cpu, s.pid, s.comm, s.qid, s.cid, s.cntlid,
        s.match_state, s.status, s.offset_ns, s.cgroup, s.tenant, s.class, s.file, s.namespace, s.path,
-       s.attempts, s.io_n
+       s.ana_grpid, s.ana_state, s.attempts, s.io_n
 FROM io_selected s;
 
 -- io_export_milestones: one row per milestone column of report/io.parquet, in column order.

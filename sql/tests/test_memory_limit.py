@@ -201,8 +201,9 @@ def test_io_joined_builds_its_hash_tables_on_the_lookup_tables(no_env, scaled):
     ops = [op for root in plan for op in operators(root)]
     # ctrl_map, initiator_clock, clock_offset, lba_shift, the block link and request, the match,
     # the target command and device, the target's window, the request's owner and file, the namespace,
-    # the cgroup's tenant, the controller's path
-    assert [info.get("Join Type") for name, info in ops if name == "HASH_JOIN"] == ["LEFT"] * 15
+    # the cgroup's tenant, the controller's path, the path's ANA state (an equality join on host
+    # and path disk, its time range a condition on the matched rows)
+    assert [info.get("Join Type") for name, info in ops if name == "HASH_JOIN"] == ["LEFT"] * 16
     # no correlated subquery: DuckDB evaluates one over a materialized copy of its whole input
     assert [name for name, _ in ops if "DELIM" in name or name.startswith("CTE")] == []
     assert con.execute("SELECT count(*) FROM io").fetchone()[0] == IOS

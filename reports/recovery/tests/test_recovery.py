@@ -10,7 +10,6 @@ import subprocess
 import sys
 
 import pyarrow.parquet as pq
-import pytest
 
 from ntscope.common.json_schema import problems
 
@@ -26,16 +25,6 @@ def fio_ios(run):
 def doc_of(run, name):
     with open(os.path.join(run, "report", name)) as f:
         return json.load(f)
-
-
-@pytest.fixture(scope="module")
-def analyzed(fixture_run, ntscope_cli):
-    def get(name):
-        run = fixture_run(name)
-        r = ntscope_cli("analyze", run, "--no-interference")
-        assert r.returncode == 0, r.stderr
-        return run, doc_of(run, "recovery.json"), r.stdout
-    return get
 
 
 def test_an_outage_is_found_with_its_phases_and_every_io_counted_once(analyzed):

@@ -16,7 +16,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.a
 IO_COLUMNS = ["io_id", "initiator_host", "target_host", "queue_key", "device_key", "target_device_key",
               "io_type", "size_bytes", "disk", "slba", "group_key", "cpu", "pid", "comm", "qid", "cid", "cntlid",
               "match_state", "status", "offset_ns", "cgroup", "tenant", "class", "file", "namespace", "path",
-              "attempts"]
+              "ana_grpid", "ana_state", "attempts"]
 
 
 @pytest.fixture(scope="module")
