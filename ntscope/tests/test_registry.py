@@ -145,7 +145,7 @@ def test_the_report_folder_knows_every_file_an_analysis_writes():
     registry.analyses()
     assert out_folder.KNOWN_NAMES[out_folder.REPORT] == set(registry.report_file_names())
     assert {"report.txt", "timeline.perfetto-trace", "sweep.html", "compare.json"} <= out_folder.KNOWN_NAMES[out_folder.REPORT]
-    assert "analyze, interference, compare or sweep" in out_folder.WHO_WRITES[out_folder.REPORT]
+    assert "analyze, interference, compare, sweep or fleet" in out_folder.WHO_WRITES[out_folder.REPORT]
 
 
 def test_every_schema_belongs_to_a_declared_analysis():

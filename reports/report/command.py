@@ -146,6 +146,10 @@ def run(a):
         except BaseException:
             files.abort()
             raise
+        # a caller that reads more from the same views once the set is written (fleet ingest:
+        # the run's fleet rows, the report's numbers from the same connection)
+        if getattr(a, "after_report", None):
+            a.after_report(ctx)
     return finish(a, out, ctx, written, parts)
 
 
