@@ -144,3 +144,16 @@ def ntscope_cli(ntscope_bin):
         return subprocess.run([sys.executable, "-m", "ntscope", *args], cwd=cwd or REPO, env=e,
                               capture_output=True, text=True, input=input)
     return run
+
+
+@pytest.fixture(scope="module")
+def analyzed_recovery(fixture_run, ntscope_cli):
+    """analyzed_recovery(NAME) -> (run folder, its recovery.json, analyze's stdout): a lab fixture
+    analyzed once per test module (reports/recovery/tests)."""
+    def get(name):
+        run = fixture_run(name)
+        r = ntscope_cli("analyze", run, "--no-interference")
+        assert r.returncode == 0, r.stderr
+        with open(os.path.join(run, "report", "recovery.json")) as f:
+            return run, json.load(f), r.stdout
+    return get

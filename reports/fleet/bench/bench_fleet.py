@@ -7,8 +7,8 @@
    by an hour per copy. Wall seconds, seconds per run, I/Os, the peak memory of the command's
    whole process tree (the driver, Ray's processes, its workers), and the ratio of the large
    size's seconds per run to the small's (flat: ~1).
-2. Commits at fleet scale: one ingested run's rows committed again COMMITS times under new run
-   ids (hosts renamed over 200 initiators and 20 targets, times shifted an hour each: the
+2. Commits at fleet scale: one ingested run's rows (its I/Os REPLICATE times, each copy a
+   minute later: a longer run) committed COMMITS times under new run ids (hosts renamed over 200 initiators and 20 targets, times shifted an hour each: the
    io table's partitions spread over days), the commit time of the first and the last
    COMMIT_WINDOW runs (medians) and their ratio (flat: the table's size does not slow a run's
    commit down), then fleet-wide p99 of end_to_end per target from the merged histograms
@@ -17,7 +17,8 @@
 Out: tables on stdout, goal lines (met / NOT MET), one record appended to
      reports/fleet/bench/results.jsonl (or $BENCH_RESULTS; ntscope/common/bench_results.py).
 Env: SAMPLE (default lab-6.1-patched-multipath-ana), RUNS_SMALL / RUNS_LARGE (default 4 / 16),
-     COMMITS (default 300), COMMIT_WINDOW (default 20), BENCH_DIR (default $NTSCOPE_CACHE/bench/fleet).
+     COMMITS (default 300), COMMIT_WINDOW (default 20), REPLICATE (default 10: 43 k I/Os a run, 13 M in
+     all), BENCH_DIR (default $NTSCOPE_CACHE/bench/fleet).
 """
 import json
 import os
@@ -138,15 +139,36 @@ def renamed(rows, i):
     return rid, out
 
 
-def commit_scale(wh_src, wh, commits, window):
+def replicated(rows, k):
+    """A run's rows as a run K times as long: its io and stage_hist rows K times, copy j moved
+    j minutes later (io ids suffixed #j), runs and verdicts as they are."""
+    if k <= 1:
+        return rows
+    out = dict(rows)
+    for name, ts in (("io", "submit_utc"), ("stage_hist", "minute")):
+        t, parts = rows[name], []
+        for j in range(k):
+            shift = pa.scalar(j * 60 * 10 ** 6, pa.duration("us"))
+            moved = pc.add(t.column(ts), shift)
+            c = t.set_column(t.schema.get_field_index(ts), ts, moved)
+            c = c.set_column(c.schema.get_field_index("day"), "day", pc.cast(moved, pa.date32()))
+            if name == "io":
+                c = c.set_column(c.schema.get_field_index("io_id"), "io_id",
+                                 pc.binary_join_element_wise(c.column("io_id"), pa.scalar(f"#{j}"), ""))
+            parts.append(c)
+        out[name] = pa.concat_tables(parts)
+    return out
+
+
+def commit_scale(wh_src, wh, commits, window, k=1):
     """Part 2: (first window's median commit s, last window's, the per-target p99 rows)."""
     src = tables.open_catalog(wh_src)
     con = duckdb.connect()
     scan.register(con, src)
     run_id = con.execute("SELECT min(run_id) FROM fleet_runs").fetchall()[0][0]
     from pyiceberg.expressions import EqualTo
-    rows = {n: src.load_table(f"ntscope.{n}").scan(row_filter=EqualTo("run_id", run_id)).to_arrow()
-            for n in tables.COMMIT_ORDER}
+    rows = replicated({n: src.load_table(f"ntscope.{n}").scan(row_filter=EqualTo("run_id", run_id)).to_arrow()
+                       for n in tables.COMMIT_ORDER}, k)
     shutil.rmtree(wh, ignore_errors=True)
     cat = tables.open_catalog(wh)
     secs = []
@@ -181,6 +203,7 @@ def main():
     sample = os.environ.get("SAMPLE", "lab-6.1-patched-multipath-ana")
     small, large = env_int("RUNS_SMALL", 4), env_int("RUNS_LARGE", 16)
     commits, window = env_int("COMMITS", 300), env_int("COMMIT_WINDOW", 20)
+    k = env_int("REPLICATE", 10)
     work = os.environ.get("BENCH_DIR") or os.path.join(
         os.environ.get("NTSCOPE_CACHE") or os.path.expanduser("~/.cache/ntscope"), "bench", "fleet")
     os.makedirs(work, exist_ok=True)
@@ -198,7 +221,7 @@ def main():
     goals.append(f"goal: ingest seconds per run flat as the fleet grows ({large} / {small} runs <= x1.3): "
                  f"{'met' if ratio <= 1.3 else 'NOT MET'} (x{ratio:.2f})")
     secs, exact, total_ios, files = commit_scale(os.path.join(work, f"wh-{small}"), os.path.join(work, "wh-commits"),
-                                                 commits, window)
+                                                 commits, window, k)
     first, last = statistics.median(secs[:window]), statistics.median(secs[-window:])
     print(f"\ncommits: {commits} runs, {total_ios:,} I/Os in the io table ({files} data files); a run's commit "
           f"(4 tables): first {window} median {first:.3f} s, last {window} {last:.3f} s (x{last / first:.2f})")
@@ -222,7 +245,7 @@ def main():
                            "last_median_s": round(last, 4), "ratio": round(last / first, 3)},
                "p99": p99}
     params = {"sample": sample, "runs_small": small, "runs_large": large, "commits": commits, "window": window,
-              "cpus": os.cpu_count()}
+              "replicate": k, "cpus": os.cpu_count()}
     where = bench_results.append(RESULTS, "bench-fleet", params, figures, [bench_results.goal(g) for g in goals], REPO)
     print(f"bench-fleet: record appended to {where}")
 

@@ -203,6 +203,10 @@ def test_a_worker_killed_mid_ingest_fails_its_run_only(fixture_run, ntscope_bin,
     assert sql(tables.open_catalog(wh), "SELECT count(DISTINCT run_id) FROM fleet_runs")[0][0] == 1
 
 
+def worst_name(doc):
+    return next(w["run_id"] for w in doc["worst_runs"] if w["rank"] == 1)
+
+
 def test_the_fleet_report(fleet, ntscope_cli, tmp_path):
     """fleet.json valid against its schema; per target and hour the I/Os add up to the runs'; the
     worst run by end_to_end p99 named; a baseline window of the earlier run against the later
@@ -217,6 +221,8 @@ def test_the_fleet_report(fleet, ntscope_cli, tmp_path):
     ios = sum(sum(g["count"] for g in analyzed(run)["groups"]) for run in runs)
     e2e = [p for p in doc["periods"] if p["stage"] == "end_to_end" and p["stage_set"] == "ntprof"]
     assert sum(p["ios"] for p in e2e) == ios and {p["subject_value"] for p in e2e} == {"target"}
+    html = open(os.path.join(out, "fleet.html")).read()
+    assert "<h2>Worst runs (end_to_end p99)</h2>" in html and worst_name(doc) in html
     worst = [w for w in doc["worst_runs"] if w["stage_set"] == "ntprof"]
     assert [w["rank"] for w in worst] == [1, 2] and worst[0]["p99_ns"] >= worst[1]["p99_ns"]
     # the link flap ran at 00:19, the multipath run at 03:16: baseline before 01:00, window after

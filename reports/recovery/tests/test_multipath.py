@@ -22,10 +22,10 @@ def io_rows(run, *columns):
     return pq.read_table(os.path.join(run, "report", "io.parquet"), columns=list(columns)).to_pylist()
 
 
-def test_each_io_carries_its_path_and_the_namespace_device(analyzed):
+def test_each_io_carries_its_path_and_the_namespace_device(analyzed_recovery):
     """Round-robin: half of fio's I/Os on each path, every one on nvme0n1 (not the paths' hidden
     disks nvme0c0n1 / nvme0c1n1), its bio's queueing found across the multipath remap."""
-    run, doc, _ = analyzed(DELAY)
+    run, doc, _ = analyzed_recovery(DELAY)
     rows = io_rows(run, "path", "disk", "ana_grpid", "ana_state", "i:block_bio_queue")
     assert len(rows) == fio_ios(run) == 1686
     assert {r["disk"] for r in rows} == {"nvme0n1"}
@@ -37,11 +37,11 @@ def test_each_io_carries_its_path_and_the_namespace_device(analyzed):
     assert doc["path_events"] == []
 
 
-def test_the_delayed_path_shows_the_delay_in_its_network_stage(analyzed):
+def test_the_delayed_path_shows_the_delay_in_its_network_stage(analyzed_recovery):
     """The 5 ms injected on path B's initiator egress (+- 20%): in its submission-direction
     network stage at the 10th percentile (5.18 ms over A's; the median, 5.62, carries the TCG
     timers' lateness too), and both ways in network_transmission's median (5.84 ms)."""
-    run, _, _ = analyzed(DELAY)
+    run, _, _ = analyzed_recovery(DELAY)
     path = {r["io_id"]: r["path"] for r in io_rows(run, "io_id", "path")}
     dur = {(s, p): [] for s in ("nstack_submission", "network_transmission") for p in (A, B)}
     for r in pq.read_table(os.path.join(run, "report", "io_stages.parquet")).to_pylist():
@@ -54,11 +54,11 @@ def test_the_delayed_path_shows_the_delay_in_its_network_stage(analyzed):
     assert 4.0 <= median_ms <= 6.0, median_ms
 
 
-def test_an_ana_change_moves_the_io_to_the_other_path(analyzed):
+def test_an_ana_change_moves_the_io_to_the_other_path(analyzed_recovery):
     """Path A alone, then B alone from the target's change on; A's ANA change notice 0-200 ms
     after the change (the target's marker on the run's clock); the 4 commands A refused with
     0x302 are attempts of I/Os B completed: the I/O count is fio's."""
-    run, doc, stdout = analyzed(ANA)
+    run, doc, stdout = analyzed_recovery(ANA)
     rows = io_rows(run, "path", "ana_state", "i:nvme_setup_cmd", "offset_ns", "attempts")
     assert len(rows) == fio_ios(run) == 4314
     marks = [r["ts"] for r in pq.read_table(os.path.join(run, "target", "parquet", "ftrace", "print.parquet")).to_pylist()
@@ -85,8 +85,8 @@ def test_an_ana_change_moves_the_io_to_the_other_path(analyzed):
     assert "path_left" in stdout and "ANA group 1 optimized -> inaccessible" in stdout
 
 
-def test_one_path_without_multipath_has_no_ana_and_no_path_event(analyzed):
-    run, doc, _ = analyzed(ONE_PATH)
+def test_one_path_without_multipath_has_no_ana_and_no_path_event(analyzed_recovery):
+    run, doc, _ = analyzed_recovery(ONE_PATH)
     assert [(p["path"], p["ana_grpid"], p["ana_state_start"]) for p in doc["paths"]] == \
         [("initiator/nvme0@169.254.10.2:4420", None, None)]
     assert doc["path_events"] == []

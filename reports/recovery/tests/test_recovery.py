@@ -27,10 +27,10 @@ def doc_of(run, name):
         return json.load(f)
 
 
-def test_an_outage_is_found_with_its_phases_and_every_io_counted_once(analyzed):
+def test_an_outage_is_found_with_its_phases_and_every_io_counted_once(analyzed_recovery):
     """One outage of nvme0; the 4 commands in flight cancelled with 0x371 and each sent again;
     the I/O count is fio's (the attempts are not I/Os of their own); report.json counts the same."""
-    run, doc, stdout = analyzed(FIXTURE)
+    run, doc, stdout = analyzed_recovery(FIXTURE)
     (o,) = doc["outages"]
     assert (o["ctrl_id"], o["kind"], o["cancelled"], o["ios_held"], o["reconnect_attempts"]) == (0, "error_recovery", 4, 4, 1)
     assert o["last_answer_ts"] < o["detected_ts"] < o["recovered_ts"] and o["first_answer_ts"] > o["detected_ts"]
@@ -47,18 +47,18 @@ def test_an_outage_is_found_with_its_phases_and_every_io_counted_once(analyzed):
     assert "== errors and recovery" in stdout and f"no answer for {o['outage_ns'] / 1e9:.3f} s" in stdout
 
 
-def test_the_lab_check_passes_on_the_fixture(analyzed):
+def test_the_lab_check_passes_on_the_fixture(analyzed_recovery):
     """capture/lab/check_recovery.py (the outage against the link's down and up instants, the
     I/O timeout, the reconnect delay; fio's count) on the recorded run."""
-    run, _, _ = analyzed(FIXTURE)
+    run, _, _ = analyzed_recovery(FIXTURE)
     r = subprocess.run([sys.executable, os.path.join(REPO, "capture", "lab", "check_recovery.py"), run],
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "FAIL" not in r.stdout and "all recovery checks passed" in r.stdout
 
 
-def test_the_base_has_no_outage_and_the_documents_match_their_schema(analyzed):
-    run, doc, stdout = analyzed(BASE)
+def test_the_base_has_no_outage_and_the_documents_match_their_schema(analyzed_recovery):
+    run, doc, stdout = analyzed_recovery(BASE)
     assert doc["outages"] == [] and doc["errors"] == []
     (r,) = doc["retried_ios"]
     assert (r["ios"], r["retried"], r["lost_max_ns"]) == (fio_ios(run), 0, None)
@@ -67,7 +67,7 @@ def test_the_base_has_no_outage_and_the_documents_match_their_schema(analyzed):
     assert "== errors and recovery" not in stdout   # nothing went wrong: the part prints nothing
     with open(os.path.join(REPO, "reports", "schemas", "recovery.schema.json")) as f:
         schema = json.load(f)
-    assert problems(doc, schema) == [] and problems(analyzed(FIXTURE)[1], schema) == []
+    assert problems(doc, schema) == [] and problems(analyzed_recovery(FIXTURE)[1], schema) == []
 
 
 def test_a_capture_without_the_recovery_key_says_so(fixture_run, ntscope_cli):
