@@ -85,6 +85,8 @@ def ingest(run_dirs, catalog, ray_address=None, jobs=None, task_memory=None, rep
             try:
                 got = ray.get(ready[0])
                 retries = tables.commit_run(catalog, got["run_id"], got["tables"])
+                if (len(results) + 1) % tables.EXPIRE_EVERY == 0:
+                    tables.expire(catalog)
                 results.append((run_dir, got["run_id"], None, got["ios"], got["seconds"]))
                 what = f"ok: {got['run_id']}, {got['ios']:,} I/Os, {got['seconds']:.1f} s" + \
                     (f", {retries} commit retries" if retries else "")
@@ -94,6 +96,7 @@ def ingest(run_dirs, catalog, ray_address=None, jobs=None, task_memory=None, rep
                 what = f"FAILED: {msg}"
             print(f"{bar(len(results), len(run_dirs))}  {os.path.basename(run_dir)} {what} "
                   f"({time.monotonic() - t0:.0f} s)", file=out, flush=True)
+        tables.expire(catalog)
         return results
     finally:
         ray.shutdown()

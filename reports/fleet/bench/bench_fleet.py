@@ -176,6 +176,8 @@ def commit_scale(wh_src, wh, commits, window, k=1):
         rid, r = renamed(rows, i)
         t0 = time.monotonic()
         tables.commit_run(cat, rid, r)
+        if (i + 1) % tables.EXPIRE_EVERY == 0:   # as an ingest does (reports/fleet/ingest.py)
+            tables.expire(cat)
         secs.append(time.monotonic() - t0)
     con = duckdb.connect()
     scan.register(con, cat)
