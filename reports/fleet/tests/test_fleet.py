@@ -169,18 +169,28 @@ def test_a_run_is_not_visible_until_its_runs_rows_commit(fleet, tmp_path):
     assert sql(cat, "SELECT count(*) FROM fleet_io")[0][0] == rows["io"].num_rows
 
 
-def ray_task_pids():
-    """PIDs of processes whose command line says they run the ingest's task (ray::extract)."""
-    pids = []
+def ray_task_pids(root):
+    """PIDs of the processes below ROOT (the ingest command: its local Ray's raylet and workers
+    are its descendants) whose command line says they run the ingest's task (ray::extract).
+    Only ROOT's: another test's Ray may run beside it (pytest-xdist)."""
+    parent, cmd = {}, {}
     for d in os.listdir("/proc"):
         if d.isdigit():
             try:
+                with open(f"/proc/{d}/stat") as f:
+                    parent[int(d)] = int(f.read().rsplit(")", 1)[1].split()[1])
                 with open(f"/proc/{d}/cmdline", "rb") as f:
-                    if b"ray::extract" in f.read():
-                        pids.append(int(d))
-            except OSError:
+                    cmd[int(d)] = f.read()
+            except (OSError, IndexError, ValueError):
                 pass
-    return pids
+
+    def below(pid):
+        while pid > 1:
+            pid = parent.get(pid, 0)
+            if pid == root:
+                return True
+        return False
+    return [p for p, c in cmd.items() if b"ray::extract" in c and below(p)]
 
 
 def test_a_worker_killed_mid_ingest_fails_its_run_only(fixture_run, ntscope_bin, tmp_path):
@@ -192,9 +202,9 @@ def test_a_worker_killed_mid_ingest_fails_its_run_only(fixture_run, ntscope_bin,
     p = subprocess.Popen([sys.executable, "-m", "ntscope", "fleet", "ingest", *runs, "--warehouse", wh, "--jobs", "1"],
                          cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 120
-    while not ray_task_pids() and time.monotonic() < deadline and p.poll() is None:
+    while not ray_task_pids(p.pid) and time.monotonic() < deadline and p.poll() is None:
         time.sleep(0.2)
-    pids = ray_task_pids()
+    pids = ray_task_pids(p.pid)
     assert pids, "no task process seen"
     os.kill(pids[0], signal.SIGKILL)
     _, err = p.communicate(timeout=300)
