@@ -22,9 +22,17 @@ def summaries(parser):
             for a in act._choices_actions}
 
 
+def with_nested(p):
+    """P and its own subcommands' parsers (`fleet ingest`, `fleet report`: a command's flags are
+    its own and theirs)."""
+    return [p, *subcommands(p).values()]
+
+
 def flags_by_command(parser):
-    """{command: {--flag, -f, ...}} of every subcommand (-h/--help left out)."""
-    return {name: {o for a in p._actions if not isinstance(a, argparse._HelpAction) for o in a.option_strings}
+    """{command: {--flag, -f, ...}} of every subcommand, its own subcommands' included (-h/--help
+    left out)."""
+    return {name: {o for q in with_nested(p) for a in q._actions if not isinstance(a, argparse._HelpAction)
+                   for o in a.option_strings}
             for name, p in subcommands(parser).items()}
 
 
@@ -74,6 +82,15 @@ def render(parser):
         out += ["| flag | default | meaning |", "|---|---|---|", *flag_rows(p), ""]
         if p.epilog:
             out += ["```", p.epilog.strip(), "```", ""]
+        nested = summaries(p)
+        for sub, q in subcommands(p).items():
+            usage = " ".join(q.format_usage().split())
+            usage = usage[len("usage: "):] if usage.startswith("usage: ") else usage
+            out += [f"### ntscope {name} {sub}", "", cell(nested.get(sub)), "", "```", usage, "```", ""]
+            pos = positional_rows(q)
+            if pos:
+                out += ["| argument | meaning |", "|---|---|", *pos, ""]
+            out += ["| flag | default | meaning |", "|---|---|---|", *flag_rows(q), ""]
     return "\n".join(out)
 
 

@@ -30,7 +30,9 @@ def commands_and_flags(parser):
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
             for name, sub in action.choices.items():
-                out[name] = sorted(o for a in sub._actions for o in a.option_strings)
+                # a command's own subcommands' flags too (fleet ingest / report / sql)
+                nested = [q for a in sub._actions if isinstance(a, argparse._SubParsersAction) for q in a.choices.values()]
+                out[name] = sorted({o for q in [sub, *nested] for a in q._actions for o in a.option_strings})
     return out
 
 
@@ -77,6 +79,9 @@ def man_page(parser, version):
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
             for name, sub in action.choices.items():
-                sections += [f".SH COMMAND: {name.upper()}", ".nf", roff(sub.format_help()), ".fi"]
+                # a command with subcommands of its own (fleet): each one's help after its own
+                nested = [q for a in sub._actions if isinstance(a, argparse._SubParsersAction) for q in a.choices.values()]
+                sections += [f".SH COMMAND: {name.upper()}", ".nf",
+                             "\n\n".join(roff(q.format_help()) for q in [sub, *nested]), ".fi"]
     sections += [".SH SEE ALSO", "README.md in the ntscope source tree: recipes, outputs, troubleshooting."]
     return "\n".join(sections) + "\n"
