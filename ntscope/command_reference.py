@@ -66,6 +66,17 @@ def positional_rows(p):
             for a in p._actions if not a.option_strings and not isinstance(a, argparse._SubParsersAction)]
 
 
+def section(title, summary, p):
+    """A command's lines: its title, summary, usage, arguments and flags."""
+    usage = " ".join(p.format_usage().split())
+    usage = usage[len("usage: "):] if usage.startswith("usage: ") else usage
+    out = [title, "", cell(summary), "", "```", usage, "```", ""]
+    pos = positional_rows(p)
+    if pos:
+        out += ["| argument | meaning |", "|---|---|", *pos, ""]
+    return out + ["| flag | default | meaning |", "|---|---|---|", *flag_rows(p), ""]
+
+
 def render(parser):
     out = ["# ntscope command reference", "",
            "Made from the command line's own parser (`python -m ntscope.command_reference --write`); "
@@ -73,24 +84,12 @@ def render(parser):
            "command's code lives.", ""]
     helps = summaries(parser)
     for name, p in subcommands(parser).items():
-        usage = " ".join(p.format_usage().split())
-        usage = usage[len("usage: "):] if usage.startswith("usage: ") else usage
-        out += [f"## ntscope {name}", "", cell(helps.get(name)), "", "```", usage, "```", ""]
-        pos = positional_rows(p)
-        if pos:
-            out += ["| argument | meaning |", "|---|---|", *pos, ""]
-        out += ["| flag | default | meaning |", "|---|---|---|", *flag_rows(p), ""]
+        out += section(f"## ntscope {name}", helps.get(name), p)
         if p.epilog:
             out += ["```", p.epilog.strip(), "```", ""]
         nested = summaries(p)
         for sub, q in subcommands(p).items():
-            usage = " ".join(q.format_usage().split())
-            usage = usage[len("usage: "):] if usage.startswith("usage: ") else usage
-            out += [f"### ntscope {name} {sub}", "", cell(nested.get(sub)), "", "```", usage, "```", ""]
-            pos = positional_rows(q)
-            if pos:
-                out += ["| argument | meaning |", "|---|---|", *pos, ""]
-            out += ["| flag | default | meaning |", "|---|---|---|", *flag_rows(q), ""]
+            out += section(f"### ntscope {name} {sub}", nested.get(sub), q)
     return "\n".join(out)
 
 
