@@ -43,7 +43,8 @@ enum Command {
         #[arg(long, value_name = "FILE", required = true)]
         spans: Vec<PathBuf>,
         /// Parquet file, one row per counter value (timeline_counters_part, sorted), or per begin
-        /// or end of a slice on a fixed track (timeline_cpu_events_part); repeated: merged
+        /// or end of a slice or an instant on a fixed track (timeline_cpu_events_part,
+        /// timeline_path_events_part); repeated: merged
         #[arg(long, value_name = "FILE", required = true)]
         counters: Vec<PathBuf>,
         /// The uuid of the first io lane (above every fixed track's: timeline_tracks); the lanes

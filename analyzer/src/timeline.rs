@@ -16,9 +16,10 @@
 //!   category_iid and the slice arguments io_id, size_bytes, cid, match_state; and the ios' stage
 //!   spans in the same order of ios: n, slot, s, e, dur (a stage's from, to and own duration);
 //! - counters, in (ts, uuid, pos) order: uuid, ts, int_value, double_value: one row per counter
-//!   value; a file may also have the columns pos, type, name_iid and cpu_wait_ns, whose rows with a
-//!   type of 1 (begin) or 2 (end) are slices on a fixed track (CPU runs), pos their order at one
-//!   (ts, uuid) (0 when absent).
+//!   value; a file may also have the columns pos, type, name_iid and cpu_wait_ns (and, optional,
+//!   detail), whose rows with a type of 1 (begin), 2 (end) or 3 (instant) are slices and instants
+//!   on a fixed track (CPU runs, a path's events), pos their order at one (ts, uuid) (0 when
+//!   absent).
 //!
 //! Io lanes: each part of an io (its initiator root and stages, its target root and stages) goes
 //! on a lane, a track under the part's queue track: the first lane of that queue whose last io
@@ -72,6 +73,7 @@ const DA_STRING_VALUE: u32 = 6;
 // TrackEvent.Type and TracePacket.SequenceFlags values
 const TYPE_SLICE_BEGIN: u64 = 1;
 const TYPE_SLICE_END: u64 = 2;
+const TYPE_INSTANT: u64 = 3;
 const TYPE_COUNTER: u64 = 4;
 const SEQ_NEEDS_INCREMENTAL_STATE: u64 = 2;
 
@@ -199,7 +201,8 @@ impl SpanColumns {
 }
 
 /// One batch of a counters input, by column: counter values, and in a file that has the
-/// columns pos, type, name_iid and cpu_wait_ns, the begins and ends of slices on fixed tracks.
+/// columns pos, type, name_iid and cpu_wait_ns, the begins and ends of slices and the instants on
+/// fixed tracks.
 struct CounterColumns {
     uuid: Int64Array,
     ts: Int64Array,
@@ -213,11 +216,13 @@ struct FixedSliceColumns {
     type_: Int64Array,
     name_iid: Int64Array,
     cpu_wait_ns: Int64Array,
+    detail: Option<StringArray>,
 }
 
 /// TrackEvent.Type of a fixed-track slice row
 const ROW_BEGIN: i64 = 1;
 const ROW_END: i64 = 2;
+const ROW_INSTANT: i64 = 3;
 
 impl CounterColumns {
     fn of(b: &RecordBatch) -> Result<Self, TimelineError> {
@@ -227,6 +232,7 @@ impl CounterColumns {
                 type_: int(b, "type")?,
                 name_iid: int(b, "name_iid")?,
                 cpu_wait_ns: int(b, "cpu_wait_ns")?,
+                detail: if b.column_by_name("detail").is_some() { Some(string(b, "detail")?) } else { None },
             })
         } else {
             None
@@ -240,9 +246,9 @@ impl CounterColumns {
         })
     }
 
-    /// The row's slice type (ROW_BEGIN, ROW_END), or None for a counter value.
+    /// The row's slice type (ROW_BEGIN, ROW_END, ROW_INSTANT), or None for a counter value.
     fn slice_type(&self, i: usize) -> Option<i64> {
-        self.slices.as_ref().and_then(|s| opt_i64(&s.type_, i)).filter(|t| *t == ROW_BEGIN || *t == ROW_END)
+        self.slices.as_ref().and_then(|s| opt_i64(&s.type_, i)).filter(|t| [ROW_BEGIN, ROW_END, ROW_INSTANT].contains(t))
     }
 }
 
@@ -407,9 +413,11 @@ impl Encoder {
         self.event_packet(ts, out);
     }
 
-    /// The begin of a slice on a fixed track (a counters input's ROW_BEGIN row).
-    fn fixed_slice_begin(&mut self, s: &FixedSliceColumns, i: usize, ts: i64, track: i64, out: &mut Vec<u8>) {
-        self.event_start(TYPE_SLICE_BEGIN, track);
+    /// The begin of a slice or an instant on a fixed track (a counters input's ROW_BEGIN or
+    /// ROW_INSTANT row), of that TrackEvent.Type.
+    fn fixed_slice_begin(&mut self, type_: u64, s: &FixedSliceColumns, i: usize, ts: i64, track: i64,
+                         out: &mut Vec<u8>) {
+        self.event_start(type_, track);
         if let Some(v) = opt_i64(&s.name_iid, i) {
             int_field(&mut self.event, TE_NAME_IID, v);
         }
@@ -417,6 +425,12 @@ impl Encoder {
             self.annotation.clear();
             int_field(&mut self.annotation, DA_NAME_IID, ARG_CPU_WAIT_NS);
             int_field(&mut self.annotation, DA_INT_VALUE, v);
+            bytes_field(&mut self.event, TE_DEBUG_ANNOTATIONS, &self.annotation);
+        }
+        if let Some(v) = s.detail.as_ref().and_then(|d| opt_str(d, i)) {
+            self.annotation.clear();
+            int_field(&mut self.annotation, DA_NAME_IID, ARG_DETAIL);
+            bytes_field(&mut self.annotation, DA_STRING_VALUE, v.as_bytes());
             bytes_field(&mut self.event, TE_DEBUG_ANNOTATIONS, &self.annotation);
         }
         self.event_packet(ts, out);
@@ -443,8 +457,9 @@ impl Encoder {
 pub const SEQUENCE_ID: i64 = 1;
 
 const COUNTER_POS: i64 = 0;
-/// The interned name of the cpu_wait_ns argument (the 6th of timeline.py's ARGS).
+/// The interned names of the cpu_wait_ns and detail arguments (the 6th and 7th of timeline.py's ARGS).
 const ARG_CPU_WAIT_NS: i64 = 6;
+const ARG_DETAIL: i64 = 7;
 
 /// The io lanes of each queue track (see the module doc): per queue, each lane's uuid and the
 /// end of the last io part on it.
@@ -638,7 +653,8 @@ impl PendingBegins {
 ///   merged as they are read): the io rows sorted by (start_ts, n) (timeline_io_rows_of) and
 ///   their stage spans in the same order of ios (timeline_spans_of);
 /// - `counters`: Parquet files of counter values sorted by (ts, uuid) (timeline_counters_part),
-///   and of slices on fixed tracks sorted by (ts, uuid, pos) (timeline_cpu_events_part);
+///   and of slices and instants on fixed tracks sorted by (ts, uuid, pos) (timeline_cpu_events_part,
+///   timeline_path_events_part);
 /// - `first_lane_uuid`: the uuid of the first io lane (see the module doc).
 ///
 /// Each io's slices are laid out (timeline_slices) when the ios are read up to it; a begin goes
@@ -739,7 +755,8 @@ pub fn encode_files(layout: &Path, ios: &[PathBuf], spans: &[PathBuf], counters:
             let input = &mut counter_inputs[k];
             let (c, i) = input.peek()?.expect("peeked above");
             match (c.slice_type(i), &c.slices) {
-                (Some(ROW_BEGIN), Some(s)) => enc.fixed_slice_begin(s, i, key.0, key.1, &mut bytes),
+                (Some(ROW_BEGIN), Some(s)) => enc.fixed_slice_begin(TYPE_SLICE_BEGIN, s, i, key.0, key.1, &mut bytes),
+                (Some(ROW_INSTANT), Some(s)) => enc.fixed_slice_begin(TYPE_INSTANT, s, i, key.0, key.1, &mut bytes),
                 (Some(_), _) => enc.slice_end(key.0, key.1, &mut bytes),
                 (None, _) => enc.counter(c, i, key.0, key.1, &mut bytes),
             }

@@ -50,7 +50,7 @@ def test_pip_install_into_a_fresh_venv_then_analyze_from_elsewhere(tmp_path):
     assert sum(g["count"] for g in doc["groups"]) == 328
     assert sorted(os.listdir(run / "report")) == [".ntscope-manifest.json", "class_seconds.parquet", "file_seconds.parquet",
                                                   "interference.html", "interference.json", "interference.txt",
-                                                  "io.parquet", "io_stages.parquet", "outages.parquet",
+                                                  "io.parquet", "io_stages.parquet", "outages.parquet", "path_events.parquet",
                                                   "recovery.json", "recovery.txt",
                                                   "report.html", "report.json", "report.txt",
                                                   "tenant_seconds.parquet", "tenants.json", "tenants.txt",

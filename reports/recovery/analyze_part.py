@@ -1,5 +1,5 @@
 """Recovery's part of `ntscope analyze` (reports/report/command.py): recovery.json,
-recovery.txt and outages.parquet in the report set. Its text follows the report's on stdout
+recovery.txt, outages.parquet and path_events.parquet in the report set. Its text follows the report's on stdout
 when a controller had an outage or a command failed."""
 import json
 
@@ -16,6 +16,8 @@ def add_to_analysis(ctx):
     ctx.files.add(f"{STEM}.json", json.dumps(doc, indent=1, default=str) + "\n")
     ctx.files.add("outages.parquet", lambda path: copy_query(
         ctx.con, "SELECT * FROM controller_outages ORDER BY host, outage_n", path))
+    ctx.files.add("path_events.parquet", lambda path: copy_query(
+        ctx.con, "SELECT * FROM path_events ORDER BY ts, host, path", path))
     if model.eventful(doc):
         ctx.more_text.append(text)
     ctx.results[STEM] = doc

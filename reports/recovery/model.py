@@ -17,7 +17,7 @@ def build(con, run_dir):
         "retried_ios": rows_of(con, "SELECT * FROM retried_io_summary ORDER BY host"),
         "paths": rows_of(con, "SELECT * FROM path_summary ORDER BY host, disk, path"),
         "path_events": rows_of(con, "SELECT * FROM path_events ORDER BY ts, host, path"),
-        "outputs": {"outages": "outages.parquet"},
+        "outputs": {"outages": "outages.parquet", "path_events": "path_events.parquet"},
     }
 
 

@@ -6,8 +6,9 @@ Layout of the file (a perfetto.protos.Trace, i.e. a stream of TracePackets):
   1. one packet with the interned strings (slice names, categories, argument names) that
      opens the packet sequence;
   2. the fixed tracks (timeline_tracks): a process per host, a track per transport queue and
-     block device under it, counter tracks under those, and per CPU a track of io_work runs and
-     one of NET_RX softirq runs;
+     block device under it, counter tracks under those, per CPU a track of io_work runs and
+     one of NET_RX softirq runs, and per initiator path that has them (timeline_paths) a group
+     of its events (ANA notices, switches, outages) and its counters;
   3. in time order: the io lanes' track descriptors (a few per queue), slice begins and ends,
      counter values.
 Packets 1-2 are built here with Perfetto's generated classes (perfetto.protos). The stream of
@@ -16,7 +17,7 @@ spilling under its memory limit: the io rows and their stage spans (timeline_io_
 timeline_spans_of over the part's order, timeline_io_order_part, stored once in ORDER_TABLE), in
 parts of at most PART_IOS I/Os, and the counter values in the same parts' time ranges (one sort
 per part: a statement holds one part, whatever the run's length), and the CPU runs starting in
-those ranges (timeline_cpu_events_part);
+those ranges (timeline_cpu_events_part) and the paths' events too (timeline_path_events_part);
 the converter binary (analyzer/src/timeline.rs) lays each io's slices out by the slot table
 (timeline_slots: nested on their track) and merges them with the counters into packets in time
 order, one batch of rows at a time: memory stays bounded whatever the number of I/Os. Every time
@@ -52,7 +53,7 @@ PACKETS_PARQUET = "FORMAT parquet, COMPRESSION uncompressed, DICTIONARY_SIZE_LIM
 # debug annotations (slice args) -> their interned ids (1.. in this order, as
 # analyzer/src/timeline.rs writes them) and the timeline_io_rows column
 ARGS = [("io_id", "string"), ("size_bytes", "uint"), ("cid", "uint"), ("match_state", "string"),
-        ("stage_dur_ns", "int"), ("cpu_wait_ns", "int")]
+        ("stage_dur_ns", "int"), ("cpu_wait_ns", "int"), ("detail", "string")]
 # The Perfetto UI holds a trace in the browser's memory: about 2 GB, 2-4x an uncompressed proto
 # trace's size (perfetto.dev/docs/visualization/large-traces). A timeline larger than a quarter
 # of that may not open there: analyze then says how to open it (size_hint). 10 M events of a
@@ -103,7 +104,7 @@ IO_COLUMNS = ", ".join(
     [f"{c}::BIGINT AS {c}" for c in ("start_ts", "n", "s", "e", "queue_track", "target_queue_track", "out_flow",
                                       "back_flow", "category_iid")]
     + [f"{name}::{'VARCHAR' if kind == 'string' else 'BIGINT'} AS {name}" for name, kind in ARGS
-       if name not in ("stage_dur_ns", "cpu_wait_ns")])
+       if name not in ("stage_dur_ns", "cpu_wait_ns", "detail")])
 IO_ORDER = "start_ts, n"
 SPAN_COLUMNS = ", ".join(f"{c}::BIGINT AS {c}" for c in ("n", "slot", "s", "e", "dur"))
 SPAN_ORDER = "start_ts, n, slot"
@@ -113,6 +114,8 @@ COUNTER_ORDER = "ts, uuid"
 # CPU runs' begins and ends: counter rows with a slice type (timeline_cpu_events_part)
 CPU_COLUMNS = COUNTER_COLUMNS + ", " + ", ".join(f"{c}::BIGINT AS {c}" for c in ("pos", "type", "name_iid", "cpu_wait_ns"))
 CPU_ORDER = "ts, uuid, pos"
+# a path's events: the same, with their detail argument (timeline_path_events_part)
+PATH_COLUMNS = CPU_COLUMNS + ", detail::VARCHAR AS detail"
 
 
 def parts(con, part_ios):
@@ -165,14 +168,14 @@ def encode(con, parts_queries, path, work):
     Parquet files in the folder work, then the converter binary started on them, appending to
     path: an Encoding (the binary reads only those files, so DuckDB may go on with other work
     meanwhile). parts_queries: per part, the statement that stores its order (ORDER_TABLE), then
-    the queries of its io rows, spans, counters and CPU runs."""
+    the queries of its io rows, spans, counters, CPU runs and paths' events."""
     slots = os.path.join(work, "slots.parquet")
     con.execute(f"COPY (SELECT {SLOT_COLUMNS} FROM timeline_slots ORDER BY slot) TO {sql_str(slots)} ({PACKETS_PARQUET})")
     first_lane = con.execute("SELECT coalesce(max(uuid), 0) + 1 FROM timeline_tracks").fetchall()[0][0]
     args = ["--layout", slots, "--first-lane-uuid", str(first_lane)]
     for k, (store_order, *queries) in enumerate(parts_queries):
         con.execute(store_order)
-        for j, (flag, query) in enumerate(zip(("--ios", "--spans", "--counters", "--counters"), queries)):
+        for j, (flag, query) in enumerate(zip(("--ios", "--spans", "--counters", "--counters", "--counters"), queries)):
             file = os.path.join(work, f"{flag[2:]}-{k}-{j}.parquet")
             con.execute(f"COPY ({query}) TO {sql_str(file)} ({PACKETS_PARQUET})")
             args += [flag, file]
@@ -203,7 +206,8 @@ def start(con, path, part_ios=PART_IOS):
              f"SELECT {IO_COLUMNS} FROM timeline_io_rows_of({order}) ORDER BY {IO_ORDER}",
              f"SELECT {SPAN_COLUMNS} FROM timeline_spans_of({order}) ORDER BY {SPAN_ORDER}",
              f"SELECT {COUNTER_COLUMNS} FROM timeline_counters_part({lo}, {hi}) ORDER BY {COUNTER_ORDER}",
-             f"SELECT {CPU_COLUMNS} FROM timeline_cpu_events_part({lo}, {hi}) ORDER BY {CPU_ORDER}")
+             f"SELECT {CPU_COLUMNS} FROM timeline_cpu_events_part({lo}, {hi}) ORDER BY {CPU_ORDER}",
+             f"SELECT {PATH_COLUMNS} FROM timeline_path_events_part({lo}, {hi}) ORDER BY {CPU_ORDER}")
             for lo, hi, before in bounds], path, work)
     except BaseException:
         shutil.rmtree(work, ignore_errors=True)

@@ -1,11 +1,13 @@
--- requires: core/stage_definitions, core/join, core/stages, core/cpu_wait, report/io_selected, report/reports, timeline/stage_set
+-- requires: core/stage_definitions, core/join, core/stages, core/cpu_wait, report/io_selected, report/reports, recovery/paths, recovery/outages, timeline/stage_set
 -- loaded: with every run
 
 -- The Perfetto timeline (report/timeline.perfetto-trace, reports/timeline/perfetto_trace.py): every
 -- selected io as slices on the io lanes of its host's transport queue (the encoder puts each io
 -- on the first lane of its queue that is free), stages nested, flows between the initiator and
--- the target part, counters per queue and device, and per CPU the runs of NVMe/TCP's io_work
--- and of the NET_RX softirq (sql/core/cpu_wait.sql). All times are ns on the INITIATOR clock
+-- the target part, counters per queue and device, per CPU the runs of NVMe/TCP's io_work
+-- and of the NET_RX softirq (sql/core/cpu_wait.sql), and per initiator path (native multipath,
+-- or a path with an outage) its commands in flight, its MB/s and its events: ANA change
+-- notices, switches, controller outages (sql/recovery/). All times are ns on the INITIATOR clock
 -- (target times minus io.offset_ns, as in io_milestones).
 -- Views and table macros only: the writer reads timeline_tracks, timeline_names and
 -- timeline_slots once, and per part of the I/Os (a long run is sorted in parts of a bounded
@@ -108,23 +110,87 @@ WITH r AS (
 SELECT host, cpu, kind, name, s, least(e, lead(s) OVER (PARTITION BY host, cpu, kind ORDER BY s)) AS e, wait_ns
 FROM placed;
 
+-- timeline_path_marks: one row per event of an initiator path drawn on its 'events' track, in
+-- the selected io's window (report_window; ns, reference clock as io's times):
+--   host, path     the path (io.path, path_summary.path)
+--   kind           'instant' (a moment) or 'slice' (a span: e its end)
+--   s, e           when (e NULL for an instant; a slice's e is cut at the next slice's start on
+--                  its track, so that slices of one track never overlap)
+--   name           what the UI shows: 'ANA change' (': <state>' when the state after it is
+--                  known), 'path left', 'path joined' (path_events); 'outage (reset)' or
+--                  'outage (error recovery)' from the controller's last answer to its first
+--                  answer after (the trace's end when none came), 'failure detected' and
+--                  'reconnected' inside it (controller_outages)
+--   detail         the event's sentence (path_events.detail; the outage's figures)
+-- An outage whose controller is not known (no command was in flight) has no path: not drawn.
+CREATE OR REPLACE VIEW timeline_path_marks AS
+WITH outages AS (
+    SELECT o.*, coalesce(cp.path, o.host || '/nvme' || o.ctrl_id) AS path,
+           CASE o.kind WHEN 'reset' THEN 'reset' ELSE 'error recovery' END AS what
+    FROM controller_outages o LEFT JOIN controller_paths cp ON cp.host = o.host AND cp.ctrl_id = o.ctrl_id
+    WHERE o.ctrl_id IS NOT NULL
+), m AS (
+    SELECT host, path, 'instant' AS kind, ts AS s, NULL::BIGINT AS e,
+           CASE event WHEN 'ana_change' THEN 'ANA change' || coalesce(': ' || state_after, '')
+                      WHEN 'path_left' THEN 'path left' ELSE 'path joined' END AS name, detail
+    FROM path_events
+    UNION ALL
+    SELECT host, path, 'slice', coalesce(last_answer_ts, detected_ts),
+           coalesce(first_answer_ts, (SELECT end_ts FROM report_window)),
+           'outage (' || what || ')',
+           printf('no answer for %s; %d commands cancelled, %d reconnect attempts, %d I/Os held for %.3f s in all',
+                  CASE WHEN outage_ns IS NULL THEN 'the rest of the trace' ELSE printf('%.3f s', outage_ns / 1e9) END,
+                  cancelled, reconnect_attempts, ios_held, held_ns / 1e9)
+    FROM outages
+    UNION ALL
+    SELECT host, path, 'instant', detected_ts, NULL, 'failure detected',
+           printf('%s began; its teardown ran %.3f ms', what, teardown_ns / 1e6)
+    FROM outages
+    UNION ALL
+    SELECT host, path, 'instant', recovered_ts, NULL, 'reconnected',
+           printf('the last of %d reconnect attempts ended', reconnect_attempts)
+    FROM outages WHERE recovered_ts IS NOT NULL
+)
+SELECT m.host, m.path, m.kind, m.s,
+       CASE WHEN m.kind = 'slice'
+            THEN least(m.e, lead(m.s) OVER (PARTITION BY m.host, m.path, m.kind ORDER BY m.s)) END AS e,
+       m.name, m.detail
+FROM m, report_window w
+WHERE m.s IS NOT NULL AND m.s <= w.end_ts AND coalesce(m.e, m.s) >= w.start_ts;
+
+-- timeline_paths: one row per initiator path that gets tracks (a group named after the path with
+-- its events, in-flight and MB/s tracks): each path with selected I/O of a namespace the host
+-- reached over more than one path (path_summary.paths), and a path with marks
+-- (timeline_path_marks). A path per namespace with nothing to mark has none: its queues'
+-- tracks already show its I/O.
+--   host, path
+CREATE OR REPLACE VIEW timeline_paths AS
+SELECT DISTINCT p.host, p.path
+FROM path_summary p JOIN (SELECT DISTINCT initiator_host AS host, path FROM io_selected) s USING (host, path)
+WHERE p.paths > 1
+UNION
+SELECT DISTINCT host, path FROM timeline_path_marks;
+
 -- timeline_tracks: one row per fixed track (the io lanes are made by the encoder).
 --   uuid           1.. (Perfetto TrackDescriptor.uuid); parent_uuid NULL for a host
 --   kind           'host' (a process: one per host directory), 'queue' (a transport queue as
---                  seen on that host), 'device' (a block device), 'counter', 'cpu' (the runs
---                  of one kind on one CPU of the host: timeline_cpu_runs)
+--                  seen on that host), 'device' (a block device), 'path' (an initiator path:
+--                  timeline_paths), 'path_events' (its events: timeline_path_marks), 'counter',
+--                  'cpu' (the runs of one kind on one CPU of the host: timeline_cpu_runs)
 --   host           host directory name;  pid  the process id shown for a host (1..)
---   resource_kind  'queue', 'device' or 'cpu' for queues, devices, CPUs and their counters
---   key            the host name, queue_key, device_key, or 'cpu<N>/<kind>' (reports/README.md
---                  "Vocabulary")
---   counter        'in_flight' (commands the queue / requests the device had outstanding) or
---                  'mb_s' (10^6 bytes completed per second), counters only
+--   resource_kind  'queue', 'device', 'path' or 'cpu' for queues, devices, paths, CPUs and the
+--                  tracks under them
+--   key            the host name, queue_key, device_key, io.path, or 'cpu<N>/<kind>'
+--                  (reports/README.md "Vocabulary")
+--   counter        'in_flight' (commands the queue or path / requests the device had
+--                  outstanding) or 'mb_s' (10^6 bytes completed per second), counters only
 --   name           what the UI shows: host name; on an initiator the queue_key, on a target its
 --                  own name of the queue ('<target host>/cntlid<cntlid>/q<qid>', as io_work_queues
---                  names it); device_key; 'cpu <N> io_work' / 'cpu <N> NET_RX'; the counter id
+--                  names it); device_key; the path; 'events'; 'cpu <N> io_work' / 'cpu <N>
+--                  NET_RX'; the counter id
 --   unit           counters: 'commands', 'requests' or 'MB/s'
---   sibling_rank   order under the parent (queues, devices, then CPUs by number; io lanes,
---                  then counters)
+--   sibling_rank   order under the parent (queues, devices, paths, then CPUs by number; io
+--                  lanes or a path's events, then counters)
 CREATE OR REPLACE VIEW timeline_tracks AS
 WITH s AS (
     SELECT initiator_host, target_host, match_state, queue_key, device_key, target_device_key, cntlid, qid
@@ -138,6 +204,8 @@ WITH s AS (
           FROM s WHERE match_state = 'matched' GROUP BY target_host, queue_key
     UNION SELECT DISTINCT target_host, 1, 'device', target_device_key, target_device_key, 0 FROM s
           WHERE match_state = 'matched' AND target_device_key IS NOT NULL
+    UNION SELECT p.host, 0, 'path', p.path, p.path, 0 FROM timeline_paths p
+          WHERE p.host IN (SELECT initiator_host FROM s)
 ), h AS (
     SELECT host, min(hr) AS hr FROM r GROUP BY host
 ), cpus AS (
@@ -152,25 +220,28 @@ WITH s AS (
     SELECT host, hr, 'host' AS kind, NULL AS resource_kind, host AS key, host AS name, NULL AS counter, 0 AS rank FROM h
     UNION ALL SELECT host, hr, resource_kind, resource_kind, key, name, NULL, rank FROM r
     UNION ALL SELECT host, hr, 'counter', resource_kind, key, counter, counter, rank FROM c
+    UNION ALL SELECT host, hr, 'path_events', resource_kind, key, 'events', NULL, rank FROM r WHERE resource_kind = 'path'
     UNION ALL SELECT host, hr, 'cpu', 'cpu', timeline_cpu_key(cpu, kind),
                      'cpu ' || cpu || CASE kind WHEN 'io_work' THEN ' io_work' ELSE ' NET_RX' END, NULL,
                      2 * cpu + (kind = 'net_rx')::INT
               FROM cpus JOIN h USING (host)
 ), n AS (
     SELECT *, row_number() OVER (ORDER BY hr, host, kind <> 'host', resource_kind DESC, key,
-                                          kind = 'counter', counter) AS uuid
+                                          kind = 'counter', counter, kind) AS uuid
     FROM t
 )
 SELECT n.uuid,
        CASE n.kind WHEN 'host' THEN NULL
                    WHEN 'counter' THEN (SELECT p.uuid FROM n p WHERE p.kind = n.resource_kind AND p.host = n.host AND p.key = n.key)
+                   WHEN 'path_events' THEN (SELECT p.uuid FROM n p WHERE p.kind = 'path' AND p.host = n.host AND p.key = n.key)
                    ELSE (SELECT p.uuid FROM n p WHERE p.kind = 'host' AND p.host = n.host) END AS parent_uuid,
        n.kind, n.host,
        CASE WHEN n.kind = 'host' THEN dense_rank() OVER (ORDER BY n.hr, n.host) END AS pid,
        n.resource_kind, n.key, n.counter, n.name,
        CASE WHEN n.counter = 'mb_s' THEN 'MB/s' WHEN n.counter IS NULL THEN NULL
-            WHEN n.resource_kind = 'queue' THEN 'commands' ELSE 'requests' END AS unit,
-       CASE WHEN n.kind = 'queue' THEN 1 WHEN n.kind = 'device' THEN 2 WHEN n.kind = 'cpu' THEN 3 + n.rank
+            WHEN n.resource_kind IN ('queue', 'path') THEN 'commands' ELSE 'requests' END AS unit,
+       CASE WHEN n.kind = 'queue' THEN 1 WHEN n.kind = 'device' THEN 2 WHEN n.kind = 'path' THEN 3
+            WHEN n.kind = 'cpu' THEN 4 + n.rank WHEN n.kind = 'path_events' THEN 1
             WHEN n.counter = 'in_flight' THEN 2 WHEN n.counter = 'mb_s' THEN 3 ELSE 0 END AS sibling_rank
 FROM n;
 
@@ -197,7 +268,7 @@ LEFT JOIN tracks tq ON s.match_state = 'matched' AND tq.host = s.target_host AND
 -- timeline_counters: one row per counter value (the value holds until the counter's next row).
 --   uuid     timeline_tracks.uuid of the counter track
 --   ts       ns, initiator clock
---   int_value     in_flight tracks: commands on the queue (initiator: nvme_setup_cmd ..
+--   int_value     in_flight tracks: commands on the queue or path (initiator: nvme_setup_cmd ..
 --                 nvme_complete_rq; target: nvmet_req_init .. nvmet_req_complete) or requests
 --                 on the device (block_rq_issue .. block_rq_complete) from ts on
 --   double_value  mb_s tracks: 10^6 bytes per second completed in the 10 ms bin starting at
@@ -216,6 +287,10 @@ WITH tracks AS MATERIALIZED (
            i_setup_ts AS s, i_complete_rq_ts AS e, size_bytes FROM io_selected
     UNION ALL
     SELECT initiator_host, 'device', device_key, i_rq_issue_ts, i_rq_complete_ts, size_bytes FROM io_selected
+    UNION ALL
+    -- only the paths with tracks (timeline_paths: none on most runs, then nothing is scanned)
+    SELECT initiator_host, 'path', path, i_setup_ts, i_complete_rq_ts, size_bytes FROM io_selected
+    WHERE EXISTS (SELECT 1 FROM tracks WHERE resource_kind = 'path')
     UNION ALL
     SELECT target_host, 'queue', queue_key, t_init_ts - offset_ns, t_complete_ts - offset_ns, size_bytes
     FROM io_selected WHERE match_state = 'matched'
@@ -298,8 +373,9 @@ CREATE OR REPLACE VIEW timeline_counters AS
 FROM timeline_counters_part(-9223372036854775808, NULL);
 
 -- timeline_names: one row per interned string of the trace.
---   kind    'event' (slice names: the stages of timeline_layout, then the names of CPU runs:
---           the io_work queues and 'NET_RX softirq') or 'category' (io types)
+--   kind    'event' (slice names: the stages of timeline_layout, then the names of CPU runs and
+--           path marks: the io_work queues, 'NET_RX softirq', timeline_path_marks.name) or
+--           'category' (io types)
 --   name
 --   iid     1.. within its kind (Perfetto's interned ids)
 CREATE OR REPLACE VIEW timeline_names AS
@@ -307,7 +383,8 @@ WITH stages AS (
     SELECT stage AS name, row_number() OVER (ORDER BY depth, seq, stage) AS iid FROM timeline_layout
 ), cpu AS (
     SELECT name FROM (SELECT queue_key AS name FROM io_work_names
-                      UNION SELECT DISTINCT 'NET_RX softirq' FROM net_rx_runs)
+                      UNION SELECT DISTINCT 'NET_RX softirq' FROM net_rx_runs
+                      UNION SELECT name FROM timeline_path_marks)
     WHERE name NOT IN (SELECT name FROM stages)
 )
 SELECT 'event' AS kind, name, iid FROM stages
@@ -450,3 +527,28 @@ SELECT uuid, s AS ts, 1 AS pos, 1 AS type, iid AS name_iid, wait_ns AS cpu_wait_
        NULL::BIGINT AS int_value, NULL::DOUBLE AS double_value FROM r
 UNION ALL
 SELECT uuid, e, CASE WHEN e = s THEN 2 ELSE 0 END, 2, NULL, NULL, NULL, NULL FROM r;
+
+-- timeline_path_events_part(lo_ts, hi_ts): the timeline_path_marks rows that start in [lo_ts,
+-- hi_ts) (hi_ts NULL: no upper bound), on their path's events track, as rows of the encoder's
+-- counter input (as timeline_cpu_events_part). Read ORDER BY ts, uuid, pos.
+--   uuid          the path's 'events' track (timeline_tracks.uuid)
+--   ts            an instant's time; a slice's begin (s) or end (e) (ns, reference clock)
+--   pos           order at one (ts, track): a slice's end (0), a begin (1), an instant (3)
+--                 (inside a slice that begins there), the end of a slice that begins there (4)
+--   type          1 slice begin, 2 slice end, 3 instant (Perfetto's TrackEvent.Type)
+--   name_iid      begin, instant: timeline_names iid of the mark's name
+--   detail        begin, instant: timeline_path_marks.detail (the slice's 'detail' argument)
+--   cpu_wait_ns, int_value, double_value   NULL
+CREATE OR REPLACE MACRO timeline_path_events_part(lo_ts, hi_ts) AS TABLE
+WITH m AS (
+    SELECT t.uuid, m.kind, m.s, m.e, m.detail, n.iid
+    FROM timeline_path_marks m
+    JOIN timeline_tracks t ON t.kind = 'path_events' AND t.host = m.host AND t.key = m.path
+    JOIN timeline_names n ON n.kind = 'event' AND n.name = m.name
+    WHERE m.s >= lo_ts AND (hi_ts IS NULL OR m.s < hi_ts)
+)
+SELECT uuid, s AS ts, CASE kind WHEN 'instant' THEN 3 ELSE 1 END AS pos, CASE kind WHEN 'instant' THEN 3 ELSE 1 END AS type,
+       iid AS name_iid, detail, NULL::BIGINT AS cpu_wait_ns, NULL::BIGINT AS int_value, NULL::DOUBLE AS double_value
+FROM m
+UNION ALL
+SELECT uuid, e, CASE WHEN e = s THEN 4 ELSE 0 END, 2, NULL, NULL, NULL, NULL, NULL FROM m WHERE kind = 'slice';

@@ -74,6 +74,8 @@ def test_an_ana_change_moves_the_io_to_the_other_path(analyzed_recovery):
     assert 0 <= ev["ana_change"]["ts"] - mark <= 200e6
     assert (ev["path_left"]["path"], ev["path_joined"]["path"]) == (A, B)
     assert abs(ev["path_left"]["ts"] - mark) <= 200e6 and abs(ev["path_joined"]["ts"] - mark) <= 200e6
+    # path_events.parquet: the same rows, in the same order
+    assert pq.read_table(os.path.join(run, "report", doc["outputs"]["path_events"])).to_pylist() == doc["path_events"]
     assert all(r["path"] == A for r in rows if r["i:nvme_setup_cmd"] < mark - 200e6)
     assert all(r["path"] == B for r in rows if r["i:nvme_setup_cmd"] > mark + 200e6)
     # each I/O's ANA state at submission: before A's notice, its start state; after, its end state
@@ -90,4 +92,5 @@ def test_one_path_without_multipath_has_no_ana_and_no_path_event(analyzed_recove
     assert [(p["path"], p["ana_grpid"], p["ana_state_start"]) for p in doc["paths"]] == \
         [("initiator/nvme0@169.254.10.2:4420", None, None)]
     assert doc["path_events"] == []
+    assert pq.read_table(os.path.join(run, "report", "path_events.parquet")).num_rows == 0
     assert {r["ana_state"] for r in io_rows(run, "ana_state")} == {None}

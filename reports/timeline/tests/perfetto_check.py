@@ -3,7 +3,7 @@ machine where trace_processor_shell cannot run (it is downloaded at first use): 
 parsed with Perfetto's own generated classes (perfetto.protos), interned names resolved per
 sequence, packets sorted by timestamp keeping file order for equal times (TraceSorter's
 order), slices built per track with a stack (an end closes the innermost open slice of its
-track), flows linked by id (flow_ids opens or steps a flow, terminating_flow_ids closes it),
+track; an instant is a slice of no duration in the innermost open one), flows linked by id (flow_ids opens or steps a flow, terminating_flow_ids closes it),
 counter values kept per track. What the trace processor would reject or repair is recorded
 in `errors` instead."""
 from collections import defaultdict
@@ -94,6 +94,10 @@ def load(path):
                     t.flows.append((open_flows.pop(fid), s))
                 else:
                     t.errors.append(f"packet {i}: flow {fid} ends before it began")
+        elif e.type == pb.TrackEvent.TYPE_INSTANT:      # a slice of no duration, nested where it falls
+            stack = stacks[e.track_uuid]
+            t.slices.append(Slice(e.track_uuid, name, ts, cats[0] if cats else None, args, dur=0, depth=len(stack),
+                                  parent=stack[-1] if stack else None))
         elif e.type == pb.TrackEvent.TYPE_SLICE_END:
             stack = stacks[e.track_uuid]
             if not stack:

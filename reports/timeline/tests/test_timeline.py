@@ -46,8 +46,8 @@ CPU_TRACK = re.compile(r"cpu (\d+) (io_work|NET_RX)")
 
 
 def io_slices(t):
-    """The slices of the I/Os (not of the CPU tracks)."""
-    return [s for s in t.slices if not CPU_TRACK.fullmatch(t.name_of(s.track) or "")]
+    """The slices of the I/Os (on io lanes, not on the CPU or path events tracks)."""
+    return [s for s in t.slices if re.fullmatch(r"io \d+", t.name_of(s.track) or "")]
 
 
 def roots_by_io(t):
@@ -57,6 +57,15 @@ def roots_by_io(t):
         if s.depth == 0:
             out[s.args["io_id"]]["initiator" if s.name == "end_to_end" else "target"] = s
     return out
+
+
+def path_tracks(t):
+    """path name -> {child track name: uuid} of each path group (the tracks with an 'events' child)."""
+    out = defaultdict(dict)
+    for u, d in t.tracks.items():
+        if d.HasField("parent_uuid") and d.parent_uuid in t.tracks:
+            out[t.tracks[d.parent_uuid].name][d.name] = u
+    return {p: c for p, c in out.items() if "events" in c}
 
 
 def lanes_of(t):
@@ -82,7 +91,10 @@ def check_common(r, stage_set):
             children[t.host_of(u)].add(d.name)
     not_cpu = lambda names: {n for n in names if not CPU_TRACK.fullmatch(n)}  # noqa: E731
     queues = set(io["queue_key"])
-    assert not_cpu(children["initiator"]) == queues | set(io["device_key"])
+    # paths (timeline_paths) only where a namespace has several or a path has events; named as io.path
+    paths = set(path_tracks(t))
+    assert paths <= set(io["path"])
+    assert not_cpu(children["initiator"]) == queues | set(io["device_key"]) | paths
     matched = io.filter(pl.col("match_state") == "matched")
     target_queue = {q: f"target/cntlid{c}/q{qid}" for q, c, qid in matched.select("queue_key", "cntlid", "qid").unique().iter_rows()}
     assert len(target_queue) == len(set(matched["queue_key"]))     # one target queue per initiator queue
@@ -327,3 +339,72 @@ def test_cpu_tracks_hold_the_io_work_and_net_rx_runs(cpu_wait):
     target_queues = {t.name_of(u) for u, d in t.tracks.items() if t.host_of(u) == "target" and "/cntlid" in d.name}
     names = {n for (h, _, k), rows in drawn.items() if h == "target" and k == "io_work" for _, _, n, _ in rows}
     assert target_queues and names & target_queues, (names, target_queues)
+
+
+@pytest.fixture(scope="module")
+def multipath_ana(tmp_path_factory, ntscope_cli):
+    return analyzed(tmp_path_factory, ntscope_cli, "lab-6.1-patched-multipath-ana")
+
+
+@pytest.fixture(scope="module")
+def link_flap(tmp_path_factory, ntscope_cli):
+    return analyzed(tmp_path_factory, ntscope_cli, "lab-6.1-patched-link-flap")
+
+
+def marks_on(t, track):
+    return [(s.ts, s.dur, s.depth, s.name, s.args.get("detail")) for s in t.slices if s.track == track]
+
+
+def test_each_path_has_a_track_of_its_events_and_counters(multipath_ana):
+    """Native multipath with an ANA change (path A inaccessible at 3 s): a group per path, named
+    as io.path, holding its events (the ANA change notice and the switch, as instants where
+    recovery.json's path_events has them), its commands in flight (as many as the path's I/Os
+    had at once, from nvme_setup_cmd to nvme_complete_rq) and its MB/s (adding up to its bytes)."""
+    from ntscope import data
+    t = check_common(multipath_ana, "ntprof")
+    groups = path_tracks(t)
+    path_a, path_b = "initiator/nvme0@169.254.10.2:4420", "initiator/nvme1@169.254.11.2:4420"
+    assert set(groups) == {path_a, path_b} == set(multipath_ana["io"]["path"])
+    for children in groups.values():
+        assert set(children) == {"events", "in_flight", "mb_s"}
+    rec = json.load(open(os.path.join(multipath_ana["run"], "report", "recovery.json")))
+    by_path = defaultdict(list)
+    for e in rec["path_events"]:
+        by_path[e["path"]].append(e)
+    assert {p: [e["event"] for e in es] for p, es in by_path.items()} == {
+        path_a: ["path_left", "ana_change"], path_b: ["path_joined"]}
+    names = {"path_left": "path left", "path_joined": "path joined", "ana_change": "ANA change: inaccessible"}
+    for path, events in by_path.items():
+        assert marks_on(t, groups[path]["events"]) == [(e["ts"], 0, 0, names[e["event"]], e["detail"]) for e in events]
+    con = data.connect(multipath_ana["run"])
+    for path, children in groups.items():
+        rows = con.execute("SELECT i_setup_ts, i_complete_rq_ts, size_bytes FROM io WHERE path = ?", [path]).fetchall()
+        edges = sorted([(s, 1) for s, _, _ in rows] + [(e, -1) for _, e, _ in rows])
+        at_once = max(itertools.accumulate(d for _, d in edges))
+        values = t.counters[children["in_flight"]]
+        assert max(v for _, v in values) == at_once and values[-1][1] == 0, path
+        assert sum(v for _, v in t.counters[children["mb_s"]]) * 1e4 == pytest.approx(sum(b for _, _, b in rows))
+    con.close()
+
+
+def test_an_outage_is_drawn_on_its_paths_events(link_flap):
+    """A link flap on the only path: its events hold the outage, from the controller's last answer
+    to its first after the reconnect, with its figures, and the moment the driver saw the failure
+    inside it (controller_outages, recovery.json). One path and no outage: no path tracks."""
+    t = check_common(link_flap, "ntprof")
+    groups = path_tracks(t)
+    (path,) = set(link_flap["io"]["path"])
+    assert set(groups) == {path}
+    rec = json.load(open(os.path.join(link_flap["run"], "report", "recovery.json")))
+    (o,) = rec["outages"]
+    marks = marks_on(t, groups[path]["events"])
+    assert marks[:2] == [
+        (o["last_answer_ts"], o["outage_ns"], 0, "outage (error recovery)",
+         f"no answer for {o['outage_ns'] / 1e9:.3f} s; {o['cancelled']} commands cancelled, "
+         f"{o['reconnect_attempts']} reconnect attempts, {o['ios_held']} I/Os held for {o['held_ns'] / 1e9:.3f} s in all"),
+        (o["detected_ts"], 0, 1, "failure detected",
+         f"error recovery began; its teardown ran {o['teardown_ns'] / 1e6:.3f} ms")]
+    assert o["outage_ns"] > 8e9 and o["cancelled"] > 0
+    # the reconnect work ended after the last I/O of the window: not drawn
+    w = link_flap["doc"]["window"]
+    assert (o["recovered_ts"] > w["end_ts"]) == (len(marks) == 2)

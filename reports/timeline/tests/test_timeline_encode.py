@@ -66,7 +66,7 @@ SLICES = [
     (128, 299, 42, P1, P1 + 63 * 4096, False, None, 3, None, None, None, None, None, None, None, 2**62),
     (299, 299, 42, P2, P2 + 63 * 4096, False, None, 4, None, None, None, None, None, None, None, None),
 ]
-TYPES = {"double_value": "DOUBLE", "io_id": "VARCHAR", "match_state": "VARCHAR"}
+TYPES = {"double_value": "DOUBLE", "io_id": "VARCHAR", "match_state": "VARCHAR", "detail": "VARCHAR"}
 
 
 def int64(v):
@@ -87,14 +87,18 @@ def to_parquet(con, name, cols, rows, path, columns):
 
 
 def encode(tmp_path, ios=None, spans=None, counters=None, parts=None, slots=SLOTS, io_columns=None,
-           span_columns=None, counter_columns=None, cpu=None):
+           span_columns=None, counter_columns=None, cpu=None, path_events=None):
     """rows -> Parquet (DuckDB) -> the binary -> (packets, the run). parts: [(ios, spans, counters)]
-    of several parts instead of one; cpu: rows of CPU_COLS, one more counters file."""
+    of several parts instead of one; cpu: rows of CPU_COLS, one more counters file; path_events:
+    rows of PATH_COLS, one more."""
     con = duckdb.connect()
     args = ["--layout", to_parquet(con, "slots", SLOT_COLS, slots, str(tmp_path / "slots.parquet"), timeline.SLOT_COLUMNS),
             "--first-lane-uuid", str(FIRST_LANE)]
     if cpu is not None:
         args += ["--counters", to_parquet(con, "cpu", CPU_COLS, cpu, str(tmp_path / "cpu.parquet"), timeline.CPU_COLUMNS)]
+    if path_events is not None:
+        args += ["--counters", to_parquet(con, "path", PATH_COLS, path_events, str(tmp_path / "path.parquet"),
+                                          timeline.PATH_COLUMNS)]
     parts = parts or [(IOS if ios is None else ios, SPANS if spans is None else spans,
                        COUNTERS if counters is None else counters)]
     for k, (i, s, c) in enumerate(parts):
@@ -231,6 +235,28 @@ def test_slices_of_fixed_tracks_come_with_the_counters(tmp_path):
     assert times == sorted(times) and len(packets) == 2 * len(SLICES) + 3 + len(COUNTERS) + len(cpu)
     _, r = encode(tmp_path, cpu=[cpu[1], cpu[0]])
     assert r.returncode == 2 and "cpu.parquet row 1" in r.stderr and "not sorted" in r.stderr, r.stderr
+
+
+PATH_COLS = CPU_COLS + ["detail"]
+
+
+def test_instants_and_a_detail_argument_on_fixed_tracks(tmp_path):
+    """A path's events (timeline_path_events_part): an instant (type 3) with its name and detail
+    argument, inside a slice (begin with a detail, end); at one time an end (pos 0) before a
+    begin (1) before an instant (3); a null detail gives no argument."""
+    rows = [(12, 70, None, None, 1, 1, 8, None, "no answer for 8.012 s"),
+            (12, 80, None, None, 3, 3, 9, None, "ünïcödé"),
+            (12, 90, None, None, 0, 2, None, None, None),
+            (12, 90, None, None, 3, 3, 10, None, None)]
+    packets, r = encode(tmp_path, path_events=rows)
+    assert r.returncode == 0, r.stderr
+    on12 = [p.track_event for p in packets if p.HasField("track_event") and p.track_event.track_uuid == 12]
+    assert [(e.type, e.name_iid) for e in on12] == [
+        (pb.TrackEvent.TYPE_SLICE_BEGIN, 8), (pb.TrackEvent.TYPE_INSTANT, 9), (pb.TrackEvent.TYPE_SLICE_END, 0),
+        (pb.TrackEvent.TYPE_INSTANT, 10)]
+    assert [[(a.name_iid, a.string_value) for a in e.debug_annotations] for e in on12] == [
+        [(7, "no answer for 8.012 s")], [(7, "ünïcödé")], [], []]
+    assert timeline.ARGS[6] == ("detail", "string")          # iid 7, as the header interns it
 
 
 def test_several_parts_are_merged_into_the_same_stream(tmp_path):
