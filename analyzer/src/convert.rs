@@ -1,9 +1,10 @@
 //! trace.dat -> a directory of Parquet files + metadata.json.
 //!
-//! Threads take one CPU of one buffer at a time, decode it a block of pages at a time
-//! into per-type column tables, and hand full batches to the Parquet sink; a thread
-//! with no CPU left to decode encodes batches instead (see `parquet_out`). The output is
-//! built under a temporary name and renamed into place (see `out_dir`).
+//! Threads take one CPU of one buffer at a time (a job), decode it a block of pages at a
+//! time into per-type column tables, and hand full batches to the Parquet sink, the last
+//! ones when the job ends; a thread with no CPU left to decode encodes batches instead (see
+//! `parquet_out`, which writes each file's rows in job order: the same trace gives the same
+//! bytes). The output is built under a temporary name and renamed into place (see `out_dir`).
 
 use crate::columns::{EventTable, ExtractCounts};
 use crate::layout::Layout;
@@ -204,22 +205,32 @@ fn convert_into(tf: &TraceFile, dir: &Path, opts: &ConvertOptions) -> Result<Con
                     if i >= jobs.len() || stop.load(Ordering::Relaxed) {
                         break;
                     }
+                    // the files this job wrote to: each is told when the job is done
+                    let mut touched: Vec<usize> = Vec::new();
                     let mut emit = |b: usize, id: u32, batch: RecordBatch| {
                         if let Some(f) = layout.file_of(b, id) {
-                            sink.submit(f, batch);
+                            if !touched.contains(&f) {
+                                touched.push(f);
+                            }
+                            sink.submit(f, i, batch);
                         }
                     };
-                    match decode_cpu(&ctx, jobs[i], &mut w, &mut emit, &|| sink.failed()) {
+                    let decoded = decode_cpu(&ctx, jobs[i], &mut w, &mut emit, &|| sink.failed());
+                    // The job's rows end with it (a table is not carried to the next CPU): a
+                    // batch then holds one job's rows whichever thread decoded which CPU, so
+                    // the files' bytes do not depend on the threads' timing.
+                    for (b, id, batch) in w.drain() {
+                        emit(b, id, batch);
+                    }
+                    for f in touched {
+                        sink.job_done(f, i);
+                    }
+                    match decoded {
                         Ok(st) => stats.lock().unwrap().push(st),
                         Err(e) => {
                             stop.store(true, Ordering::Relaxed);
                             errors.lock().unwrap().push(e);
                         }
-                    }
-                }
-                for (b, id, batch) in w.drain() {
-                    if let Some(f) = layout.file_of(b, id) {
-                        sink.submit(f, batch);
                     }
                 }
                 add_counts(&mut counts.lock().unwrap(), &w.counts);
@@ -247,7 +258,7 @@ fn convert_into(tf: &TraceFile, dir: &Path, opts: &ConvertOptions) -> Result<Con
     symbol_files.map_err(|e| io_err("cannot write the kallsyms / printk formats Parquet under", dir, e))?;
     // Stable schema for SQL: every event of the top buffer's recorded systems gets a file.
     for f in layout.files.iter().enumerate().filter(|(_, f)| f.ensure) {
-        sink.ensure(f.0).map_err(|e| io_err("cannot write", &dir.join(&f.1.rel), e))?;
+        sink.ensure(f.0);
     }
     let rows: HashMap<String, u64> = sink.finish(threads).map_err(|e| io_err("cannot finish", dir, e))?.into_iter().collect();
     let mut stats = stats.into_inner().unwrap();

@@ -7,6 +7,12 @@
 //! decoders themselves when the queue is full, so memory stays bounded). Each file keeps
 //! its batches in a FIFO and a batch is taken from it only under the file's writer lock,
 //! so a file receives its batches in the order they were submitted.
+//!
+//! Each batch belongs to a job (one CPU of one buffer), and a file's rows come out in job
+//! order whichever thread decoded what when: each job's batches go to a part file of its own
+//! (`<file>.part-<job>`), closed when the job says it is done (`job_done`), and `finish`
+//! puts each file's parts together in job order (the column chunks copied, `parquet_concat`;
+//! a lone part is renamed). So converting a trace twice gives the same bytes.
 
 use crate::row_group_file::{RowGroupFile, ZstdPool};
 use arrow_array::RecordBatch;
@@ -15,7 +21,7 @@ use parquet::basic::{Compression, Encoding, ZstdLevel};
 use parquet::file::metadata::KeyValue;
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::schema::types::ColumnPath;
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::fs::File;
 use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -71,20 +77,32 @@ fn writer_properties(schema: &SchemaRef) -> WriterProperties {
     b.build()
 }
 
-/// One output file: its batches waiting in order, and its writer once created.
+/// What waits in a file's FIFO: a batch of a job, or the end of a job's batches.
+enum Item {
+    Batch(usize, RecordBatch),
+    JobDone(usize),
+}
+
+/// One output file: what waits for it in order, and its parts.
 struct FileSlot {
     rel: String,
     schema: SchemaRef,
-    pending: Mutex<VecDeque<RecordBatch>>,
-    writer: Mutex<WriterState>,
+    pending: Mutex<VecDeque<Item>>,
+    writer: Mutex<FileParts>,
 }
 
+/// A file's parts: the open one of each job still writing to it, the closed ones by job
+/// (relative path, rows), and whether the file must exist without rows.
 #[derive(Default)]
-enum WriterState {
-    #[default]
-    NotCreated,
-    Open(Box<RowGroupFile>, u64),
-    Closed,
+struct FileParts {
+    open: HashMap<usize, (Box<RowGroupFile>, u64)>,
+    done: BTreeMap<usize, (String, u64)>,
+    ensure: bool,
+}
+
+/// The relative path of a file's part for one job.
+fn part_rel(rel: &str, job: usize) -> String {
+    format!("{}.part-{}", rel, job)
 }
 
 pub struct ParquetSink {
@@ -112,7 +130,7 @@ impl ParquetSink {
             real_dir,
             files: files
                 .into_iter()
-                .map(|(rel, schema)| FileSlot { rel, schema, pending: Mutex::new(VecDeque::new()), writer: Mutex::new(WriterState::NotCreated) })
+                .map(|(rel, schema)| FileSlot { rel, schema, pending: Mutex::new(VecDeque::new()), writer: Mutex::new(FileParts::default()) })
                 .collect(),
             queue: Mutex::new(VecDeque::new()),
             wake: Condvar::new(),
@@ -145,32 +163,38 @@ impl ParquetSink {
         std::fs::OpenOptions::new().write(true).create_new(true).open(real_parent.join(path.file_name().unwrap()))
     }
 
-    /// Creates the file's writer on first use (`w` is its locked state).
-    fn open(&self, file: usize, w: &mut WriterState) -> std::io::Result<()> {
-        if let WriterState::NotCreated = *w {
-            let slot = &self.files[file];
-            let f = self.create(&slot.rel)?;
-            let props = writer_properties(&slot.schema);
-            *w = WriterState::Open(Box::new(RowGroupFile::try_new(f, slot.schema.clone(), props).map_err(std::io::Error::other)?), 0);
-        }
-        Ok(())
+    /// A Parquet writer of the file's schema at `rel` (created here).
+    fn writer(&self, file: usize, rel: &str) -> std::io::Result<RowGroupFile> {
+        let slot = &self.files[file];
+        let f = self.create(rel)?;
+        RowGroupFile::try_new(f, slot.schema.clone(), writer_properties(&slot.schema)).map_err(std::io::Error::other)
     }
 
-    /// Writes the oldest batch waiting for `file`; `w` is the file's locked writer, so
-    /// batches leave the FIFO in order.
-    fn write_next(&self, file: usize, mut w: MutexGuard<'_, WriterState>) -> std::io::Result<()> {
-        self.open(file, &mut w)?;
-        let Some(batch) = self.files[file].pending.lock().unwrap().pop_front() else { return Ok(()) };
-        match &mut *w {
-            WriterState::Open(writer, rows) => {
+    /// Takes the oldest item waiting for `file` and acts on it: a batch is written to its
+    /// job's part (created on its first batch), a job's end closes that part. `w` is the
+    /// file's locked state, so items leave the FIFO in order.
+    fn write_next(&self, file: usize, mut w: MutexGuard<'_, FileParts>) -> std::io::Result<()> {
+        let Some(item) = self.files[file].pending.lock().unwrap().pop_front() else { return Ok(()) };
+        match item {
+            Item::Batch(job, batch) => {
+                if !w.open.contains_key(&job) {
+                    let part = self.writer(file, &part_rel(&self.files[file].rel, job))?;
+                    w.open.insert(job, (Box::new(part), 0));
+                }
+                let (writer, rows) = w.open.get_mut(&job).expect("opened above");
                 for start in (0..batch.num_rows()).step_by(ROW_GROUP_ROWS) {
                     writer.write(&batch.slice(start, ROW_GROUP_ROWS.min(batch.num_rows() - start)), &self.zstd).map_err(std::io::Error::other)?;
                 }
                 *rows += batch.num_rows() as u64;
-                Ok(())
             }
-            _ => Err(std::io::Error::other("writer used after close")),
+            Item::JobDone(job) => {
+                if let Some((writer, rows)) = w.open.remove(&job) {
+                    writer.close().map_err(std::io::Error::other)?;
+                    w.done.insert(job, (part_rel(&self.files[file].rel, job), rows));
+                }
+            }
         }
+        Ok(())
     }
 
     fn record_error(&self, e: std::io::Error) {
@@ -180,15 +204,25 @@ impl ParquetSink {
         }
     }
 
-    /// Makes sure the file exists even when no batch comes (stable schema for SQL).
-    pub fn ensure(&self, file: usize) -> std::io::Result<()> {
-        self.open(file, &mut self.files[file].writer.lock().unwrap())
+    /// Makes sure the file exists even when no batch comes (stable schema for SQL): `finish`
+    /// writes it without rows.
+    pub fn ensure(&self, file: usize) {
+        self.files[file].writer.lock().unwrap().ensure = true;
     }
 
-    /// Queues a batch for `file`. When the queue is full, the caller encodes queued
-    /// batches itself until there is room.
-    pub fn submit(&self, file: usize, batch: RecordBatch) {
-        self.files[file].pending.lock().unwrap().push_back(batch);
+    /// Queues a batch of job `job` for `file`. When the queue is full, the caller encodes
+    /// queued batches itself until there is room.
+    pub fn submit(&self, file: usize, job: usize, batch: RecordBatch) {
+        self.push(file, Item::Batch(job, batch));
+    }
+
+    /// Job `job` will send `file` no more batches: its part is closed once they are written.
+    pub fn job_done(&self, file: usize, job: usize) {
+        self.push(file, Item::JobDone(job));
+    }
+
+    fn push(&self, file: usize, item: Item) {
+        self.files[file].pending.lock().unwrap().push_back(item);
         self.queue.lock().unwrap().push_back(file);
         self.queued.fetch_add(1, Ordering::AcqRel);
         self.wake.notify_one();
@@ -251,8 +285,34 @@ impl ParquetSink {
         self.error.lock().unwrap().as_ref().map(|e| e.to_string())
     }
 
-    /// Encodes what is left and closes every file, on `threads` threads; returns rows
-    /// written per relative path.
+    /// A file from its parts in job order (every part closed): a lone part renamed, several
+    /// put together and removed, none an empty file when `ensure` asked for one. Returns
+    /// (relative path, rows), or None when the file has neither parts nor `ensure`.
+    fn assemble(&self, file: usize, parts: FileParts) -> std::io::Result<Option<(String, u64)>> {
+        let rel = &self.files[file].rel;
+        if !parts.open.is_empty() {
+            return Err(std::io::Error::other(format!("{}: a job's part was never closed", rel)));
+        }
+        let rows: u64 = parts.done.values().map(|(_, r)| r).sum();
+        let paths: Vec<PathBuf> = parts.done.values().map(|(p, _)| self.dir.join(p)).collect();
+        match paths.len() {
+            0 if !parts.ensure => return Ok(None),
+            0 => self.writer(file, rel)?.close().map_err(std::io::Error::other)?,
+            1 => std::fs::rename(&paths[0], self.dir.join(rel))?,
+            _ => {
+                // the parts' directory was checked when they were created: the file goes beside them
+                let out = self.dir.join(rel);
+                crate::parquet_concat::concat_files(&paths, &out).map_err(std::io::Error::other)?;
+                for p in &paths {
+                    std::fs::remove_file(p)?;
+                }
+            }
+        }
+        Ok(Some((rel.clone(), rows)))
+    }
+
+    /// Encodes what is left and puts every file together from its parts, on `threads`
+    /// threads; returns rows written per relative path.
     pub fn finish(self, threads: usize) -> std::io::Result<Vec<(String, u64)>> {
         while self.encode_one(false) {}
         if let Some(e) = self.error.lock().unwrap().take() {
@@ -267,10 +327,9 @@ impl ParquetSink {
                         loop {
                             let i = next.fetch_add(1, Ordering::Relaxed);
                             let Some(slot) = self.files.get(i) else { break };
-                            let state = std::mem::replace(&mut *slot.writer.lock().unwrap(), WriterState::Closed);
-                            if let WriterState::Open(writer, rows) = state {
-                                writer.close().map_err(std::io::Error::other)?;
-                                out.push((slot.rel.clone(), rows));
+                            let parts = std::mem::take(&mut *slot.writer.lock().unwrap());
+                            if let Some(written) = self.assemble(i, parts)? {
+                                out.push(written);
                             }
                         }
                         Ok(out)
@@ -354,8 +413,9 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         let sink = ParquetSink::new(&dir, vec![("sys/ev.parquet".into(), schema.clone())], 4).unwrap();
-        sink.submit(0, batch.slice(0, 10));
-        sink.submit(0, batch.slice(10, n - 10));
+        sink.submit(0, 0, batch.slice(0, 10));
+        sink.submit(0, 0, batch.slice(10, n - 10));
+        sink.job_done(0, 0);
         assert_eq!(sink.finish(1).unwrap(), vec![("sys/ev.parquet".to_string(), n as u64)]);
         let reader = ParquetRecordBatchReaderBuilder::try_new(File::open(dir.join("sys/ev.parquet")).unwrap()).unwrap();
         let groups: Vec<i64> = reader.metadata().row_groups().iter().map(|g| g.num_rows()).collect();

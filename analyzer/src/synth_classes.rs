@@ -40,11 +40,14 @@ fn printk_base(abi: Abi) -> u64 {
 }
 
 /// Symbol addresses: `tracing_mark_write` (where print's ip points), `my_debug_fn` (a
-/// module's function, bprint's ip).
+/// module's function, bprint's ip), and three names at one address (`dup_*`, as a kernel's
+/// aliases are: `__do_softirq` and `__softirqentry_text_start`), which libtraceevent names
+/// by its own rule (`Kallsyms::resolve`).
 pub fn symbol(abi: Abi, name: &str) -> u64 {
     let off = match name {
         "_stext" => 0,
         "tracing_mark_write" => 0x100,
+        "dup_first" | "dup_second" | "dup_third" => 0x180,
         "my_debug_fn" => 0x200,
         "zz_last" => 0x300,
         _ => panic!("no synthetic symbol {}", name),
@@ -58,7 +61,7 @@ fn kallsyms(abi: Abi) -> String {
     if abi.long_size == 8 {
         s.push_str("0000000000000000 A fixed_percpu_data\n");
     }
-    for (kind, name, module) in [("T", "_stext", ""), ("T", "tracing_mark_write", ""), ("t", "my_debug_fn", "\t[dbg]"), ("T", "zz_last", "")] {
+    for (kind, name, module) in [("T", "_stext", ""), ("T", "tracing_mark_write", ""), ("t", "dup_first", ""), ("T", "dup_second", ""), ("W", "dup_third", ""), ("t", "my_debug_fn", "\t[dbg]"), ("T", "zz_last", "")] {
         s.push_str(&format!("{:0w$x} {} {}{}\n", symbol(abi, name), kind, name, module, w = w));
     }
     s
@@ -154,6 +157,13 @@ pub fn bprint_records(abi: Abi) -> Vec<(usize, Vec<Arg>, String)> {
             4,
             vec![Arg::Long(sym("my_debug_fn", 0x10)), Arg::Long(sym("tracing_mark_write", 0)), Arg::Long(0x1234), Arg::Long(0), Arg::Long(sym("my_debug_fn", 4)), Arg::Long(sym("zz_last", 0))],
             "pointers my_debug_fn+0x10 tracing_mark_write 0x1234 (nil) my_debug_fn+0x4 zz_last".to_string(),
+        ),
+        (
+            // three names at one address: inside it the first of the file, at it the one
+            // libtraceevent's binary search meets (trace-cmd prints these)
+            4,
+            vec![Arg::Long(sym("dup_first", 0x10)), Arg::Long(sym("dup_first", 0)), Arg::Long(0x1234), Arg::Long(0), Arg::Long(sym("dup_first", 0)), Arg::Long(sym("dup_first", 4))],
+            "pointers dup_first+0x10 dup_second 0x1234 (nil) dup_second+0x0 dup_first".to_string(),
         ),
         (5, vec![Arg::Int(6), Arg::Int(12), Arg::Int(3), Arg::Str("abcdef")], "star [    12] [abc]".to_string()),
         (6, vec![], "escapes tab\there \"quoted\" 100% done".to_string()),

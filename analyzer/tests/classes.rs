@@ -130,7 +130,7 @@ fn message_texts_and_raw_arguments_in_every_layout() {
         // The symbol tables beside the events.
         let k = read_parquet(&out.join("kallsyms.parquet"));
         let names: Vec<String> = (0..k.num_rows()).map(|i| col(&k, "name").as_string::<i32>().value(i).to_string()).collect();
-        let expect: Vec<&str> = if abi.long_size == 8 { vec!["fixed_percpu_data", "_stext", "tracing_mark_write", "my_debug_fn", "zz_last"] } else { vec!["_stext", "tracing_mark_write", "my_debug_fn", "zz_last"] };
+        let expect: Vec<&str> = if abi.long_size == 8 { vec!["fixed_percpu_data", "_stext", "tracing_mark_write", "dup_first", "dup_second", "dup_third", "my_debug_fn", "zz_last"] } else { vec!["_stext", "tracing_mark_write", "dup_first", "dup_second", "dup_third", "my_debug_fn", "zz_last"] };
         assert_eq!(names, expect, "{}", what);
         let module = col(&k, "module").as_string::<i32>();
         assert_eq!(module.value(expect.len() - 2), "dbg");

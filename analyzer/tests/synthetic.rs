@@ -6,6 +6,7 @@ use arrow_array::cast::AsArray;
 use arrow_array::types::*;
 use arrow_array::{Array, RecordBatch};
 use common::*;
+use ntscope::convert::ConvertOptions;
 use ntscope::synth::*;
 use ntscope::tracedat::source::Codec;
 
@@ -192,23 +193,42 @@ fn missed_events_are_counted_per_cpu() {
 }
 
 #[test]
-fn identical_output_for_every_compression() {
-    let mut outs = Vec::new();
-    for codec in [Codec::None, Codec::Zlib, Codec::Zstd] {
-        let d = TempDir::new(&format!("same-{:?}", codec));
-        convert_bytes(&d.0, &known_trace(7, codec, 2, 500, false).to_bytes(), false).unwrap();
-        let b = read_parquet(&d.0.join("parquet/ntscope_test/all_kinds.parquet"));
-        outs.push(b);
-    }
-    // Row order across CPUs may differ between runs; compare sorted by (cpu, ts).
-    let key = |b: &RecordBatch| {
-        let ts = col(b, "ts").as_primitive::<Int64Type>();
-        let cpu = col(b, "cpu").as_primitive::<Int32Type>();
-        let msg = strings(col(b, "msg"));
-        let mut v: Vec<(i32, i64, String)> = (0..b.num_rows()).map(|r| (cpu.value(r), ts.value(r), msg[r].clone().unwrap())).collect();
-        v.sort();
-        v
+fn identical_output_for_every_thread_count_and_compression() {
+    // Every Parquet file byte for byte the same whatever the number of threads (which thread
+    // decodes which CPU when), each file's rows in CPU order; and the same rows whatever the
+    // trace's compression (its blocks, where batches are cut, differ).
+    let files = |dir: &std::path::Path| {
+        ["ntscope_test/all_kinds.parquet", "ntscope_test/tick.parquet"].map(|sub| std::fs::read(dir.join(sub)).unwrap())
     };
-    assert_eq!(key(&outs[0]), key(&outs[1]));
-    assert_eq!(key(&outs[0]), key(&outs[2]));
+    let mut rows = Vec::new();
+    for codec in [Codec::None, Codec::Zlib, Codec::Zstd] {
+        let bytes = known_trace(7, codec, 4, 2500, false).to_bytes();
+        let mut first = None;
+        for threads in [1, 2, 3, 4] {
+            let d = TempDir::new(&format!("same-{:?}-{}", codec, threads));
+            let trace = d.0.join("trace.dat");
+            std::fs::write(&trace, &bytes).unwrap();
+            let o = ConvertOptions { threads, ..opts(false) };
+            ntscope::convert::convert(trace.to_str().unwrap(), &d.0.join("parquet"), &o).unwrap();
+            let b = read_parquet(&d.0.join("parquet/ntscope_test/all_kinds.parquet"));
+            let cpu = col(&b, "cpu").as_primitive::<Int32Type>();
+            assert!(cpu.values().windows(2).all(|w| w[0] <= w[1]), "{:?} x{}: rows not in CPU order", codec, threads);
+            assert_eq!(cpu.values().iter().collect::<std::collections::BTreeSet<_>>().len(), 4);
+            // no part file is left beside the files
+            for e in std::fs::read_dir(d.0.join("parquet/ntscope_test")).unwrap() {
+                let name = e.unwrap().file_name().into_string().unwrap();
+                assert!(name.ends_with(".parquet"), "{}", name);
+            }
+            let got = files(&d.0.join("parquet"));
+            match &first {
+                None => {
+                    first = Some(got);
+                    rows.push(b);
+                }
+                Some(f) => assert!(f == &got, "{:?} x{}: other bytes than with one thread", codec, threads),
+            }
+        }
+    }
+    assert_eq!(rows[0], rows[1]);
+    assert_eq!(rows[0], rows[2]);
 }

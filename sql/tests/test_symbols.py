@@ -89,3 +89,59 @@ def test_a_run_converted_without_symbol_tables_still_loads(fresh_run):
     con = views.connect(dst)
     assert con.execute("SELECT count(*), count(ksym(host, function)) FROM raw_workqueue").fetchone()[1] == 0
     assert con.execute("SELECT count(*) FROM printk_formats").fetchone() == (0,)
+
+
+def libtraceevent_search(table, address):
+    """The entry libtraceevent's __find_func gives for address: glibc's bsearch with func_bcmp over
+    table [(address, name)] (its order: by address, of several at one address the last in the
+    section first); the highest entry's next is 0."""
+    lo, hi = 0, len(table)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        start, nxt = table[mid][0], table[mid + 1][0] if mid + 1 < len(table) else 0
+        if address == start or start < address < nxt:
+            return table[mid][1]
+        lo, hi = (lo, mid) if address < start else (mid + 1, hi)
+    return None
+
+
+def test_an_address_several_symbols_name_gets_trace_cmds_name(run, ntscope_bin, tmp_path):
+    """Aliases (startup_64 / _stext, __do_sys_fork / __x64_sys_fork): inside them ksym gives the
+    first name of the section, at their address the one libtraceevent's binary search meets,
+    which depends on where they sit in its table. On the synthetic trace of the converter
+    (three names at one address) against what trace-cmd prints for them; on the real capture,
+    every such address against the search done the same way."""
+    import conftest
+    host_dir = tmp_path / "synth" / "initiator"
+    host_dir.mkdir(parents=True)
+    trace = str(host_dir / "trace.dat")
+    subprocess.run([ntscope_bin, "synth", "classes", "--out", trace], check=True, capture_output=True)
+    conftest.convert_run(str(tmp_path / "synth"), ntscope_bin)
+    printed = [line.split("pointers ", 1)[1].split() for line in
+               subprocess.run(["trace-cmd", "report", trace], capture_output=True, check=True).stdout
+               .decode("utf-8", "replace").splitlines() if "pointers dup_" in line]
+    assert printed == [["dup_first+0x10", "dup_second", "0x1234", "(nil)", "dup_second+0x0", "dup_first"]]
+    con = views.connect(str(tmp_path / "synth"))
+    base = con.execute("SELECT address FROM kallsyms WHERE name = 'dup_first'").fetchone()[0]
+    got = con.execute("SELECT ksym('initiator', ?::UBIGINT), ksym_offset('initiator', ?::UBIGINT), "
+                      "ksym('initiator', ?::UBIGINT)", [base + 0x10, base + 0x10, base]).fetchone()
+    assert (f"{got[0]}+{got[1]:#x}", got[2]) == (printed[0][0], printed[0][1])
+    # the real capture: 33 addresses with more than one name on each host
+    dst, con = run
+    for host in HOSTS:
+        rows = con.execute("SELECT address, name, seq FROM kallsyms WHERE host = ? AND type NOT IN ('A', 'a') "
+                           "AND NOT starts_with(name, '$')", [host]).fetchall()
+        table = [(a, n) for a, n, _ in sorted(rows, key=lambda r: (r[0], -r[2]))]
+        counts = {}
+        for a, _ in table:
+            counts[a] = counts.get(a, 0) + 1
+        shared = sorted(a for a, c in counts.items() if c > 1)
+        assert len(shared) > 20, host
+        got = dict(con.execute("SELECT address, ksym(?, address) FROM (SELECT unnest(?::UBIGINT[]) AS address)",
+                               [host, shared]).fetchall())
+        assert got == {a: libtraceevent_search(table, a) for a in shared}, host
+        first = {a: n for a, n, _ in sorted(rows, key=lambda r: r[2], reverse=True)}   # the section's first
+        inside = dict(con.execute("SELECT address, ksym(?, address + 1) FROM (SELECT unnest(?::UBIGINT[]) AS address)",
+                                  [host, shared]).fetchall())
+        assert inside == {a: first[a] for a in shared}, host
+        assert any(got[a] != first[a] for a in shared), "some address is named otherwise than its inside"
