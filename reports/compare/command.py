@@ -11,6 +11,7 @@ from ntscope.common.text import printable
 EXAMPLES = """examples:
   ntscope compare good slow               LAD per stage and a verdict, written beside slow/
   ntscope compare base1,base2,base3 run1,run2,run3    repeats of each condition
+  ntscope compare good slow --group-by path       a verdict per multipath path
   ntscope compare good slow --json | jq '.verdicts[] | {group_key, verdict, cause_id}'"""   # under --help
 
 
@@ -38,6 +39,9 @@ def add_param_flags(p):
     g.add_argument("--min-abs-change", metavar="DURATION", help="a change of a mean smaller than this is no "
                    "significant change, e.g. 50us (default 20us; units ns, us, ms, s)")
     g.add_argument("--seed", metavar="N", help="the bootstrap's hash seed: same seed, same intervals (default 42)")
+    g.add_argument("--group-by", metavar="FIELDS", help="compare each group of I/Os on its own, keyed as analyze "
+                   "keys them: type, size, cpu, process, pid, tenant, class, path (default type,size); e.g. "
+                   "--group-by path")
 
 
 def check_two_recordings(base, run):

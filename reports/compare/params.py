@@ -8,7 +8,7 @@ from ntscope.common.errors import NtscopeError
 
 # flag -> cmp_params column; only these columns are ever set (their names go into SQL text)
 COLUMNS = {"resamples": "resamples", "seed": "seed", "confidence": "confidence",
-           "min_rel_change": "min_rel_change", "min_abs_change": "min_abs_change_ns"}
+           "min_rel_change": "min_rel_change", "min_abs_change": "min_abs_change_ns", "group_by": "group_by"}
 MIN_RESAMPLES, MAX_RESAMPLES = 50, 100_000   # below 50 an interval's ends are a handful of draws
 MIN_TAIL_RESAMPLES = 5       # an interval's end is a quantile of the resamples: at least 5 beyond it
 MIN_CONFIDENCE, MAX_CONFIDENCE = 0.5, 0.999
@@ -72,8 +72,33 @@ def min_abs_change_ns(text):
     return round(v)
 
 
+# the --group-by fields compare's input keeps per I/O (sql/compare_sides.py IO_QUERY;
+# sql/compare/input.sql cmp_io_group): analyze's others would add a string per I/O to both sides
+COMPARE_GROUP_FIELDS = ("type", "size", "cpu", "process", "pid", "tenant", "class", "path")
+
+
+def group_by(text):
+    """'path' or 'type,tenant' -> ['path'] / ['type', 'tenant']: analyze's --group-by fields
+    (reports/report/spec.py FIELDS) that compare's input keeps (COMPARE_GROUP_FIELDS)."""
+    from ntscope.reports.report import spec
+    fields = [f.strip() for f in str(text).split(",") if f.strip()]
+    usable = ", ".join(COMPARE_GROUP_FIELDS)
+    for f in fields:
+        if f == "time":
+            raise NtscopeError("--group-by time cannot compare two runs (a time bucket is of one run's clock); "
+                               f"fix: one or more of {usable}")
+        if f in spec.FIELDS and f not in COMPARE_GROUP_FIELDS:
+            raise NtscopeError(f"--group-by {f} is analyze's, not compare's (compare keeps per I/O its {usable}); "
+                               f"fix: one or more of those, or compare the runs' reports (just analyze RUN --group-by {f})")
+        if f not in spec.FIELDS:
+            raise NtscopeError(f"--group-by field {f!r} is unknown; fix: one or more of {usable}")
+    if not fields or len(set(fields)) != len(fields):
+        raise NtscopeError(f"--group-by {text!r} names no field or one twice; fix: e.g. --group-by path or type,queue")
+    return fields
+
+
 PARSERS = {"resamples": resamples, "seed": seed, "confidence": confidence, "min_rel_change": min_rel_change,
-           "min_abs_change": min_abs_change_ns}
+           "min_abs_change": min_abs_change_ns, "group_by": group_by}
 
 
 def from_flags(values):

@@ -32,7 +32,10 @@ def compare_text(m):
     out += [
            f"  stage set {m['stage_set']}; LAD = T_run / T_base; {level(p)} bootstrap CIs, {p['resamples']} resamples, "
            f"seed {p['seed']}; a change counts when its CI excludes 0 and it is >= {100 * p['min_rel_change']:g}% "
-           f"and >= {p['min_abs_change_ns'] / 1e3:g} us", ""]
+           f"and >= {p['min_abs_change_ns'] / 1e3:g} us"]
+    if p.get("group_by", ["type", "size"]) != ["type", "size"]:
+        out.append(f"  groups: by {', '.join(p['group_by'])} (--group-by), a verdict each")
+    out.append("")
     for d in m.get("workload_differences") or []:
         out.append(f"WORKLOAD DIFFERS: {d['aspect']}: base {d['base']}; run {d['run']} ({100 * d['moved']:.0f}% of the I/Os "
                    "changed kind): the verdicts below compare different work, the change may be the workload's")

@@ -66,11 +66,41 @@ WHERE coalesce(roles, '') NOT LIKE '%initiator%'
    OR (coalesce(roles, '') NOT LIKE '%target%'
        AND NOT EXISTS (SELECT 1 FROM cmp_side_defs d WHERE d.run = i.run AND d.rep = i.rep AND d.stage_set = 'initiator_only'));
 
+-- cmp_io_group: one row per io when cmp_params.group_by is not type and size (none else): its
+-- group.
+--   run, rep, io_rank
+--   group_key    io_group_key of cmp_params.group_by over the io columns compare's input keeps
+--                (type, size, cpu, process, pid, tenant, class, path: reports/compare/params.py
+--                refuses the other fields; the columns of io they would read are NULL here)
+CREATE OR REPLACE VIEW cmp_io_group AS
+SELECT i.run, i.rep, i.io_rank,
+       io_group_key(p.group_by, {'io_type': i.io_type, 'size_bytes': i.size_bytes, 'cpu': i.cpu, 'comm': i.comm,
+                                 'pid': i.pid, 'tenant': i.tenant, 'class': i.class, 'path': i.path,
+                                 'device_key': NULL::VARCHAR, 'queue_key': NULL::VARCHAR,
+                                 'initiator_host': NULL::VARCHAR, 'target_host': NULL::VARCHAR,
+                                 'cgroup': NULL::VARCHAR, 'file': NULL::VARCHAR, 'namespace': NULL::VARCHAR,
+                                 'target_device_key': NULL::VARCHAR}) AS group_key
+FROM cmp_io i CROSS JOIN (SELECT group_by FROM cmp_params WHERE group_by <> ['type', 'size']) p;
+
+-- cmp_io_keyed: the columns of cmp_io the verdict's per-group evidence reads, with each io's
+-- group (not the --group-by columns: their strings are read only by cmp_io_group).
+--   run, rep, io_rank, io_type, size_bytes, qid, cpu, queue_ahead_cmds, queue_other_cpu_cmds,
+--   queue_other_bytes, device_other_bytes, target_cpu_wait_ns, initiator_cpu_wait_ns
+--   group_key    cmp_io_group's, by default 'type=<io_type>, size=<bytes>' (the same key as the
+--                analyze report's with the same --group-by)
+CREATE OR REPLACE VIEW cmp_io_keyed AS
+SELECT i.run, i.rep, i.io_rank, i.io_type, i.size_bytes, i.qid, i.cpu, i.queue_ahead_cmds, i.queue_other_cpu_cmds,
+       i.queue_other_bytes, i.device_other_bytes, i.target_cpu_wait_ns, i.initiator_cpu_wait_ns,
+       coalesce(g.group_key, type_size_group_key(i.io_type, i.size_bytes)) AS group_key
+FROM cmp_io i LEFT JOIN cmp_io_group g USING (run, rep, io_rank);
+
 -- cmp_io_stage: one row per (run, io, stage) with a known duration, with its group.
 --   run, rep, io_rank, stage_set, stage, seq, parent, direction, dur (ns)
---   group_key    'type=<io_type>, size=<bytes>' (the same key as the analyze report)
+--   group_key    as in cmp_io_keyed. By type and size it comes from the stage rows themselves;
+--                by other fields from cmp_io_group, a join of the stage rows with their io
+--                (empty, and so not paid, by type and size)
 CREATE OR REPLACE VIEW cmp_io_stage AS
-SELECT run, rep, io_rank, type_size_group_key(io_type, size_bytes) AS group_key,
-       stage_set, stage, seq, parent, direction, dur
-FROM cmp_source
-WHERE dur IS NOT NULL;
+SELECT s.run, s.rep, s.io_rank, coalesce(g.group_key, type_size_group_key(s.io_type, s.size_bytes)) AS group_key,
+       s.stage_set, s.stage, s.seq, s.parent, s.direction, s.dur
+FROM cmp_source s LEFT JOIN cmp_io_group g USING (run, rep, io_rank)
+WHERE s.dur IS NOT NULL;

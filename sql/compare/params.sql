@@ -28,9 +28,12 @@
 --                   the run (that traffic + NVMe/TCP's data), both runs having recorded it
 --   confidence      the confidence level of every interval (the bootstrap's percentile
 --                   intervals, the run-to-run t interval of repeats): 0.95 is a 95% interval
+--   group_by        the fields the I/Os are grouped by (io_group_key; compare --group-by):
+--                   type and size, as analyze's default
 -- Fractions are DOUBLE (a literal 0.10 is a DECIMAL, which a JSON document would carry as text).
--- The flags: --resamples, --seed, --confidence, --min-rel-change, --min-abs-change.
+-- The flags: --resamples, --seed, --confidence, --min-rel-change, --min-abs-change, --group-by.
 CREATE OR REPLACE TABLE cmp_params AS
 SELECT 200 AS resamples, 42 AS seed, 4000 AS max_draws, 4000000 AS bootstrap_batch_draws,
        0.10::DOUBLE AS min_rel_change, 20000::BIGINT AS min_abs_change_ns, NULL::DOUBLE AS cpu_wait_min_ratio,
-       0.5::DOUBLE AS cpu_wait_min_share, 0.1::DOUBLE AS nic_other_min_share, 0.95::DOUBLE AS confidence;
+       0.5::DOUBLE AS cpu_wait_min_share, 0.1::DOUBLE AS nic_other_min_share, 0.95::DOUBLE AS confidence,
+       ['type', 'size']::VARCHAR[] AS group_by;

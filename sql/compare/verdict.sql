@@ -1,4 +1,4 @@
--- requires: core/stage_definitions, core/group_key, compare/input, compare/bootstrap, compare/lad, compare/tenants, compare/paths
+-- requires: core/stage_definitions, compare/input, compare/bootstrap, compare/lad, compare/tenants, compare/paths
 
 -- cmp_queue_evidence: one row per (run, group): how crowded the I/Os' transport queues
 -- were when they were submitted (from intf_io_ahead of each run, copied into cmp_io).
@@ -10,12 +10,12 @@
 --   device_other_bytes_mean  bytes ahead from other streams on the same device (bytes)
 --   queues, cpus           distinct queues and submitting CPUs of the group
 CREATE OR REPLACE TABLE cmp_queue_evidence AS
-SELECT run, type_size_group_key(io_type, size_bytes) AS group_key,
+SELECT run, group_key,
        count(*) AS ios, avg(queue_ahead_cmds) AS ahead_cmds_mean,
        avg(queue_other_cpu_cmds) AS other_cpu_cmds_mean, avg(queue_other_bytes) AS other_stream_bytes_mean,
        avg(device_other_bytes) AS device_other_bytes_mean,
        count(DISTINCT qid) AS queues, count(DISTINCT cpu) AS cpus
-FROM cmp_io
+FROM cmp_io_keyed
 GROUP BY ALL;
 
 -- cmp_stage_share: one row per (group, stage) of the verdict's stage set (cmp_stage_set):
@@ -191,12 +191,12 @@ FROM cmp_run_info;
 --   base_t_io, run_t_io   the target's CPU
 --   base_i_io, run_i_io   the initiator's CPU
 CREATE OR REPLACE VIEW cmp_group_cpu_wait AS
-SELECT type_size_group_key(io_type, size_bytes) AS group_key,
+SELECT group_key,
        avg(target_cpu_wait_ns) FILTER (WHERE run = 'base') AS base_t_io,
        avg(target_cpu_wait_ns) FILTER (WHERE run = 'run') AS run_t_io,
        avg(initiator_cpu_wait_ns) FILTER (WHERE run = 'base') AS base_i_io,
        avg(initiator_cpu_wait_ns) FILTER (WHERE run = 'run') AS run_i_io
-FROM cmp_io GROUP BY 1;
+FROM cmp_io_keyed GROUP BY 1;
 
 -- cmp_cause: one row per group of cmp_group_change: the evidence each cause is read from and
 -- the cause it gives. cmp_group_change's columns, then those of cmp_group_queue_change,

@@ -43,9 +43,10 @@ def test_params_are_json_numbers(default):
     p = doc["params"]
     assert p == {"resamples": 200, "seed": 42, "max_draws": 4000, "bootstrap_batch_draws": 4000000,
                  "min_rel_change": 0.1, "min_abs_change_ns": 20000, "cpu_wait_min_ratio": None,
-                 "cpu_wait_min_share": 0.5, "nic_other_min_share": 0.1, "confidence": 0.95}
+                 "cpu_wait_min_share": 0.5, "nic_other_min_share": 0.1, "confidence": 0.95,
+                 "group_by": ["type", "size"]}
     for k, v in p.items():
-        assert v is None or type(v) in (int, float), (k, v)
+        assert v is None or type(v) in (int, float) or k == "group_by", (k, v)
 
 
 def mean_rows(doc):
