@@ -40,6 +40,7 @@ CMP_BYTES_PER_EVENT = 20
 IO_QUERY = """
 WITH ranks AS (SELECT io_n, row_number() OVER (ORDER BY io_id) AS io_rank FROM io)
 SELECT r.io_rank, i.io_n, i.io_type, i.size_bytes, i.qid, i.cpu, i.pid, i.comm, i.tenant, i.class, i.path,
+       i.cgroup, i.file, i.namespace, i.target_device_key,
        coalesce(a.queue_ahead_cmds, 0) AS queue_ahead_cmds,
        coalesce(a.queue_other_cpu_cmds, 0) AS queue_other_cpu_cmds,
        coalesce(a.queue_other_bytes, 0) AS queue_other_bytes,

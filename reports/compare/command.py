@@ -40,8 +40,8 @@ def add_param_flags(p):
                    "significant change, e.g. 50us (default 20us; units ns, us, ms, s)")
     g.add_argument("--seed", metavar="N", help="the bootstrap's hash seed: same seed, same intervals (default 42)")
     g.add_argument("--group-by", metavar="FIELDS", help="compare each group of I/Os on its own, keyed as analyze "
-                   "keys them: type, size, cpu, process, pid, tenant, class, path (default type,size); e.g. "
-                   "--group-by path")
+                   "keys them: type, size, cpu, process, pid, tenant, class, path, cgroup, file, namespace, "
+                   "target_device (default type,size); e.g. --group-by path")
 
 
 def check_two_recordings(base, run):

@@ -74,7 +74,8 @@ def min_abs_change_ns(text):
 
 # the --group-by fields compare's input keeps per I/O (sql/compare_sides.py IO_QUERY;
 # sql/compare/input.sql cmp_io_group): analyze's others would add a string per I/O to both sides
-COMPARE_GROUP_FIELDS = ("type", "size", "cpu", "process", "pid", "tenant", "class", "path")
+COMPARE_GROUP_FIELDS = ("type", "size", "cpu", "process", "pid", "tenant", "class", "path", "cgroup", "file",
+                        "namespace", "target_device")
 
 
 def group_by(text):

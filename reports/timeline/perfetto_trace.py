@@ -8,7 +8,8 @@ Layout of the file (a perfetto.protos.Trace, i.e. a stream of TracePackets):
   2. the fixed tracks (timeline_tracks): a process per host, a track per transport queue and
      block device under it, counter tracks under those, per CPU a track of io_work runs and
      one of NET_RX softirq runs, and per initiator path that has them (timeline_paths) a group
-     of its events (ANA notices, switches, outages) and its counters;
+     of its events (ANA notices, switches, outages) and its counters, per tenant of a host with
+     several (timeline_tenants) a group of its counters;
   3. in time order: the io lanes' track descriptors (a few per queue), slice begins and ends,
      counter values.
 Packets 1-2 are built here with Perfetto's generated classes (perfetto.protos). The stream of

@@ -22,7 +22,7 @@
 --                of its run)
 -- cmp_io (the io's other columns, once per io rather than on each of its stage rows):
 --   run, rep, io_rank, io_type, size_bytes   as in cmp_source
---   qid, cpu, pid, comm, tenant, class, path   io columns
+--   qid, cpu, pid, comm, tenant, class, path, cgroup, file, namespace, target_device_key   io columns
 --   queue_ahead_cmds, queue_other_cpu_cmds, queue_other_bytes, device_other_bytes
 --                what was in flight ahead of the I/O at submit (intf_io_ahead of that run)
 --   target_cpu_wait_ns, initiator_cpu_wait_ns   how long its queue's NVMe/TCP work waited for
@@ -70,16 +70,17 @@ WHERE coalesce(roles, '') NOT LIKE '%initiator%'
 -- group.
 --   run, rep, io_rank
 --   group_key    io_group_key of cmp_params.group_by over the io columns compare's input keeps
---                (type, size, cpu, process, pid, tenant, class, path: reports/compare/params.py
+--                (type, size, cpu, process, pid, tenant, class, path, cgroup, file, namespace,
+--                target_device: reports/compare/params.py
 --                refuses the other fields; the columns of io they would read are NULL here)
 CREATE OR REPLACE VIEW cmp_io_group AS
 SELECT i.run, i.rep, i.io_rank,
        io_group_key(p.group_by, {'io_type': i.io_type, 'size_bytes': i.size_bytes, 'cpu': i.cpu, 'comm': i.comm,
                                  'pid': i.pid, 'tenant': i.tenant, 'class': i.class, 'path': i.path,
+                                 'cgroup': i.cgroup, 'file': i.file, 'namespace': i.namespace,
+                                 'target_device_key': i.target_device_key,
                                  'device_key': NULL::VARCHAR, 'queue_key': NULL::VARCHAR,
-                                 'initiator_host': NULL::VARCHAR, 'target_host': NULL::VARCHAR,
-                                 'cgroup': NULL::VARCHAR, 'file': NULL::VARCHAR, 'namespace': NULL::VARCHAR,
-                                 'target_device_key': NULL::VARCHAR}) AS group_key
+                                 'initiator_host': NULL::VARCHAR, 'target_host': NULL::VARCHAR}) AS group_key
 FROM cmp_io i CROSS JOIN (SELECT group_by FROM cmp_params WHERE group_by <> ['type', 'size']) p;
 
 -- cmp_io_keyed: the columns of cmp_io the verdict's per-group evidence reads, with each io's

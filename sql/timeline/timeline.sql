@@ -7,7 +7,8 @@
 -- the target part, counters per queue and device, per CPU the runs of NVMe/TCP's io_work
 -- and of the NET_RX softirq (sql/core/cpu_wait.sql), and per initiator path (native multipath,
 -- or a path with an outage) its commands in flight, its MB/s and its events: ANA change
--- notices, switches, controller outages (sql/recovery/). All times are ns on the INITIATOR clock
+-- notices, switches, controller outages (sql/recovery/), and per tenant of a host with several
+-- its commands in flight and MB/s. All times are ns on the INITIATOR clock
 -- (target times minus io.offset_ns, as in io_milestones).
 -- Views and table macros only: the writer reads timeline_tracks, timeline_names and
 -- timeline_slots once, and per part of the I/Os (a long run is sorted in parts of a bounded
@@ -171,25 +172,37 @@ WHERE p.paths > 1
 UNION
 SELECT DISTINCT host, path FROM timeline_path_marks;
 
+-- timeline_tenants: one row per tenant of an initiator host that gets tracks (a group named
+-- 'tenant <name>' with its in-flight and MB/s tracks): each tenant with selected I/O on a host
+-- whose selected I/O belongs to more than one (io.tenant: the tenants file's names, else the
+-- top-level cgroup below the root; I/O of no known cgroup belongs to none). One tenant or none:
+-- no tracks, the queues' tracks show the same I/O.
+--   host, tenant
+CREATE OR REPLACE VIEW timeline_tenants AS
+SELECT host, tenant
+FROM (SELECT DISTINCT initiator_host AS host, tenant FROM io_selected WHERE tenant IS NOT NULL)
+QUALIFY count(*) OVER (PARTITION BY host) > 1;
+
 -- timeline_tracks: one row per fixed track (the io lanes are made by the encoder).
 --   uuid           1.. (Perfetto TrackDescriptor.uuid); parent_uuid NULL for a host
 --   kind           'host' (a process: one per host directory), 'queue' (a transport queue as
 --                  seen on that host), 'device' (a block device), 'path' (an initiator path:
---                  timeline_paths), 'path_events' (its events: timeline_path_marks), 'counter',
+--                  timeline_paths), 'path_events' (its events: timeline_path_marks), 'tenant'
+--                  (a tenant's I/O on that host: timeline_tenants), 'counter',
 --                  'cpu' (the runs of one kind on one CPU of the host: timeline_cpu_runs)
 --   host           host directory name;  pid  the process id shown for a host (1..)
---   resource_kind  'queue', 'device', 'path' or 'cpu' for queues, devices, paths, CPUs and the
---                  tracks under them
---   key            the host name, queue_key, device_key, io.path, or 'cpu<N>/<kind>'
+--   resource_kind  'queue', 'device', 'path', 'tenant' or 'cpu' for queues, devices, paths,
+--                  tenants, CPUs and the tracks under them
+--   key            the host name, queue_key, device_key, io.path, io.tenant or 'cpu<N>/<kind>'
 --                  (reports/README.md "Vocabulary")
---   counter        'in_flight' (commands the queue or path / requests the device had
+--   counter        'in_flight' (commands the queue, path or tenant / requests the device had
 --                  outstanding) or 'mb_s' (10^6 bytes completed per second), counters only
 --   name           what the UI shows: host name; on an initiator the queue_key, on a target its
 --                  own name of the queue ('<target host>/cntlid<cntlid>/q<qid>', as io_work_queues
---                  names it); device_key; the path; 'events'; 'cpu <N> io_work' / 'cpu <N>
+--                  names it); device_key; the path; 'tenant <name>'; 'events'; 'cpu <N> io_work' / 'cpu <N>
 --                  NET_RX'; the counter id
 --   unit           counters: 'commands', 'requests' or 'MB/s'
---   sibling_rank   order under the parent (queues, devices, paths, then CPUs by number; io
+--   sibling_rank   order under the parent (queues, devices, paths and tenants, then CPUs by number; io
 --                  lanes or a path's events, then counters)
 CREATE OR REPLACE VIEW timeline_tracks AS
 WITH s AS (
@@ -206,6 +219,7 @@ WITH s AS (
           WHERE match_state = 'matched' AND target_device_key IS NOT NULL
     UNION SELECT p.host, 0, 'path', p.path, p.path, 0 FROM timeline_paths p
           WHERE p.host IN (SELECT initiator_host FROM s)
+    UNION SELECT t.host, 0, 'tenant', t.tenant, 'tenant ' || t.tenant, 0 FROM timeline_tenants t
 ), h AS (
     SELECT host, min(hr) AS hr FROM r GROUP BY host
 ), cpus AS (
@@ -239,8 +253,8 @@ SELECT n.uuid,
        CASE WHEN n.kind = 'host' THEN dense_rank() OVER (ORDER BY n.hr, n.host) END AS pid,
        n.resource_kind, n.key, n.counter, n.name,
        CASE WHEN n.counter = 'mb_s' THEN 'MB/s' WHEN n.counter IS NULL THEN NULL
-            WHEN n.resource_kind IN ('queue', 'path') THEN 'commands' ELSE 'requests' END AS unit,
-       CASE WHEN n.kind = 'queue' THEN 1 WHEN n.kind = 'device' THEN 2 WHEN n.kind = 'path' THEN 3
+            WHEN n.resource_kind IN ('queue', 'path', 'tenant') THEN 'commands' ELSE 'requests' END AS unit,
+       CASE WHEN n.kind = 'queue' THEN 1 WHEN n.kind = 'device' THEN 2 WHEN n.kind IN ('path', 'tenant') THEN 3
             WHEN n.kind = 'cpu' THEN 4 + n.rank WHEN n.kind = 'path_events' THEN 1
             WHEN n.counter = 'in_flight' THEN 2 WHEN n.counter = 'mb_s' THEN 3 ELSE 0 END AS sibling_rank
 FROM n;
@@ -268,7 +282,7 @@ LEFT JOIN tracks tq ON s.match_state = 'matched' AND tq.host = s.target_host AND
 -- timeline_counters: one row per counter value (the value holds until the counter's next row).
 --   uuid     timeline_tracks.uuid of the counter track
 --   ts       ns, initiator clock
---   int_value     in_flight tracks: commands on the queue or path (initiator: nvme_setup_cmd ..
+--   int_value     in_flight tracks: commands on the queue, path or tenant (initiator: nvme_setup_cmd ..
 --                 nvme_complete_rq; target: nvmet_req_init .. nvmet_req_complete) or requests
 --                 on the device (block_rq_issue .. block_rq_complete) from ts on
 --   double_value  mb_s tracks: 10^6 bytes per second completed in the 10 ms bin starting at
@@ -291,6 +305,10 @@ WITH tracks AS MATERIALIZED (
     -- only the paths with tracks (timeline_paths: none on most runs, then nothing is scanned)
     SELECT initiator_host, 'path', path, i_setup_ts, i_complete_rq_ts, size_bytes FROM io_selected
     WHERE EXISTS (SELECT 1 FROM tracks WHERE resource_kind = 'path')
+    UNION ALL
+    -- only when tenants have tracks (timeline_tenants: none on a run of one tenant or none)
+    SELECT initiator_host, 'tenant', tenant, i_setup_ts, i_complete_rq_ts, size_bytes FROM io_selected
+    WHERE EXISTS (SELECT 1 FROM tracks WHERE resource_kind = 'tenant')
     UNION ALL
     SELECT target_host, 'queue', queue_key, t_init_ts - offset_ns, t_complete_ts - offset_ns, size_bytes
     FROM io_selected WHERE match_state = 'matched'

@@ -78,3 +78,22 @@ def test_every_field_compare_keeps_groups_the_ios(fixture_run, ntscope_cli, tmp_
         both = base_keys & run_keys
         assert got <= both and bool(got) == bool(both), (field, got, both)
         assert field == "pid" or got, field
+
+
+def test_namespaces_on_one_drive_each_get_a_verdict_naming_the_batch(fixture_run, ntscope_cli, tmp_path):
+    """The tenants pair (capture/scenarios/tenants.sh: the latency tenant on namespace 1, another
+    on namespace 2, both backed by one null_blk; the run adds the batch tenant's bursts on
+    namespace 1): by target device, namespace and cgroup, two groups on the one drive, each
+    slower, and each cause names the batch tenant whose traffic grew (the tenant is not a key here)."""
+    base, run = fixture_run("lab-6.1-patched-tenants-base"), fixture_run("lab-6.1-patched-tenants")
+    out = str(tmp_path / "ns")
+    r = ntscope_cli("compare", base, run, "--group-by", "target_device,namespace,cgroup", "--out", out, "--quiet")
+    assert r.returncode == 0, r.stderr
+    doc = json.load(open(os.path.join(out, "compare.json")))
+    assert doc["params"]["group_by"] == ["target_device", "namespace", "cgroup"]
+    got = {v["group_key"]: v for v in doc["verdicts"]}
+    nqn = "nqn.2026-11.io.ntscope:lab"
+    assert set(got) == {f"target_device=target/nullb0, namespace={nqn}/ns1, cgroup=/latency",
+                        f"target_device=target/nullb0, namespace={nqn}/ns2, cgroup=/other"}
+    for v in got.values():
+        assert v["verdict"] == "slower" and v["offending_tenant"] == "batch", v

@@ -94,7 +94,10 @@ def check_common(r, stage_set):
     # paths (timeline_paths) only where a namespace has several or a path has events; named as io.path
     paths = set(path_tracks(t))
     assert paths <= set(io["path"])
-    assert not_cpu(children["initiator"]) == queues | set(io["device_key"]) | paths
+    # tenants (timeline_tenants) only where the host's I/O has several
+    tenants = set(io["tenant"].drop_nulls())
+    tenant_groups = {f"tenant {n}" for n in tenants} if len(tenants) > 1 else set()
+    assert not_cpu(children["initiator"]) == queues | set(io["device_key"]) | paths | tenant_groups
     matched = io.filter(pl.col("match_state") == "matched")
     target_queue = {q: f"target/cntlid{c}/q{qid}" for q, c, qid in matched.select("queue_key", "cntlid", "qid").unique().iter_rows()}
     assert len(target_queue) == len(set(matched["queue_key"]))     # one target queue per initiator queue
@@ -385,6 +388,38 @@ def test_each_path_has_a_track_of_its_events_and_counters(multipath_ana):
         assert max(v for _, v in values) == at_once and values[-1][1] == 0, path
         assert sum(v for _, v in t.counters[children["mb_s"]]) * 1e4 == pytest.approx(sum(b for _, _, b in rows))
     con.close()
+
+
+@pytest.fixture(scope="module")
+def tenants(tmp_path_factory, ntscope_cli):
+    return analyzed(tmp_path_factory, ntscope_cli, "lab-6.1-patched-tenants")
+
+
+def test_each_tenant_has_its_counters(tenants):
+    """Three tenants in three cgroups on one initiator (capture/scenarios/tenants.sh, no tenants
+    file: a tenant is the top-level cgroup): a group per tenant, 'tenant <name>', with its commands
+    in flight (as many as the tenant's I/Os had at once) and its MB/s (adding up to its bytes);
+    the batch tenant's bursts of 32 writes in flight show, the latency tenant's qd 1 does."""
+    from ntscope import data
+    t = check_common(tenants, "ntprof")
+    groups = defaultdict(dict)
+    for u, d in t.tracks.items():
+        if d.HasField("parent_uuid") and d.parent_uuid in t.tracks and t.tracks[d.parent_uuid].name.startswith("tenant "):
+            groups[t.tracks[d.parent_uuid].name[len("tenant "):]][d.name] = u
+    names = set(tenants["io"]["tenant"].drop_nulls())
+    assert len(names) == 3 and set(groups) == names
+    con = data.connect(tenants["run"])
+    at_once = {}
+    for tenant, children in groups.items():
+        assert set(children) == {"in_flight", "mb_s"}
+        rows = con.execute("SELECT i_setup_ts, i_complete_rq_ts, size_bytes FROM io WHERE tenant = ?", [tenant]).fetchall()
+        edges = sorted([(s, 1) for s, _, _ in rows] + [(e, -1) for _, e, _ in rows])
+        at_once[tenant] = max(itertools.accumulate(d for _, d in edges))
+        values = t.counters[children["in_flight"]]
+        assert max(v for _, v in values) == at_once[tenant] and values[-1][1] == 0, tenant
+        assert sum(v for _, v in t.counters[children["mb_s"]]) * 1e4 == pytest.approx(sum(b for _, _, b in rows))
+    con.close()
+    assert at_once["batch"] >= 16 and at_once["latency"] == 1, at_once
 
 
 def test_an_outage_is_drawn_on_its_paths_events(link_flap):
