@@ -130,7 +130,7 @@ def apply(con, spec: Spec):
             raise NtscopeError(f"--process {','.join(unknown)} matches no process of this run; "
                                f"fix: use a name or pid among: {listing(comms)}")
     stage_sets(con, spec)   # --stage-set checked (and `all` resolved) before any work
-    views.load_modules(con, ["report/io_selected"], {"io_selected": spec.query_sql()})
+    views.load_modules(con, ["report/io_selected"], {"report_selection": spec.selection()})
     if con.execute("SELECT count(*) FROM io_selected").fetchall()[0][0] == 0:
         given = ", ".join(f"--{k} {v if isinstance(v, str) else ','.join(map(str, v))}"
                           for k, v in spec.describe()["filter"].items() if v)

@@ -1,5 +1,6 @@
-"""Report spec: filters and grouping, from flags or a TOML file, turned into the
-io_selected view (a WHERE clause and a group key over the io view's columns)."""
+"""Report spec: filters and grouping, from flags or a TOML file, turned into the values of the
+report's selection (Spec.selection: the loader's input report_selection, which
+sql/report/io_selected.sql applies to the io view: SQL selects and keys, this module checks)."""
 import math
 import re
 import tomllib
@@ -9,59 +10,48 @@ from ntscope.common.values import SpecError, parse_size
 # the grouping when none is given: sql/report/io_selected.sql's default (type_size_group_key)
 DEFAULT_GROUP_BY = ("type", "size")
 
-# report field -> io column (group_json key in the report). A group prints the value its
-# filter flag takes back: queue and device are the full keys (reports/README.md "Vocabulary").
-FIELDS = {
-    "type": ("io_type", "type"),
-    "size": ("size_bytes", "size_bytes"),
-    "device": ("device_key", "device"),
-    "queue": ("queue_key", "queue"),
-    "cpu": ("cpu", "cpu"),
-    "process": ("comm", "process"),
-    "pid": ("pid", "pid"),
-    "host": ("initiator_host", "host"),
-    "target": ("target_host", "target"),
-    # whom an I/O was for (sql/core/tenants.sql) and where it went
-    "cgroup": ("cgroup", "cgroup"),
-    "tenant": ("tenant", "tenant"),
-    "class": ("class", "class"),
-    "file": ("file", "file"),
-    "namespace": ("namespace", "namespace"),
-    "target_device": ("target_device_key", "target_device"),
-    # the path (controller and target address: one per path of native multipath)
-    "path": ("path", "path"),
-    "time": (None, "time_s"),
-}
-# the filters that test one io column for a list of names: Spec attribute -> (io column, flag)
-NAME_FILTERS = {"cgroups": ("cgroup", "cgroup"), "tenants": ("tenant", "tenant"), "classes": ("class", "class"),
-                "files": ("file", "file"),
-                "namespaces": ("namespace", "namespace"), "target_devices": ("target_device_key", "target-device"),
-                "paths": ("path", "path")}
+# the --group-by fields, each keyed by sql/core/group_key.sql (io_group_value names the io column
+# it reads); a group prints the value its filter flag takes back: queue and device are the full
+# keys (reports/README.md "Vocabulary")
+FIELDS = ("type", "size", "device", "queue", "cpu", "process", "pid", "host", "target",
+          # whom an I/O was for (sql/core/tenants.sql) and where it went
+          "cgroup", "tenant", "class", "file", "namespace", "target_device",
+          # the path (controller and target address: one per path of native multipath)
+          "path", "time")
+# the filters that keep I/Os whose io column holds one of a list of names: Spec attributes, named
+# as report_selection's columns (sql/report/io_selection.sql)
+NAME_FILTERS = ("cgroups", "tenants", "classes", "files", "namespaces", "target_devices", "paths")
 # Bounds of what a flag may say, far beyond any real run (their products stay inside BIGINT
 # nanoseconds and bytes): an I/O size, a time bucket, a window's bounds.
 MIN_BUCKET_S, MAX_BUCKET_S = 1e-6, 1e6
 MAX_WINDOW_S = 1e9                 # about 31 years
 
 
-def size_condition(text):
-    """'4k' exact, '4k-128k' range, '>=32k', '<8k', '>4k', '<=1m'."""
+# --size's open bounds: 0 and 2^62 bytes (report_selection.size_ranges are inclusive)
+SIZE_MAX = 2**62
+
+
+def size_range(text):
+    """'4k' exact, '4k-128k' range, '>=32k', '<8k', '>4k', '<=1m' -> {'lo': bytes, 'hi': bytes},
+    both inclusive."""
     t = str(text).strip()
     m = re.fullmatch(r"(>=|<=|>|<)(.+)", t)
     if m:
-        return f"size_bytes {m.group(1)} {parse_size(m.group(2))}"
+        op, v = m.group(1), parse_size(m.group(2))
+        return {">=": {"lo": v, "hi": SIZE_MAX}, ">": {"lo": v + 1, "hi": SIZE_MAX},
+                "<=": {"lo": 0, "hi": v}, "<": {"lo": 0, "hi": v - 1}}[op]
     if "-" in t:
         lo, hi = t.split("-", 1)
-        return f"size_bytes BETWEEN {parse_size(lo)} AND {parse_size(hi)}"
-    return f"size_bytes = {parse_size(t)}"
+        return {"lo": parse_size(lo), "hi": parse_size(hi)}
+    v = parse_size(t)
+    return {"lo": v, "hi": v}
 
 
-def sql_str(s):
-    return "'" + str(s).replace("'", "''") + "'"
-
-
-def sql_lit(v):
-    """A value as SQL: NULL, an integer, or a quoted string."""
-    return "NULL" if v is None else str(int(v)) if isinstance(v, int) else sql_str(v)
+def decimals(seconds):
+    """The decimals a number of seconds is written with (0.25 -> 2, 1.0 -> 1): a time group's key
+    prints its bucket's start so; None when Python writes it with an exponent (1e-06)."""
+    text = repr(float(seconds))
+    return None if "e" in text else len(text.split(".")[1])
 
 
 def as_list(v):
@@ -297,42 +287,26 @@ class Spec:
         args.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**args)
 
-    def where(self):
-        conds = []
-        if self.types:
-            conds.append("io_type IN (" + ", ".join(sql_str(t) for t in self.types) + ")")
-        if self.sizes:
-            conds.append("(" + " OR ".join(size_condition(s) for s in self.sizes) + ")")
-        if self.devices:
-            conds.append("device_key IN (" + ", ".join(sql_str(d) for d in self.resolved("device_keys")) + ")")
-        if self.queues:
-            conds.append("queue_key IN (" + ", ".join(sql_str(q) for q in self.resolved("queue_keys")) + ")")
-        if self.hosts:
-            conds.append("initiator_host IN (" + ", ".join(sql_str(h) for h in self.hosts) + ")")
-        if self.targets:
-            conds.append("target_host IN (" + ", ".join(sql_str(t) for t in self.targets) + ")")
-        if self.streams:
-            conds.append("(" + " OR ".join(
-                f"(initiator_host = {sql_str(h)} AND comm IS NOT DISTINCT FROM {sql_lit(c)} AND "
-                f"pid IS NOT DISTINCT FROM {sql_lit(p)} AND io_type IS NOT DISTINCT FROM {sql_lit(t)} AND "
-                f"size_bytes = {int(b)})" for h, c, p, t, b in self.resolved("stream_rows")) + ")")
-        if self.cpus:
-            conds.append("cpu IN (" + ", ".join(map(str, self.cpus)) + ")")
-        if self.processes:
-            p = [x for x in self.processes]
-            conds.append("(comm IN (" + ", ".join(sql_str(x) for x in p) + ")" +
-                         "".join(f" OR pid = {int(x)}" for x in p if x.isdigit()) + ")")
-        for attr, (col, _flag) in NAME_FILTERS.items():
-            if getattr(self, attr):
-                conds.append(f"{col} IN (" + ", ".join(sql_str(v) for v in getattr(self, attr)) + ")")
-        if self.window_s:
-            lo, hi = self.window_s
-            start = self.T0
-            if lo is not None:
-                conds.append(f"i_setup_ts >= {start} + {int(lo * 1e9)}")
-            if hi is not None:
-                conds.append(f"i_setup_ts < {start} + {int(hi * 1e9)}")
-        return " AND ".join(conds) if conds else "true"
+    def selection(self):
+        """The report's selection as the values of the loader's input report_selection
+        (sql/report/io_selection.sql says what each column means), None for what is not given;
+        selection.apply resolves --device, --queue and --stream against the run first."""
+        given = lambda values: list(values) if values else None   # noqa: E731
+        processes = self.processes or []
+        window_lo, window_hi = self.window_s or (None, None)
+        return {"types": given(self.types), "size_ranges": given([size_range(s) for s in self.sizes]),
+                "device_keys": given(self.devices and self.resolved("device_keys")),
+                "queue_keys": given(self.queues and self.resolved("queue_keys")),
+                "hosts": given(self.hosts), "targets": given(self.targets),
+                "streams": given([dict(zip(("host", "comm", "pid", "io_type", "size_bytes"), r))
+                                  for r in (self.streams and self.resolved("stream_rows"))]),
+                "cpus": given(self.cpus),
+                "comms": given(processes), "pids": given([int(p) for p in processes if p.isdigit()]) if processes else None,
+                **{attr: given(getattr(self, attr)) for attr in NAME_FILTERS},
+                "window_lo_ns": None if window_lo is None else int(window_lo * 1e9),
+                "window_hi_ns": None if window_hi is None else int(window_hi * 1e9),
+                "group_by": None if self.group_by == list(DEFAULT_GROUP_BY) else list(self.group_by),
+                "bucket_ns": self.bucket_ns(), "bucket_decimals": decimals(self.time_bucket_s)}
 
     def resolved(self, attr):
         value = getattr(self, attr)
@@ -340,37 +314,8 @@ class Spec:
             raise RuntimeError(f"Spec.{attr} is set by selection.apply, which resolves the filters against the run")
         return value
 
-    T0 = "(SELECT t0_ns FROM io_time_origin)"   # the run's time origin (sql/core/join.sql)
-
     def bucket_ns(self):
         return int(self.time_bucket_s * 1e9)
-
-    def key_exprs(self):
-        parts, jparts = [], []
-        for g in self.group_by:
-            col, jkey = FIELDS[g]
-            if g == "time":
-                col = f"((i_setup_ts - {self.T0}) // {self.bucket_ns()}) * {self.time_bucket_s}"
-            parts.append(f"'{g}=' || coalesce(({col})::VARCHAR, '?')")
-            jparts.append(f"'{jkey}', {col}")
-        return " || ', ' || ".join(parts), "json_object(" + ", ".join(jparts) + ")"
-
-    def bucket_exprs(self):
-        """The time bucket's bounds (ns, initiator clock) when grouping by time, else NULL:
-        report_groups divides a time group's counts by its own bucket, not the window."""
-        if "time" not in self.group_by:
-            return "NULL::BIGINT", "NULL::BIGINT"
-        ns = self.bucket_ns()
-        start = f"({self.T0} + ((i_setup_ts - {self.T0}) // {ns}) * {ns})"
-        return start, f"({start} + {ns})"
-
-    def query_sql(self):
-        """The query of io_selected (the loader's input, sql/report/io_selected.sql)."""
-        key, js = self.key_exprs()
-        bstart, bend = self.bucket_exprs()
-        return (f"SELECT *, {key} AS group_key, {js} AS group_json, "
-                f"{bstart} AS time_bucket_start_ts, {bend} AS time_bucket_end_ts "
-                f"FROM io WHERE {self.where()}")
 
     def describe(self):
         return {"filter": {"type": self.types, "size": self.sizes,

@@ -257,7 +257,7 @@ def test_an_input_default_creates_only_its_input(tmp_path):
 def test_the_real_inputs_have_defaults_and_callers_modules_exist():
     from ntscope.sql import views
     mods = loader.modules()
-    assert set(loader.input_modules(mods)) == {"io_selected", "timeline_stage_set", "slo_objectives", "cmp_params", "tenant_rules",
+    assert set(loader.input_modules(mods)) == {"report_selection", "timeline_stage_set", "slo_objectives", "cmp_params", "tenant_rules",
                                                    "class_objectives", "fleet_params"}
     for wanted in (views.RUN_MODULES, views.INTERFERENCE_MODULES, views.SELECTION_MODULES):
         loader.resolve(wanted, mods)

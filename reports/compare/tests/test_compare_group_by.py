@@ -1,5 +1,5 @@
 """compare --group-by: each group of I/Os compared on its own, grouped as analyze groups them
-(sql/core/group_key.sql io_group_key, the same key as reports/report/spec.py builds). Known
+(sql/core/group_key.sql io_group_key, the key analyze's io_selected gives). Known
 answer: the multipath pair (capture/scenarios/multipath-delay.sh, round-robin over two paths, 5 ms
 added on path B's initiator egress): grouped by path, B is slower by about 5 ms in its
 submission network stage and its cause is path_degraded; A is not slower."""
@@ -47,16 +47,17 @@ def test_a_group_by_compare_cannot_use_is_refused(ntscope_cli, value, said):
 
 
 def test_compare_and_analyze_spell_every_group_key_alike(fixture_run):
-    """io_group_key (SQL, compare) and spec.key_exprs (analyze's io_selected) give each io the same
-    key, for every field but time and for a combination, on a run with tenants, files and
-    namespaces."""
+    """analyze's io_selected (grouped by a --group-by through selection.apply) and compare's
+    io_group_key over the columns compare keeps give each io the same key, for every field but
+    time and for a combination, on a run with tenants, files and namespaces."""
+    from ntscope.reports.report import selection
     con = views.connect(fixture_run("lab-6.1-patched-tenant-files"))
     combos = [[f] for f in spec.FIELDS if f != "time"] + [["type", "queue", "path", "tenant"]]
     for fields in combos:
-        key = spec.Spec(group_by=fields).key_exprs()[0]
+        selection.apply(con, spec.Spec(group_by=fields))
         differ, distinct = con.execute(
-            f"SELECT count(*) FILTER (WHERE {key} IS DISTINCT FROM io_group_key(?::VARCHAR[], io)), "
-            f"count(DISTINCT io_group_key(?::VARCHAR[], io)) FROM io", [fields, fields]).fetchone()
+            "SELECT count(*) FILTER (WHERE s.group_key IS DISTINCT FROM io_group_key(?::VARCHAR[], io)), "
+            "count(DISTINCT s.group_key) FROM io_selected s JOIN io USING (io_id)", [fields]).fetchone()
         assert differ == 0, fields
         assert distinct >= 1, fields
     assert con.execute("SELECT count(DISTINCT io_group_key(['file'], io)) FROM io").fetchone()[0] >= 3
@@ -73,8 +74,8 @@ def test_every_field_compare_keeps_groups_the_ios(fixture_run, ntscope_cli, tmp_
         r = ntscope_cli("compare", base, run, "--group-by", field, "--out", out, "--quiet", "--confidence", "0.8")
         assert r.returncode == 0, (field, r.stderr)
         got = {v["group_key"] for v in json.load(open(os.path.join(out, "compare.json")))["lad"]}
-        key = spec.Spec(group_by=[field]).key_exprs()[0]
-        base_keys, run_keys = ({k for (k,) in c.execute(f"SELECT DISTINCT {key} FROM io").fetchall()} for c in cons)
+        base_keys, run_keys = ({k for (k,) in c.execute("SELECT DISTINCT io_group_key(?::VARCHAR[], io) FROM io",
+                                                         [[field]]).fetchall()} for c in cons)
         both = base_keys & run_keys
         assert got <= both and bool(got) == bool(both), (field, got, both)
         assert field == "pid" or got, field
