@@ -278,6 +278,10 @@ want="trace-cmd record -C 'mono' -b 4096 -o '/tmp/r/x/initiator/.trace.dat.parti
 if [ "$(cat "$T/last.out")" = "$want" ]; then result ok "dry run prints the trace-cmd command (wrapper + command)"
 else result FAIL "dry run printed: $(cat "$T/last.out") (want $want)"; fi
 
+expect "stacks=1 asks trace-cmd for a kernel stack after every event" 0 \
+	"-o '/tmp/r/x/initiator/.trace.dat.partial' -T -e 'block:block_rq_issue'" @ "$r" role=initiator run=x runs=/tmp/r events=block:block_rq_issue buffer_kb=4096 stacks=1 dry_run=1 -- true
+expect "stacks other than 0 or 1" 2 "stacks 'yes' is not 0 or 1" @ "$r" role=initiator run=x stacks=yes dry_run=1 -- true
+
 r=$(tree sample-ini initiator patched)
 expect "sampled initiator command" 0 "-e 'nvme_tcp:nvme_tcp_queue_rq' -f '!(cid & 28672)'" "-e 'nvme_tcp:nvme_tcp_handle_r2t' -f '!(cid & 28672)'" \
 	"-e 'nvme:nvme_complete_rq' -e 'nvme:nvme_setup_cmd' -f '!(cid & 28672)' -e 'nvme:nvme_sq' -e 'block:block_bio_queue' -e" @ "$r" role=initiator run=x sample=8 dry_run=1 -- true

@@ -17,8 +17,11 @@ ftrace:raw_data's binary `buf` are not printed by it, nor bputs's `str` (it prin
 the string there). ftrace:print's `buf` is the
 rest of its line (lines that do not start an event continue the one before).
 The `text` of ftrace:print, bprint and bputs is compared with what plain
-`trace-cmd report` prints after the event's ip symbol. Exit 0 when all agree, 1
-otherwise.
+`trace-cmd report` prints after the event's ip symbol. ftrace:kernel_stack's and
+user_stack's `caller` (declared `caller[8]`, written with as many frames as the
+stack has: report -R prints the declared 64 bytes whatever the record holds) is
+compared with the frames plain `trace-cmd report` prints, `=> symbol (address)`
+each (`=> address` without a symbol). Exit 0 when all agree, 1 otherwise.
 """
 import bisect
 import re
@@ -32,6 +35,10 @@ FIELD_RE = re.compile(r"(\w+)= ?(ARRAY\[[^\]]*\]|[^\s=]*)(?=\s|$)")
 
 
 MESSAGE_EVENTS = ("print", "bprint", "bputs")
+# Stacks: their frames as plain report prints them, one "=> symbol (address)" line each, or
+# "=> address" for an address no symbol of the trace holds (a module's).
+STACK_EVENTS = ("kernel_stack", "user_stack")
+FRAME_RE = re.compile(r"^=> (?:.*\(([0-9a-f]+)\)|([0-9a-f]+))$", re.M)
 # Binary fields report -R does not print.
 NOT_PRINTED = {("bprint", "buf"), ("raw_data", "buf")}
 # Pointers report -R prints as the printk string they point at.
@@ -136,6 +143,9 @@ def main(argv):
         if event in MESSAGE_EVENTS:
             key = (buf or "", int(cpu), int(sec) * 1_000_000 + int(usec), event)
             texts.setdefault(key, []).append(rest.split(": ", 1)[1] if ": " in rest else rest)
+        elif event in STACK_EVENTS:
+            key = (buf or "", int(cpu), int(sec) * 1_000_000 + int(usec), event)
+            texts.setdefault(key, []).append([int(a or b, 16) for a, b in FRAME_RE.findall(rest)])
 
     bad = checked = 0
     symbols = {}
@@ -166,6 +176,15 @@ def main(argv):
                 mismatch(f"{event} ts {ts}: text oracle={ov} report={shown}")
             elif ov != "<null>" and unescape(ov) != lossy(shown):
                 mismatch(f"{event} ts {ts}: text oracle={unescape(ov)!r} report={shown!r}")
+        if event.split(":", 1)[1] in STACK_EVENTS and event.startswith("ftrace:"):
+            key = (cols[0], cpu, (ts + 500) // 1000, event.split(":", 1)[1])
+            shown = texts[key].pop(0) if texts.get(key) else None
+            ov = fields.get("caller")
+            frames = [int(x) for x in ov[1:-1].split(",") if x] if ov and ov.startswith("[") else None
+            checked += 1
+            if frames is None or shown is None or frames != shown:
+                mismatch(f"{event} ts {ts}: frames oracle={frames} report={shown}")
+            rfields.pop("caller", None)
         if rpid != pid:
             mismatch(f"{event} ts {ts}: pid oracle={pid} report={rpid}")
         if comm != "<...>" and rcomm != comm:

@@ -209,6 +209,19 @@ static int is_raw_bytes(const struct tep_event *ev, const struct tep_format_fiel
 }
 
 /*
+ * ftrace:kernel_stack's and user_stack's callers: declared "unsigned long
+ * caller[8]", but kernels >= 5.x write as many frames as the stack has (the
+ * event's "int size"), fewer or more than eight, and trace-cmd's stack
+ * handler prints the words from the field to the record's end.
+ */
+static int is_stack_frames(const struct tep_event *ev, const struct tep_format_field *f)
+{
+	return !strcmp(ev->system, "ftrace") && !strcmp(f->name, "caller") &&
+	       (!strcmp(ev->name, "kernel_stack") || !strcmp(ev->name, "user_stack")) &&
+	       (f->flags & TEP_FIELD_IS_ARRAY);
+}
+
+/*
  * Element size of an array field.  libtraceevent leaves it 0 for dynamic
  * arrays whose element type is not one of u8..s64/char (e.g.
  * "__data_loc unsigned int[]", "u32 buf[]", "void data"); derive it from
@@ -265,6 +278,12 @@ static void put_field(struct tep_handle *tep, struct tep_event *ev,
 		 * ftrace:bprint "u32 buf[]"): its bytes run to the record's end. */
 		p = data + f->offset;
 		len = rec->size - f->offset;
+	} else if (is_stack_frames(ev, f)) {
+		/* A stack's frames: declared caller[8], written as many as the
+		 * stack has; trace-cmd prints every one up to the record's end. */
+		p = data + f->offset;
+		len = rec->size - f->offset;
+		len -= len % element_size(tep, f);
 	} else {
 		p = data + f->offset;
 		len = f->size;
