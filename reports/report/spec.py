@@ -10,7 +10,7 @@ from ntscope.common.values import SpecError, parse_size
 # the grouping when none is given: sql/report/io_selected.sql's default (type_size_group_key)
 DEFAULT_GROUP_BY = ("type", "size")
 
-# the --group-by fields, each keyed by sql/core/group_key.sql (io_group_value names the io column
+# the --group-by fields, each keyed by sql/core/group_key.sql (io_group_fields, io_group_texts: the io column
 # it reads); a group prints the value its filter flag takes back: queue and device are the full
 # keys (reports/README.md "Vocabulary")
 FIELDS = ("type", "size", "device", "queue", "cpu", "process", "pid", "host", "target",

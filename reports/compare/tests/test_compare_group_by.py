@@ -98,3 +98,10 @@ def test_namespaces_on_one_drive_each_get_a_verdict_naming_the_batch(fixture_run
                         f"target_device=target/nullb0, namespace={nqn}/ns2, cgroup=/other"}
     for v in got.values():
         assert v["verdict"] == "slower" and v["offending_tenant"] == "batch", v
+
+
+def test_the_group_by_fields_are_named_alike_in_sql_and_the_flags(fixture_run):
+    """--group-by's fields (spec.FIELDS, what the flags accept) are io_group_fields(), the order
+    of the values sql/core/group_key.sql keys by: a field added on one side only fails here."""
+    con = views.connect(fixture_run("lab-6.1-patched-tenant-files"))
+    assert con.execute("SELECT io_group_fields()").fetchone()[0] == list(spec.FIELDS)
