@@ -28,6 +28,10 @@ STAGE = "nstack_submission"
 # the ANA change and the switch against the target's marker (the target's clock mapped onto the
 # initiator's by the run's offset, whose uncertainty under TCG is ~1 ms)
 SWITCH_S = 0.2
+# The scenario writes its marker right after the configfs write that changes the ANA state, and
+# that write sends the notice: the notice may reach the initiator before the marker is written
+# (5 ms before it in one CI run under TCG; the clocks were known to 0.3 ms)
+MARKER_LAG_S = 0.05
 
 
 def fio_ios(d):
@@ -116,9 +120,9 @@ def check_ana(check, d, truth, doc, io, paths, a, b):
           f"B {pb['ana_state_start']} -> {pb['ana_state_end']}")
     ev = {(e["event"], e["path"]): e for e in doc["path_events"]}
     change, left, joined = ev.get(("ana_change", a)), ev.get(("path_left", a)), ev.get(("path_joined", b))
-    check(change is not None and 0 <= s(change["ts"]) <= SWITCH_S and change["state_after"] == "inaccessible",
+    check(change is not None and -MARKER_LAG_S <= s(change["ts"]) <= SWITCH_S and change["state_after"] == "inaccessible",
           f"path A's ANA change notice {s(change['ts']) if change else float('nan'):+.3f} s from the target's change "
-          f"(within {SWITCH_S} s after it), state after: {change and change['state_after']}")
+          f"marker (from {MARKER_LAG_S} s before it to {SWITCH_S} s after), state after: {change and change['state_after']}")
     check(left is not None and joined is not None and abs(s(left["ts"])) <= SWITCH_S and abs(s(joined["ts"])) <= SWITCH_S,
           f"the switch: A's last I/O {s(left['ts']) if left else float('nan'):+.3f} s, B's first "
           f"{s(joined['ts']) if joined else float('nan'):+.3f} s from the change (within {SWITCH_S} s)")
