@@ -178,6 +178,12 @@ def performance_table(repo=REPO):
         for gr in rec["figures"]["growth"]:
             row(f"analyze, {label}, twice the events", f"x{gr['per_doubling']:.2f} the time",
                 f"goal: at most x2.2 ({verdict(rec, 'twice the events')})", "-", rec)
+        base = rec["figures"].get("baseline")   # BASELINE=<commit>: the same runs analyzed by that commit
+        for x in base["rows"] if base else []:
+            row(f"analyze, {label}, {x['events'] / 1e6:.1f} M events, beside commit {base['commit'][:12]}",
+                f"{x['analyze_s']:.1f} s vs {x['baseline_s']:.1f} s (x{x['ratio']:.3f})",
+                f"goal: no slower ({verdict(rec, 'analyze no slower')}; the reps' spread {x['spread']:.1%})",
+                f"{x['peak_rss_mib']:,} vs {x['baseline_peak_rss_mib']:,} MiB", rec)
 
     def analyze_run(test):
         return latest(recs, lambda r: r["bench"] == "bench-analyze" and r["figures"]["rows"] and test(r))

@@ -36,10 +36,15 @@ Env: NTSCOPE_BIN (converter), NTSCOPE_PYTHON (the Python that runs `-m ntscope`,
      LIMITS=X), TRACECMD (default 1; 0 skips trace-cmd), COMPARE_IOS (default 0: no compare),
      STRETCH (default 0.02: the last copy 2% slower; 0: exact copies, which repeat every
      duration N times and flatter every GROUP BY over durations),
-     BENCH_DIR (scaled runs are kept there between calls, default $NTSCOPE_CACHE/bench).
+     BENCH_DIR (scaled runs are kept there between calls, default $NTSCOPE_CACHE/bench),
+     BASELINE (a commit: its analyze is timed too, from its own source tree (`git archive`
+     under BENCH_DIR/baseline, run by checkout_run.py) in the same Python on the same converted
+     runs, each repetition running both in turn, first one then the other, alternately; a
+     table of both medians, their ratio and the goal line "no slower than the baseline").
 Runs are analyzed from converted Parquet (convert is benchmarked by `just bench-convert`).
 """
 import glob
+import io
 import json
 import math
 import os
@@ -47,6 +52,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tarfile
 import tempfile
 import time
 
@@ -101,7 +107,10 @@ def tree_bytes(root):
 def measure(cmd, env=None, watch=None):
     """Wall seconds, CPU seconds and peak RSS (MiB) of one command (stdout to /dev/null),
     from /usr/bin/time; with WATCH (a folder) also the most bytes it held while the command
-    ran, polled every 0.2 s (DuckDB's spill files), in MiB."""
+    ran, polled every 0.2 s (DuckDB's spill files), in MiB. The writes of the command before
+    are flushed first: an analyze writes hundreds of MB, and their writeback would otherwise
+    slow whichever command runs next."""
+    os.sync()
     with tempfile.NamedTemporaryFile("r", suffix=".time") as tf, tempfile.TemporaryFile("w+") as err:
         p = subprocess.Popen(["/usr/bin/time", "-f", "%e %U %S %M", "-o", tf.name] + cmd,
                              stdout=subprocess.DEVNULL, stderr=err, text=True, env=env)
@@ -187,6 +196,68 @@ def replicated(work, src, host, n_events, ntscope, codec="zstd"):
     return out
 
 
+def baseline_tree(work, rev):
+    """(commit, source tree) of the commit REV names, extracted once under WORK/baseline/ with
+    `git archive`. Refused when its converter (analyzer/) differs from this checkout's: its
+    analyze would read the runs' Parquet as another converter wrote it."""
+    r = subprocess.run(["git", "-C", REPO, "rev-parse", "--verify", "--end-of-options", f"{rev}^{{commit}}"],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        fail(f"BASELINE={rev!r} names no commit of {REPO}; fix: a commit, tag or branch, e.g. BASELINE=HEAD~1")
+    commit = r.stdout.strip()
+    if subprocess.run(["git", "-C", REPO, "diff", "--quiet", commit, "--", "analyzer"]).returncode != 0:
+        fail(f"BASELINE={rev} ({commit[:12]}) has another converter (analyzer/ differs from this checkout's): its "
+             "analyze would not read the runs this one converted; fix: a baseline with the same analyzer/, "
+             "or `just bench-convert` for the converter")
+    tree = os.path.join(work, "baseline", commit[:12])
+    if not os.path.isfile(os.path.join(tree, "ntscope", "__init__.py")):
+        archive = subprocess.run(["git", "-C", REPO, "archive", "--format=tar", commit, "ntscope", "sql", "reports"],
+                                 capture_output=True)
+        if archive.returncode != 0:
+            fail(f"git archive {commit[:12]} failed: {archive.stderr.decode(errors='replace')[-500:]}")
+        os.makedirs(os.path.dirname(tree), exist_ok=True)
+        tmp = tempfile.mkdtemp(prefix=".tree-", dir=os.path.dirname(tree))
+        with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
+            tar.extractall(tmp, filter="data")
+        shutil.rmtree(tree, ignore_errors=True)
+        os.replace(tmp, tree)
+    return commit, tree
+
+
+def baseline_goal(ratio, spread):
+    """Met when this checkout's median is at most the baseline's by the reps' own spread (the
+    larger (max - min) / median of the two, halved): a difference inside it is noise."""
+    return round(ratio, 3) <= round(1 + spread / 2, 3)
+
+
+def baseline_rows(commit, sizes, limits, shown, res, rows, reps, goal):
+    """Prints this checkout's analyze beside the baseline's (medians of the reps taken in turn)
+    and the goal line per size of >= 10 M events (every size when none is); the record's rows."""
+    print(f"analyze of this checkout vs the baseline {commit[:12]} (its own source tree, the same Python, "
+          f"runs and converter; medians of {reps}, the two in turn)")
+    print(f"{'N':>4} {'events':>11} | {'memory limit':>18} {'this s':>7} {'base s':>7} {'this/base':>9} "
+          f"{'spread':>6} | {'this MiB':>8} {'base MiB':>8}")
+    out = []
+    judged = [n for n in sizes if rows[n, limits[0]][0] >= 10_000_000] or sizes
+    for n in sizes:
+        for lim in limits:
+            this, base = [x[0] for x in res[n]["this", lim]], [x[0] for x in res[n]["baseline", lim]]
+            t, b = median(this), median(base)
+            spread = max((max(xs) - min(xs)) / median(xs) for xs in (this, base))
+            rss_t, rss_b = max(x[2] for x in res[n]["this", lim]), max(x[2] for x in res[n]["baseline", lim])
+            ev = rows[n, lim][0]
+            print(f"{n:>4} {ev:>11,} | {shown[lim]:>18} {t:>7.1f} {b:>7.1f} {t / b:>9.3f} {spread:>6.1%} | "
+                  f"{rss_t:>8,.0f} {rss_b:>8,.0f}")
+            out.append({"copies": n, "events": ev, "memory_limit": shown[lim], "analyze_s": round(t, 2),
+                        "baseline_s": round(b, 2), "ratio": round(t / b, 3), "spread": round(spread, 3),
+                        "peak_rss_mib": round(rss_t), "baseline_peak_rss_mib": round(rss_b)})
+            if n in judged:
+                goal(f"goal: analyze no slower than the baseline {commit[:12]} at {ev:,} events, --memory-limit "
+                     f"{lim}: {'met' if baseline_goal(t / b, spread) else 'NOT MET'} (x{t / b:.3f}, the reps' "
+                     f"spread {spread:.1%})")
+    return {"commit": commit, "rows": out}
+
+
 def report_ios(run_dir):
     with open(os.path.join(run_dir, "report", "report.json")) as f:
         return sum(g["count"] for g in json.load(f)["groups"])
@@ -254,7 +325,13 @@ def main():
         if with_tc:
             traces[n] = {codec: [replicated(work, sample, h, per[h] * n, ntscope, codec)
                                  for h in ("initiator", "target")] for codec in TRACE_CODECS.values()}
-    res = {n: {**{key: [] for key in TRACE_CODECS}, **{lim: [] for lim in limits}} for n in sizes}
+    baseline = baseline_tree(work, os.environ["BASELINE"]) if os.environ.get("BASELINE") else None
+    # analyze as this checkout does it, and as the baseline's tree does it (checkout_run.py)
+    variants = {"this": [py, "-m", "ntscope"]}
+    if baseline:
+        variants["baseline"] = [py, os.path.join(HERE, "checkout_run.py"), baseline[1]]
+    res = {n: {**{key: [] for key in TRACE_CODECS}, **{(v, lim): [] for v in variants for lim in limits}}
+           for n in sizes}
     for rep in range(reps):
         for n in sizes:
             for key, codec in TRACE_CODECS.items():
@@ -265,10 +342,13 @@ def main():
                 res[n][key].append((tc_wall, tc_cpu, tc_rss))
             tc_wall = res[n]["tc"][-1][0]
             for lim in limits:
-                res[n][lim].append(measure([py, "-m", "ntscope", "analyze", runs[n], "--quiet", "--no-progress",
-                                            "--temp-dir", spill] + limit_flags(lim), env=env, watch=spill))
-                print(f"  rep {rep + 1}/{reps} x{n}: trace-cmd {tc_wall:.1f} s, analyze --memory-limit {lim} "
-                      f"{res[n][lim][-1][0]:.1f} s, {res[n][lim][-1][2]:,.0f} MiB", file=sys.stderr, flush=True)
+                # with a baseline, which of the two runs first alternates from one repetition to the next
+                for v in (list(variants) if rep % 2 == 0 else list(variants)[::-1]):
+                    res[n][v, lim].append(measure(variants[v] + ["analyze", runs[n], "--quiet", "--no-progress",
+                                                                 "--temp-dir", spill] + limit_flags(lim),
+                                                  env=env, watch=spill))
+                    print(f"  rep {rep + 1}/{reps} x{n}: trace-cmd {tc_wall:.1f} s, analyze ({v}) --memory-limit {lim} "
+                          f"{res[n][v, lim][-1][0]:.1f} s, {res[n][v, lim][-1][2]:,.0f} MiB", file=sys.stderr, flush=True)
     print(f"ntscope analyze (from Parquet; interference included) vs `trace-cmd report > /dev/null` of both "
           f"hosts, same events; {os.path.basename(sample)} x N, stretched {stretch():g}; median of {reps}; {os.cpu_count()} CPUs, "
           f"{memory_policy.machine_memory_bytes() / 2**30:.1f} GiB")
@@ -287,10 +367,10 @@ def main():
         tc_rss = max(x[2] for x in res[n]["tc"]) if with_tc else float("nan")
         raw = median([x[0] for x in res[n]["tc_raw"]]) if with_tc else float("nan")
         for lim in limits:
-            an = median([x[0] for x in res[n][lim]])
-            cpu = median([x[1] for x in res[n][lim]])
-            rss = max(x[2] for x in res[n][lim])
-            sp = max(x[3] for x in res[n][lim])
+            an = median([x[0] for x in res[n]["this", lim]])
+            cpu = median([x[1] for x in res[n]["this", lim]])
+            rss = max(x[2] for x in res[n]["this", lim])
+            sp = max(x[3] for x in res[n]["this", lim])
             rows[n, lim] = (ev, tc, an, rss, raw)
             print(f"{n:>4} {ev:>11,} {ios:>8,} | {tc:>6.1f} {ev / tc:>9,.0f} {tc_rss:>6,.0f} {raw:>6.1f} | "
                   f"{shown[lim]:>18} {an:>6.1f} {cpu:>8.1f} {ev / an:>9,.0f} {rss:>12,.0f} {sp:>9,.0f} | "
@@ -323,6 +403,8 @@ def main():
                 goal(f"goal: analyze faster than trace-cmd report at {ev:,} events, --memory-limit {lim}: "
                      f"{'met' if an < tc else 'NOT MET'} ({an:.1f} s vs {tc:.1f} s; vs the same events "
                      f"uncompressed {raw:.1f} s: {'faster' if an < raw else 'slower'})")
+    if baseline:
+        figures_baseline = baseline_rows(baseline[0], sizes, limits, shown, res, rows, reps, goal)
     checks = []
     for n in sizes:   # what analyze's checks of its inputs add (README, "Exit status and refusal rules")
         ev, an = rows[n, limits[0]][0], rows[n, limits[0]][2]
@@ -331,6 +413,8 @@ def main():
               f"--verify (sha256 of {mb:,.0f} MB: event files and the zstd traces) {full:.2f} s ({full / an:.1%})")
         checks.append({"events": ev, "stat_s": round(fast, 4), "verify_s": round(full, 3), "verify_mb": round(mb)})
     figures = {"rows": record_rows, "growth": growth, "input_checks": checks}
+    if baseline:
+        figures["baseline"] = figures_baseline
     if compare_ios:
         pair = []
         for fx in (CMP_BASE, CMP_RUN):
@@ -373,7 +457,7 @@ def main():
                               "read_back_s": round(t_warm, 2), "read_back_peak_rss_mib": round(max(x[2] for x in warm))}
     params = {"sample": os.path.basename(sample), "sizes": sizes, "reps": reps, "limits": [shown[lim] for lim in limits],
               "tracecmd": with_tc, "compare_ios": compare_ios, "stretch": stretch(),
-              "events_per_copy": per["initiator"] + per["target"]}
+              "events_per_copy": per["initiator"] + per["target"], "baseline": baseline[0] if baseline else None}
     where = bench_results.append(RESULTS, "bench-analyze", params, figures,
                                  [bench_results.goal(g) for g in goal_lines], REPO)
     print(f"bench: record appended to {where}", file=sys.stderr)

@@ -447,3 +447,60 @@ def test_every_pipeline_stats_row_says_what_it_means(fixture_run, tmp_path):
     finally:
         con.close()
     assert mapped > 0 and bare == [], bare
+
+
+def test_analyze_benchmark_beside_a_baseline_commit(fixture_run, ntscope_bin, tmp_path):
+    """BASELINE=<commit> times that commit's analyze on the same runs, the two in turn: a table
+    of both medians and their ratio, the record's baseline rows equal to it, and the goal line met
+    exactly when the ratio is within half the reps' spread of 1."""
+    fixture_run("stock-randread-4k-qd8")
+    head = subprocess.run(["git", "-C", REPO, "rev-parse", "HEAD"], capture_output=True, text=True)
+    assert head.returncode == 0, "the benchmark's baseline is a commit of this clone"
+    results = seed_results(tmp_path / "results.jsonl")
+    r = run_analyze_benchmark(ntscope_bin, tmp_path, SIZES="1", REPS="2", TRACECMD="0", BASELINE="HEAD")
+    assert r.returncode == 0, r.stderr[-2000:]
+    rec = appended_record(results, "bench-analyze", r.stdout)
+    assert rec["params"]["baseline"] == head.stdout.strip()
+    base = rec["figures"]["baseline"]
+    assert base["commit"] == head.stdout.strip()
+    [row] = base["rows"]
+    # each variant ran REPS times, which first alternating
+    runs = re.findall(r"rep (\d)/2 x1: .*analyze \((this|baseline)\)", r.stderr)
+    assert runs == [("1", "this"), ("1", "baseline"), ("2", "baseline"), ("2", "this")], r.stderr
+    [printed] = [line.split() for line in r.stdout.splitlines()
+                 if line.split()[:1] == ["1"] and "|" in line and len(line.split()) == 12]
+    # N, events | limit (2 words), this s, base s, this/base, spread | this MiB, base MiB
+    assert row["analyze_s"] == pytest.approx(float(printed[5]), abs=0.051)
+    assert row["baseline_s"] == pytest.approx(float(printed[6]), abs=0.051)
+    assert row["ratio"] == pytest.approx(row["analyze_s"] / row["baseline_s"], abs=0.002)
+    assert printed[7] == f"{row['ratio']:.3f}" and row["analyze_s"] > 0 and row["baseline_peak_rss_mib"] > 0
+    [g] = [g for g in rec["goals"] if g["goal"].startswith("analyze no slower than the baseline")]
+    assert g["met"] == (round(row["ratio"], 3) <= round(1 + row["spread"] / 2, 3)), (g, row)
+    r = run_analyze_benchmark(ntscope_bin, tmp_path, SIZES="1", TRACECMD="0", BASELINE="no-such-commit")
+    assert r.returncode == 2 and "BASELINE='no-such-commit' names no commit" in r.stderr and "fix:" in r.stderr
+
+
+def test_checkout_run_runs_the_trees_own_code(fixture_run, tmp_path):
+    """sql/bench/checkout_run.py runs ntscope from the tree it is given, its Python and SQL both
+    (an editable install would map ntscope.sql to this checkout's): a tree whose version and
+    whose group-by fields were changed prints the changed ones."""
+    import shutil
+    run = fixture_run("stock-randread-4k-qd8")
+    tree = tmp_path / "tree"
+    for d in ("ntscope", "sql", "reports"):
+        shutil.copytree(os.path.join(REPO, d), tree / d, ignore=shutil.ignore_patterns("__pycache__", "tests"))
+    init = tree / "ntscope" / "__init__.py"
+    init.write_text(re.sub(r'__version__ = "[^"]*"', '__version__ = "9.9.9-tree"', init.read_text()))
+    keys = tree / "sql" / "core" / "group_key.sql"
+    keys.write_text(keys.read_text().replace("['type', 'size', 'device',", "['tree-type', 'size', 'device',"))
+    launcher = os.path.join(SQL, "bench", "checkout_run.py")
+    r = subprocess.run([sys.executable, launcher, str(tree), "-V"], capture_output=True, text=True)
+    assert r.returncode == 0 and r.stdout.strip() == "ntscope 9.9.9-tree", (r.stdout, r.stderr)
+    r = subprocess.run([sys.executable, launcher, str(tree), "sql", run, "-c", "SELECT io_group_fields()[1] AS f"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0 and "tree-type" in r.stdout, (r.stdout, r.stderr[-2000:])
+    r = subprocess.run([sys.executable, "-m", "ntscope", "sql", run, "-c", "SELECT io_group_fields()[1] AS f"],
+                       capture_output=True, text=True, cwd=REPO)
+    assert r.returncode == 0 and "tree-type" not in r.stdout and "type" in r.stdout, r.stderr[-2000:]
+    r = subprocess.run([sys.executable, launcher, str(tmp_path / "nothing"), "-V"], capture_output=True, text=True)
+    assert r.returncode == 2 and "not a source tree of ntscope" in r.stderr
