@@ -40,7 +40,8 @@ Env: NTSCOPE_BIN (converter), NTSCOPE_PYTHON (the Python that runs `-m ntscope`,
      BASELINE (a commit: its analyze is timed too, from its own source tree (`git archive`
      under BENCH_DIR/baseline, run by checkout_run.py) in the same Python on the same converted
      runs, each repetition running both in turn, first one then the other, alternately; a
-     table of both medians, their ratio and the goal line "no slower than the baseline").
+     table of both medians, their ratio and the goal line "no slower than the baseline"; refused
+     when its converter, analyzer/src and its Cargo files, differs from this checkout's).
 Runs are analyzed from converted Parquet (convert is benchmarked by `just bench-convert`).
 """
 import glob
@@ -196,19 +197,23 @@ def replicated(work, src, host, n_events, ntscope, codec="zstd"):
     return out
 
 
+# what the converter is built from (the Parquet a run holds): a baseline must have the same
+CONVERTER_SOURCES = ["analyzer/src", "analyzer/Cargo.toml", "analyzer/Cargo.lock"]
+
+
 def baseline_tree(work, rev):
     """(commit, source tree) of the commit REV names, extracted once under WORK/baseline/ with
-    `git archive`. Refused when its converter (analyzer/) differs from this checkout's: its
-    analyze would read the runs' Parquet as another converter wrote it."""
+    `git archive`. Refused when its converter (CONVERTER_SOURCES) differs from this checkout's:
+    its analyze would read the runs' Parquet as another converter wrote it."""
     r = subprocess.run(["git", "-C", REPO, "rev-parse", "--verify", "--end-of-options", f"{rev}^{{commit}}"],
                        capture_output=True, text=True)
     if r.returncode != 0:
         fail(f"BASELINE={rev!r} names no commit of {REPO}; fix: a commit, tag or branch, e.g. BASELINE=HEAD~1")
     commit = r.stdout.strip()
-    if subprocess.run(["git", "-C", REPO, "diff", "--quiet", commit, "--", "analyzer"]).returncode != 0:
-        fail(f"BASELINE={rev} ({commit[:12]}) has another converter (analyzer/ differs from this checkout's): its "
-             "analyze would not read the runs this one converted; fix: a baseline with the same analyzer/, "
-             "or `just bench-convert` for the converter")
+    if subprocess.run(["git", "-C", REPO, "diff", "--quiet", commit, "--"] + CONVERTER_SOURCES).returncode != 0:
+        fail(f"BASELINE={rev} ({commit[:12]}) has another converter (its {' '.join(CONVERTER_SOURCES)} differ from "
+             "this checkout's): its analyze would not read the runs this one converted; fix: a baseline with "
+             "the same converter, or `just bench-convert` for the converter")
     tree = os.path.join(work, "baseline", commit[:12])
     if not os.path.isfile(os.path.join(tree, "ntscope", "__init__.py")):
         archive = subprocess.run(["git", "-C", REPO, "archive", "--format=tar", commit, "ntscope", "sql", "reports"],
