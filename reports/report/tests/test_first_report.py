@@ -14,7 +14,8 @@ import pytest
 from ntscope.reports.report import render_text
 from ntscope.sql import views
 
-DEMO = "stock-randread-4k-qd8"                 # the demo's fixture: no host.json, roles inferred
+DEMO = "stock-randread-4k-qd8"                 # the demo's fixture, with the host.json of each host
+INFERRED = "stock-randrw-mixed"                # the shared sample as recorded: no host.json, roles inferred
 PATCHED = "lab-6.1-patched-write-128k"         # three stage sets; values up to 134 ms
 
 
@@ -52,8 +53,21 @@ def stage_tables(txt):
     return out
 
 
-def test_each_warning_says_what_it_means_and_whether_to_act(analyzed):
+def test_the_demo_report_has_no_warning(analyzed):
+    """The first report a user sees (`just demo`) reads the roles and the controller pairing from
+    its host.json files: every pipeline_stats row is info, and the pairing's source is named."""
     txt, doc, _ = analyzed(DEMO)
+    assert [s["name"] for s in doc["pipeline_stats"] if s["severity"] != "info"] == []
+    assert not re.search(r"^  (warning|error) ", txt, re.M)
+    stats = {s["name"]: s for s in doc["pipeline_stats"]}
+    assert stats["role:initiator"]["value"] == "initiator" and stats["role:target"]["value"] == "target"
+    assert stats["ctrl_map:initiator/nvme0"]["value"] == "target cntlid 1"
+    assert stats["ctrl_map:initiator/nvme0"]["meaning"].endswith("from host.json")
+    assert stats["matched_pct"]["value"] == 100.0
+
+
+def test_each_warning_says_what_it_means_and_whether_to_act(analyzed):
+    txt, doc, _ = analyzed(INFERRED)
     lines = txt.splitlines()
     warned = [s for s in doc["pipeline_stats"] if s["severity"] != "info"]
     assert {s["name"] for s in warned} >= {"role:initiator", "role:target", "ctrl_map:initiator/nvme0"}
