@@ -142,10 +142,39 @@ def sample_dir():
     return os.path.abspath(d)
 
 
+def source_files(src):
+    """What a copy of the run folder SRC was made from: each host file's name and sha256, as
+    text (kept in the copy's .done: a copy of other files is made again, not measured)."""
+    import hashlib
+    out = []
+    for host in ("initiator", "target"):
+        for f in sorted(glob.glob(os.path.join(glob.escape(src), host, "*"))):
+            if os.path.isfile(f):
+                with open(f, "rb") as fh:
+                    out.append(f"{host}/{os.path.basename(f)} {hashlib.file_digest(fh, 'sha256').hexdigest()}")
+    return "\n".join(out) + "\n"
+
+
+def done_with(folder, made_from):
+    """True when FOLDER's .done says it was made from MADE_FROM (a text)."""
+    try:
+        with open(os.path.join(folder, ".done")) as f:
+            return f.read() == made_from
+    except OSError:
+        return False
+
+
+def mark_done(folder, made_from):
+    with open(os.path.join(folder, ".done"), "w") as f:
+        f.write(made_from)
+
+
 def converted(work, src, ntscope):
-    """The run folder SRC (initiator/, target/) converted under WORK/<its name> (once)."""
+    """The run folder SRC (initiator/, target/) converted under WORK/<its name> (once for the
+    same files)."""
     dst = os.path.join(work, os.path.basename(src))
-    if os.path.exists(os.path.join(dst, ".done")):
+    made_from = source_files(src)
+    if done_with(dst, made_from):
         return dst
     if os.path.realpath(dst) == os.path.realpath(src):   # never clear the input
         fail(f"{src} is the bench's own converted copy; fix: name the recorded run folder instead")
@@ -159,7 +188,7 @@ def converted(work, src, ntscope):
         run([ntscope, "convert", os.path.join(dst, host, "trace.dat"), "--out", os.path.join(dst, host, "parquet")])
         from ntscope.common import derived
         derived.record(os.path.join(dst, host), before)   # as `ntscope convert RUN` does: analyze checks them
-    open(os.path.join(dst, ".done"), "w").close()
+    mark_done(dst, made_from)
     return dst
 
 
@@ -174,13 +203,16 @@ def stretch():
 
 
 def scaled(work, src, copies):
-    """make_scaled_run.py SRC x COPIES under WORK (once), stretched by stretch()."""
+    """make_scaled_run.py SRC x COPIES under WORK (once for the same converted SRC), stretched
+    by stretch()."""
     s = stretch()
     dst = os.path.join(work, f"{os.path.basename(src)}-x{copies}" + (f"-s{s:g}" if s else ""))
-    if not os.path.exists(os.path.join(dst, ".done")):
+    with open(os.path.join(src, ".done")) as f:
+        made_from = f.read()
+    if not done_with(dst, made_from):
         shutil.rmtree(dst, ignore_errors=True)
         run([sys.executable, os.path.join(HERE, "make_scaled_run.py"), src, dst, str(copies), "--stretch", str(s)])
-        open(os.path.join(dst, ".done"), "w").close()
+        mark_done(dst, made_from)
     return dst
 
 

@@ -504,3 +504,28 @@ def test_checkout_run_runs_the_trees_own_code(fixture_run, tmp_path):
     assert r.returncode == 0 and "tree-type" not in r.stdout and "type" in r.stdout, r.stderr[-2000:]
     r = subprocess.run([sys.executable, launcher, str(tmp_path / "nothing"), "-V"], capture_output=True, text=True)
     assert r.returncode == 2 and "not a source tree of ntscope" in r.stderr
+
+
+def test_analyze_benchmark_copies_again_a_sample_that_changed(ntscope_bin, tmp_path):
+    """The bench keeps its converted copy and scaled runs between calls, each marked with the
+    sha256 of the sample files it was made from: a sample whose files changed is copied and
+    scaled again, never measured as it was."""
+    sample = tmp_path / "sample"
+    for host in ("initiator", "target"):
+        (sample / host).mkdir(parents=True)
+        for name in ("trace.dat", "fio.log"):
+            src = os.path.join(REPO, "fixtures", "stock-randread-4k-qd8", host, name)
+            if os.path.exists(src):
+                (sample / host / name).write_bytes(open(src, "rb").read())
+    copy, scaled = tmp_path / "bench" / "sample", tmp_path / "bench" / "sample-x1-s0.02"
+    r = run_analyze_benchmark(ntscope_bin, tmp_path, SAMPLE=str(sample), SIZES="1", TRACECMD="0")
+    assert r.returncode == 0, r.stderr[-2000:]
+    first = (copy / ".done").read_text()
+    assert "initiator/fio.log " in first and (scaled / ".done").read_text() == first
+    with open(sample / "initiator" / "fio.log", "a") as f:
+        f.write("a line added after the copy\n")
+    r = run_analyze_benchmark(ntscope_bin, tmp_path, SAMPLE=str(sample), SIZES="1", TRACECMD="0")
+    assert r.returncode == 0, r.stderr[-2000:]
+    again = (copy / ".done").read_text()
+    assert again != first and (scaled / ".done").read_text() == again
+    assert (copy / "initiator" / "fio.log").read_text().endswith("a line added after the copy\n")
