@@ -68,7 +68,7 @@ QUALIFY row_number() OVER (PARTITION BY host, queue_key ORDER BY votes DESC, soc
 -- io_nvme_acks: one row per I/O on a queue whose connection is known (nvme_ack_queue_sockets):
 -- when the target's TCP acknowledged the command, and when its response arrived. The search
 -- starts when the command went out: its first nvme_tcp_try_send (patched events or the
--- capture's probes) at or after nvme_setup_cmd on its (host, qid, cid), else nvme_setup_cmd
+-- capture's probes) at or after nvme_setup_cmd on its (host, controller, qid, cid), else nvme_setup_cmd
 -- (a stock kernel without probes: a command that waited in the queue's send list can then
 -- find an earlier command's ACK). Its bytes end at most at snd_nxt of the first segment
 -- received after that, and at least one byte beyond what was acknowledged then: the ACK is the
@@ -95,16 +95,22 @@ QUALIFY row_number() OVER (PARTITION BY host, queue_key ORDER BY votes DESC, soc
 --                       command before its completion', 'the ACK came with the response'
 CREATE OR REPLACE TABLE io_nvme_acks AS
 WITH sends AS (
-    SELECT e.host, e.qid, e.cid, e.ts + coalesce(c.shift_ns, 0) AS ts
+    SELECT e.host, e.ctrl_id, e.qid, e.cid, e.ts + coalesce(c.shift_ns, 0) AS ts
     FROM events e LEFT JOIN initiator_clock c ON c.host = e.host
     WHERE e.system = 'nvme_tcp' AND e.event = 'nvme_tcp_try_send'
       AND e.host IN (SELECT DISTINCT host FROM nvme_ack_segments)
 ), ios AS (
+    -- the send of the command's own controller (another controller's queue of the same qid
+    -- may send a command of the same cid first); by qid and cid alone only for sends that name
+    -- no controller (an ASOF join matches on equalities only, so two joins)
     SELECT i.io_n, i.initiator_host AS host, i.queue_key, q.sock, i.i_setup_ts AS setup_ts,
            coalesce(i.io_type = 'read' AND i.size_bytes > 16384, false) AS big_response,
-           greatest(i.i_setup_ts, coalesce(s.ts, i.i_setup_ts)) AS sent_ts, i.i_complete_rq_ts AS done_ts
+           greatest(i.i_setup_ts, coalesce(s.ts, u.ts, i.i_setup_ts)) AS sent_ts, i.i_complete_rq_ts AS done_ts
     FROM io i JOIN nvme_ack_queue_sockets q ON q.host = i.initiator_host AND q.queue_key = i.queue_key
-    ASOF LEFT JOIN sends s ON s.host = i.initiator_host AND s.qid = i.qid AND s.cid = i.cid AND i.i_setup_ts <= s.ts
+    ASOF LEFT JOIN (FROM sends WHERE ctrl_id IS NOT NULL) s
+        ON s.host = i.initiator_host AND s.ctrl_id = i.ctrl_id AND s.qid = i.qid AND s.cid = i.cid AND i.i_setup_ts <= s.ts
+    ASOF LEFT JOIN (FROM sends WHERE ctrl_id IS NULL) u
+        ON u.host = i.initiator_host AND u.qid = i.qid AND u.cid = i.cid AND i.i_setup_ts <= u.ts
     WHERE i.i_setup_ts IS NOT NULL AND i.i_complete_rq_ts IS NOT NULL
 ), completions AS (SELECT io_n, queue_key, done_ts FROM ios),
 advances AS (
