@@ -30,10 +30,14 @@ def clean_stale_spill(parent):
 def spill_dir(temp_dir=None):
     """A fresh private folder for DuckDB's spill files: under --temp-dir / $NTSCOPE_TEMP_DIR
     when given (created if missing; the folder itself is never removed), else under TMPDIR
-    (/tmp). Never inside a run: the inputs stay as they were."""
-    parent = temp_dir or os.environ.get(TEMP_DIR_ENV) or tempfile.gettempdir()
-    parent = os.path.abspath(parent)
-    inside = out_folder.inside_a_run(parent)
+    (/tmp). Never inside a run (TMPDIR: never inside a host folder): the inputs stay as they
+    were."""
+    chosen = temp_dir or os.environ.get(TEMP_DIR_ENV)
+    parent = os.path.abspath(chosen or tempfile.gettempdir())
+    # TMPDIR, which nobody chose for ntscope, is refused only inside a host folder: a trace.dat
+    # in a folder of /tmp (trace-cmd record run there) makes /tmp look like a run folder, and
+    # refusing it would stop every command; a fresh private folder there touches no input
+    inside = out_folder.inside_a_run(parent, run_folders=bool(chosen))
     if inside:
         given = "--temp-dir" if temp_dir else TEMP_DIR_ENV if os.environ.get(TEMP_DIR_ENV) else "TMPDIR"
         raise RunError(f"{given} {parent}: {inside}; spill files never go inside a run; fix: pass --temp-dir "

@@ -81,15 +81,17 @@ def run_hosts(d):
     return [n for n in names if os.path.isdir(os.path.join(d, n)) and is_host_folder(os.path.join(d, n))]
 
 
-def inside_a_run(path):
+def inside_a_run(path, run_folders=True):
     """What run path is or lies inside (its folder, a host folder, converted files, its report
     or .ntscope): a phrase, else None. Unlike part_of_a_run, a folder that merely holds runs
-    is not one. path need not exist; its existing part is resolved (links followed)."""
+    is not one. run_folders=False: only a host folder or converted files count (a folder
+    holding host folders, e.g. /tmp beside a /tmp/x/trace.dat, does not). path need not exist;
+    its existing part is resolved (links followed)."""
     p = os.path.realpath(path)
     while True:
         if is_converted_folder(p) or is_host_folder(p):
             return f"it lies inside the host folder {p if is_host_folder(p) else os.path.dirname(p)} of a run"
-        if run_hosts(p):
+        if run_folders and run_hosts(p):
             return f"it lies inside the run folder {p}"
         up = os.path.dirname(p)
         if up == p:

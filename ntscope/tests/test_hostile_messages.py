@@ -157,3 +157,23 @@ def test_sql_script_writes_no_new_file_in_a_run_folder(fresh, ntscope_cli):
     refused(ntscope_cli("sql", run, "--script", target),
             f"refusing to write the view script to {target}: it lies inside the run folder {run}")
     assert tree_digest(run) == before
+
+
+def test_a_trace_in_a_folder_of_tmpdir_does_not_stop_ntscope(fresh, ntscope_cli, tmp_path):
+    """trace-cmd record run in a folder of /tmp leaves TMPDIR holding a host folder, so TMPDIR
+    looks like a run folder: the default spill place is still used (a fresh private folder,
+    removed after), the trace beside it untouched; TMPDIR inside a host folder, and a chosen
+    --temp-dir in a run folder, are still refused."""
+    run = fresh(SMALL)
+    tmpdir = tmp_path / "tmpdir"
+    (tmpdir / "recorded").mkdir(parents=True)
+    (tmpdir / "recorded" / "trace.dat").write_bytes(b"a trace recorded here")
+    plain = ntscope_cli("sql", run, "-c", "SELECT count(*) AS n FROM io")
+    r = ntscope_cli("sql", run, "-c", "SELECT count(*) AS n FROM io", env={"TMPDIR": str(tmpdir)})
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == plain.stdout and int(r.stdout.split()[-1]) > 0
+    assert sorted(os.listdir(tmpdir)) == ["recorded"] and os.listdir(tmpdir / "recorded") == ["trace.dat"]
+    r = ntscope_cli("sql", run, "-c", "SELECT 1", env={"TMPDIR": str(tmpdir / "recorded")})
+    refused(r, f"TMPDIR {tmpdir}/recorded: it lies inside the host folder {tmpdir}/recorded of a run")
+    r = ntscope_cli("sql", run, "-c", "SELECT 1", "--temp-dir", str(tmpdir))
+    refused(r, f"--temp-dir {tmpdir}: it lies inside the run folder {tmpdir}")
