@@ -45,6 +45,7 @@ Env: NTSCOPE_BIN (converter), NTSCOPE_PYTHON (the Python that runs `-m ntscope`,
 Runs are analyzed from converted Parquet (convert is benchmarked by `just bench-convert`).
 """
 import glob
+import hashlib
 import io
 import json
 import math
@@ -145,7 +146,6 @@ def sample_dir():
 def source_files(src):
     """What a copy of the run folder SRC was made from: each host file's name and sha256, as
     text (kept in the copy's .done: a copy of other files is made again, not measured)."""
-    import hashlib
     out = []
     for host in ("initiator", "target"):
         for f in sorted(glob.glob(os.path.join(glob.escape(src), host, "*"))):
